@@ -1,0 +1,91 @@
+"""Settings, read once from the environment (prefix ``TRULOOP_``) and an optional ``.env`` file."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ConfigError(Exception):
+    """A setting is missing or unsafe; the message names the variable and the fix."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TRULOOP_", env_file=".env", extra="ignore")
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    model: str = "offline"
+    channel: Literal["sendbird", "local"] = "sendbird"
+
+    sendbird_app_id: str | None = None
+    sendbird_api_token: str | None = None
+    sendbird_api_url: str | None = None
+    sendbird_bot_user_id: str = "truloop-assistant"
+
+    jwt_secret: str | None = None
+    jwt_jwks_url: str | None = None
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+
+    pending_call_ttl_s: int = Field(default=3600, ge=1)
+    rate_limit_user: str = "20/minute"
+    rate_limit_admin: str = "100/minute"
+
+    timezone: str = "Asia/Seoul"
+    history_max_messages: int = Field(default=40, ge=2)
+    max_model_requests: int = Field(default=8, ge=1)
+    queue_name: str = "truloop"
+
+    @model_validator(mode="after")
+    def _check_safe(self) -> Settings:
+        if self.channel == "sendbird":
+            missing = [
+                name
+                for name, value in (
+                    ("TRULOOP_SENDBIRD_APP_ID", self.sendbird_app_id),
+                    ("TRULOOP_SENDBIRD_API_TOKEN", self.sendbird_api_token),
+                )
+                if not value
+            ]
+            if missing:
+                raise ValueError(
+                    f"{' and '.join(missing)} must be set when TRULOOP_CHANNEL=sendbird "
+                    "(the API token also verifies webhook signatures); use TRULOOP_CHANNEL=local "
+                    "or `truloop-assistant dev` for local development"
+                )
+        if not self.jwt_secret and not self.jwt_jwks_url:
+            raise ValueError(
+                "TRULOOP_JWT_SECRET (HS256) or TRULOOP_JWT_JWKS_URL must be set: "
+                "tool results from devices are authenticated with it"
+            )
+        if self.jwt_secret is not None and len(self.jwt_secret) < 16:
+            raise ValueError("TRULOOP_JWT_SECRET is too short: use at least 16 characters")
+        return self
+
+    @property
+    def sendbird_base_url(self) -> str:
+        if self.sendbird_api_url:
+            return self.sendbird_api_url.rstrip("/")
+        return f"https://api-{self.sendbird_app_id}.sendbird.com"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings, turning validation errors into one readable :class:`ConfigError`."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            name = f"TRULOOP_{loc.upper()}" if loc else ""
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{name}: {msg}" if name else msg)
+        raise ConfigError("invalid settings:\n  " + "\n  ".join(lines)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()

@@ -1,0 +1,115 @@
+"""One handler per client method: how a deferred tool call travels to the device and back."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+from pydantic_ai import ToolFailed
+from pydantic_ai.messages import ToolCallPart
+
+from ..protocol.jsonrpc import PERMISSION_DENIED, PERMISSION_REQUIRED, USER_CANCELED, JsonRpcError
+from ..protocol.methods import (
+    CalendarEventsResult,
+    CalendarParams,
+    ConfirmParams,
+    ConfirmResult,
+    PermissionParams,
+    PermissionStatusResult,
+)
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class DeferredToolHandler(Protocol):
+    tool_name: str
+    method: str
+
+    def create_params(self, call: ToolCallPart) -> dict[str, Any]:
+        """The JSON-RPC ``params`` for this call (``notification_message`` is never among them)."""
+        ...
+
+    def validate_result(self, data: Any) -> BaseModel:
+        """Check a device's ``result``; raises ``pydantic.ValidationError`` when it does not fit."""
+        ...
+
+    def transform_result(self, result: BaseModel) -> Any:
+        """What the model sees as the tool's return value."""
+        ...
+
+
+class _Handler(Generic[R]):
+    tool_name: str
+    method: str
+    params_model: type[BaseModel]
+    result_model: type[R]
+
+    def create_params(self, call: ToolCallPart) -> dict[str, Any]:
+        args = dict(call.args_as_dict())
+        args.pop("notification_message", None)
+        return self.params_model.model_validate(self._rename(args)).model_dump(exclude_none=True)
+
+    def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
+        return args
+
+    def validate_result(self, data: Any) -> R:
+        return self.result_model.model_validate(data)
+
+    def transform_result(self, result: BaseModel) -> Any:
+        return result.model_dump(mode="json")
+
+
+class EventToolHandler(_Handler[CalendarEventsResult]):
+    tool_name, method = "get_calendar_events", "calendar.getEvents"
+    params_model, result_model = CalendarParams, CalendarEventsResult
+
+    def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"startDate": args.get("start_date"), "endDate": args.get("end_date")}
+
+
+class InteractionToolHandler(_Handler[ConfirmResult]):
+    tool_name, method = "confirm_interaction", "interaction.confirm"
+    params_model, result_model = ConfirmParams, ConfirmResult
+
+    def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "title": args.get("title"),
+            "message": args.get("message"),
+            "confirmLabel": args.get("confirm_label"),
+            "cancelLabel": args.get("cancel_label"),
+            "permission": args.get("permission"),
+        }
+
+
+class PermissionToolHandler(_Handler[PermissionStatusResult]):
+    tool_name, method = "get_permission_status", "permissions.getStatus"
+    params_model, result_model = PermissionParams, PermissionStatusResult
+
+
+HANDLERS: dict[str, DeferredToolHandler] = {
+    h.tool_name: h for h in (EventToolHandler(), InteractionToolHandler(), PermissionToolHandler())
+}
+HANDLERS_BY_METHOD: dict[str, DeferredToolHandler] = {h.method: h for h in HANDLERS.values()}
+
+_ERROR_HINTS = {
+    PERMISSION_REQUIRED: "the app needs an OS permission the user has not granted",
+    PERMISSION_DENIED: "the user denied the OS permission",
+    USER_CANCELED: "the user canceled",
+}
+
+
+def error_to_failure(error: JsonRpcError) -> ToolFailed:
+    """A device error as the failed tool result the model sees, e.g. ``PermissionRequired (-32010): ...``."""
+    text = f"{error.message} ({error.code})"
+    hint = _ERROR_HINTS.get(error.code)
+    details = []
+    if hint:
+        details.append(hint)
+    if isinstance(error.data, dict):
+        if perm := error.data.get("requiredPermission"):
+            details.append(f"required permission: {perm}")
+        if "canPromptAgain" in error.data:
+            details.append(f"can prompt again: {'yes' if error.data['canPromptAgain'] else 'no'}")
+    elif error.data is not None:
+        details.append(f"data: {error.data}")
+    return ToolFailed(f"{text}: {'; '.join(details)}" if details else text)

@@ -1,0 +1,60 @@
+"""Tools the user's device runs (calendar, confirm dialog, OS permission).
+
+Each raises ``CallDeferred``: the run pauses and the server sends the call to the device as a
+JSON-RPC request. ``notification_message`` is what the device shows the user meanwhile.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_ai import CallDeferred, FunctionToolset, RunContext
+
+from ..agent.deps import AgentDeps
+from ..protocol.methods import CalendarEventsResult, ConfirmResult, PermissionStatusResult
+from .validation import date_range
+
+_NOTIFICATION = Field(
+    description="Short text shown to the user while their phone works on this, in the user's language"
+)
+
+event_client_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+interaction_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+permission_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+
+
+@event_client_toolset.tool
+async def get_calendar_events(
+    ctx: RunContext[AgentDeps],
+    notification_message: str = _NOTIFICATION,
+    start_date: str = Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00"),
+    end_date: str = Field(description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00"),
+) -> CalendarEventsResult:
+    """Read the events in the user's phone calendar between two date-times."""
+    date_range(start_date, end_date)
+    raise CallDeferred()
+
+
+@interaction_toolset.tool
+async def confirm_interaction(
+    ctx: RunContext[AgentDeps],
+    notification_message: str = _NOTIFICATION,
+    title: str = Field(description="Dialog title: what is being asked, in a few words"),
+    message: str = Field(description="Dialog body: exactly what will happen if the user confirms"),
+    confirm_label: str | None = Field(default=None, description="Label of the confirm button"),
+    cancel_label: str | None = Field(default=None, description="Label of the cancel button"),
+    permission: str | None = Field(
+        default=None, description="OS permission to request if the user confirms, e.g. 'calendar.read'"
+    ),
+) -> ConfirmResult:
+    """Ask the user to confirm something in a dialog on their phone (optionally requesting an OS permission)."""
+    raise CallDeferred()
+
+
+@permission_toolset.tool
+async def get_permission_status(
+    ctx: RunContext[AgentDeps],
+    notification_message: str = _NOTIFICATION,
+    permission: str = Field(description="OS permission to check, e.g. 'calendar.read'"),
+) -> PermissionStatusResult:
+    """Check whether an OS permission is granted on the user's phone, without asking for it."""
+    raise CallDeferred()
