@@ -46,7 +46,7 @@ async def confirm_interaction(
         default=None, description="OS permission to request if the user confirms, e.g. 'calendar.read'"
     ),
 ) -> ConfirmResult:
-    """Ask the user to confirm something in a dialog on their phone (optionally requesting an OS permission)."""
+    """Ask the user to confirm something in a dialog on their phone (optionally also an OS permission)."""
     raise CallDeferred()
 
 

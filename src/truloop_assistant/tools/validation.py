@@ -17,9 +17,7 @@ def iso_datetime_with_offset(value: str, *, field: str) -> datetime:
             f"{field}={value!r} is not an ISO 8601 date-time; use e.g. 2026-03-09T00:00:00+09:00"
         ) from None
     if parsed.tzinfo is None:
-        raise ModelRetry(
-            f"{field}={value!r} has no UTC offset; add the user's offset, e.g. {value}+09:00"
-        )
+        raise ModelRetry(f"{field}={value!r} has no UTC offset; add the user's offset, e.g. {value}+09:00")
     return parsed
 
 

@@ -1,0 +1,252 @@
+"""Runs one turn of a conversation: a new user message, or the resume of a paused run."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic_ai import (
+    DeferredToolRequests,
+    DeferredToolResults,
+    ModelMessagesTypeAdapter,
+    ToolDenied,
+    ToolFailed,
+    UsageLimitExceeded,
+    UsageLimits,
+)
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+from ..channels.base import Channel
+from ..deferred.approvals import CONFIRM_METHOD, describe_approval
+from ..deferred.handlers import HANDLERS, error_to_failure
+from ..protocol.jsonrpc import JsonRpcError, JsonRpcRequest
+from ..protocol.methods import ConfirmResult
+from ..store.turns import CallRef, PausedTurn, TurnStore
+from .agents import MemberAgent
+from .deps import AgentDeps, _utcnow
+
+log = logging.getLogger(__name__)
+
+_REQUESTS = TypeAdapter(DeferredToolRequests)
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+TURN_LIMIT_TEXT = {
+    "ko": "죄송해요, 이 요청은 한 번에 처리하기 어려웠어요. 조금 더 간단하게 다시 말씀해 주시겠어요?",
+    "en": "Sorry, I couldn't finish that in one go. Could you ask again in a simpler way?",
+}
+ERROR_TEXT = {
+    "ko": "죄송해요, 지금은 답변을 드릴 수 없어요. 잠시 후 다시 시도해 주세요.",
+    "en": "Sorry, I can't answer right now. Please try again in a moment.",
+}
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """A user's chat message, as queued by the webhook (or the dev channel)."""
+
+    message_id: str
+    channel_url: str
+    user_id: str
+    text: str
+
+    @property
+    def turn_id(self) -> str:
+        return f"m{self.message_id}"
+
+
+@dataclass(frozen=True)
+class _Turn:
+    turn_id: str
+    step: int
+    channel_url: str
+    user_id: str
+    prompt: str
+
+
+def new_call_id() -> str:
+    """A JSON-RPC id: unique across conversations and not guessable."""
+    return "call_" + secrets.token_hex(16)
+
+
+def language_of(text: str) -> str:
+    return "ko" if _HANGUL.search(text) else "en"
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        *,
+        agent: MemberAgent,
+        store: TurnStore,
+        channel: Channel,
+        timezone: ZoneInfo,
+        max_model_requests: int = 8,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self.agent = agent
+        self.store = store
+        self.channel = channel
+        self.timezone = timezone
+        self.clock = clock
+        self.usage_limits = UsageLimits(request_limit=max_model_requests)
+
+    async def handle_message(self, message: InboundMessage) -> None:
+        """Answer a user message (or pause for the device). Safe to run again for the same message."""
+        snapshot = await self.store.load_turn(message.channel_url, message.turn_id)
+        if snapshot is not None:
+            # A re-delivered job: the turn already ran up to a pause; make sure the device heard.
+            if snapshot.state == "paused":
+                await self._send_requests(snapshot.turn)
+            return
+        turn = _Turn(message.turn_id, 0, message.channel_url, message.user_id, message.text)
+        history = await self.store.load_history(message.channel_url)
+        await self._run(turn, history, prompt=message.text)
+
+    async def resume(self, channel_url: str, turn_id: str) -> None:
+        """Resume a paused run once every call of its turn has an answer."""
+        snapshot = await self.store.load_turn(channel_url, turn_id)
+        if snapshot is None or snapshot.state != "resuming":
+            return
+        paused = snapshot.turn
+        requests = _REQUESTS.validate_json(paused.requests)
+        calls: dict[str, Any] = {}
+        approvals: dict[str, Any] = {}
+        for ref in paused.calls:
+            answer = json.loads(snapshot.answers[ref.call_id])
+            if ref.bucket == "approval":
+                approvals[ref.tool_call_id] = _approval_value(answer)
+            else:
+                calls[ref.tool_call_id] = _call_value(ref, answer)
+        # Built only from what the server stored: a client cannot move an answer between buckets.
+        results = requests.build_results(calls=calls, approvals=approvals)
+        turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt)
+        await self._run(turn, ModelMessagesTypeAdapter.validate_json(paused.messages), results=results)
+
+    async def _run(
+        self,
+        turn: _Turn,
+        history: list[ModelMessage],
+        *,
+        prompt: str | None = None,
+        results: DeferredToolResults | None = None,
+    ) -> None:
+        deps = AgentDeps(
+            user_id=turn.user_id, channel_url=turn.channel_url, timezone=self.timezone, clock=self.clock
+        )
+        try:
+            result = await self.agent.run(
+                prompt,
+                message_history=history,
+                deferred_tool_results=results,
+                deps=deps,
+                usage_limits=self.usage_limits,
+            )
+        except UsageLimitExceeded:
+            log.warning("turn %s in %s hit the model request limit", turn.turn_id, turn.channel_url)
+            await self._give_up(turn, TURN_LIMIT_TEXT)
+            return
+        except Exception:
+            log.exception("turn %s in %s failed", turn.turn_id, turn.channel_url)
+            await self._give_up(turn, ERROR_TEXT)
+            return
+
+        output = result.output
+        if isinstance(output, DeferredToolRequests):
+            await self._pause(turn, result.all_messages_json().decode(), output)
+            return
+        await self.channel.send_text(turn.channel_url, output, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
+        await self.store.finish(
+            turn.channel_url, result.all_messages(), turn_id=turn.turn_id if turn.step else None
+        )
+
+    async def _pause(self, turn: _Turn, messages: str, requests: DeferredToolRequests) -> None:
+        refs = [
+            CallRef(
+                call_id=new_call_id(),
+                tool_call_id=part.tool_call_id,
+                bucket="call",
+                tool_name=part.tool_name,
+                method=HANDLERS[part.tool_name].method,
+            )
+            for part in requests.calls
+        ] + [
+            CallRef(
+                call_id=new_call_id(),
+                tool_call_id=part.tool_call_id,
+                bucket="approval",
+                tool_name=part.tool_name,
+                method=CONFIRM_METHOD,
+            )
+            for part in requests.approvals
+        ]
+        paused = PausedTurn(
+            turn_id=turn.turn_id,
+            step=turn.step,
+            channel_url=turn.channel_url,
+            user_id=turn.user_id,
+            created_at=time.time(),
+            prompt=turn.prompt,
+            messages=messages,
+            requests=_REQUESTS.dump_json(requests).decode(),
+            calls=refs,
+        )
+        await self.store.save_paused(paused)
+        await self._send_requests(paused)
+
+    async def _send_requests(self, paused: PausedTurn) -> None:
+        requests = _REQUESTS.validate_json(paused.requests)
+        parts = {p.tool_call_id: p for p in [*requests.calls, *requests.approvals]}
+        for ref in paused.calls:
+            part = parts[ref.tool_call_id]
+            if ref.bucket == "approval":
+                params = describe_approval(part)
+                notification = params["title"]
+            else:
+                params = HANDLERS[ref.tool_name].create_params(part)
+                notification = str(part.args_as_dict().get("notification_message") or "")
+            request = JsonRpcRequest(id=ref.call_id, method=ref.method, params=params)
+            await self.channel.send_rpc(
+                paused.channel_url,
+                request,
+                notification=notification,
+                dedup_id=f"{paused.turn_id}:{paused.step}:{ref.call_id}",
+            )
+
+    async def _give_up(self, turn: _Turn, texts: dict[str, str]) -> None:
+        """End the turn with a short apology instead of silence, keeping the history valid."""
+        text = texts[language_of(turn.prompt)]
+        await self.channel.send_text(turn.channel_url, text, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
+        history = await self.store.load_history(turn.channel_url)
+        history += [
+            ModelRequest(parts=[UserPromptPart(turn.prompt)]),
+            ModelResponse(parts=[TextPart(text)]),
+        ]
+        await self.store.finish(turn.channel_url, history, turn_id=turn.turn_id if turn.step else None)
+
+
+def _call_value(ref: CallRef, answer: dict[str, Any]) -> Any:
+    if "error" in answer:
+        return error_to_failure(JsonRpcError.model_validate(answer["error"]))
+    handler = HANDLERS[ref.tool_name]
+    try:
+        return handler.transform_result(handler.validate_result(answer["result"]))
+    except ValidationError:  # checked at the edge already; stay safe if the schema changed since
+        return ToolFailed(f"the device sent a result {ref.method} does not accept")
+
+
+def _approval_value(answer: dict[str, Any]) -> bool | ToolDenied:
+    if "error" in answer:
+        failure = error_to_failure(JsonRpcError.model_validate(answer["error"]))
+        return ToolDenied(f"The user did not confirm: {failure.message}")
+    if ConfirmResult.model_validate(answer["result"]).confirmed:
+        return True
+    return ToolDenied("The user declined in the confirmation dialog; the action was not performed.")

@@ -1,0 +1,37 @@
+"""Liveness, readiness and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from .deps import ServicesDep
+
+router = APIRouter(tags=["ops"])
+
+
+@router.get("/healthz")
+async def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(services: ServicesDep) -> JSONResponse:
+    """Ready to serve: Redis answers."""
+    try:
+        await asyncio.wait_for(services.redis.ping(), timeout=2)
+    except Exception:
+        return JSONResponse(
+            {"error": {"code": "redis_unreachable", "message": "Redis does not answer"}}, status_code=503
+        )
+    return JSONResponse({"status": "ready"})
+
+
+@router.get("/metrics")
+async def metrics() -> Response:
+    """Prometheus text format."""
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,95 @@
+"""``POST /api/v1/agent/tool-message``: the device's JSON-RPC response to a deferred call."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from ..deferred.handlers import HANDLERS_BY_METHOD
+from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, Unprocessable
+from ..metrics import TOOL_MESSAGES
+from ..protocol.jsonrpc import JsonRpcResponse, parse_response
+from ..protocol.methods import ConfirmResult
+from ..store.turns import CallView
+from .body import read_body
+from .deps import ServicesDep
+
+router = APIRouter()
+
+MAX_TOOL_MESSAGE_BYTES = 256 * 1024
+
+
+@router.post(
+    "/api/v1/agent/tool-message",
+    tags=["agent"],
+    status_code=202,
+    responses={200: {"description": "the same response again"}},
+)
+async def tool_message(request: Request, services: ServicesDep) -> JSONResponse:
+    """Record a device's answer; when the turn's last call is answered the run resumes."""
+    try:
+        response = await _handle(request, services)
+    except AppError as exc:
+        TOOL_MESSAGES.labels(str(exc.status)).inc()
+        raise
+    TOOL_MESSAGES.labels(str(response.status_code)).inc()
+    return response
+
+
+async def _handle(request: Request, services: ServicesDep) -> JSONResponse:
+    body = await read_body(request, MAX_TOOL_MESSAGE_BYTES)
+    principal = await services.auth.verify(request.headers.get("authorization"))
+    answer = parse_response(body)
+
+    call = await services.store.get_call(answer.call_id)
+    if call is None:
+        raise NotFound(f"no call with id {answer.call_id!r} is known", code="unknown_call")
+    if call.state in ("expired", "superseded"):
+        raise Gone(
+            f"call {call.call_id} has {call.state}; its result is no longer needed", code=f"call_{call.state}"
+        )
+    if call.user_id != principal.user_id:
+        raise Forbidden("this call belongs to another user", code="not_your_call")
+    fingerprint = answer.fingerprint()
+    if call.state == "answered":
+        return _already_answered(same=call.fingerprint == fingerprint)
+    _check_result(call, answer)
+
+    outcome, remaining = await services.store.record_answer(
+        call, fingerprint, json.dumps(answer.payload, ensure_ascii=False)
+    )
+    if outcome == "accepted":
+        return JSONResponse({"status": "accepted", "remaining": remaining}, status_code=202)
+    if outcome == "resume":
+        await services.queue.resume(call.channel_url, call.turn_id)
+        return JSONResponse({"status": "resuming"}, status_code=202)
+    if outcome in ("duplicate", "conflict"):  # another request answered it a moment ago
+        return _already_answered(same=outcome == "duplicate")
+    if outcome == "gone":
+        raise Gone(f"call {call.call_id} is no longer pending", code="call_gone")
+    raise NotFound(f"no call with id {answer.call_id!r} is pending", code="unknown_call")
+
+
+def _already_answered(*, same: bool) -> JSONResponse:
+    if same:
+        return JSONResponse({"status": "duplicate"}, status_code=200)
+    raise Conflict("this call was already answered with a different response", code="already_answered")
+
+
+def _check_result(call: CallView, answer: JsonRpcResponse) -> None:
+    if answer.error is not None:
+        return
+    try:
+        if call.bucket == "approval":
+            ConfirmResult.model_validate(answer.result)
+        else:
+            HANDLERS_BY_METHOD[call.method].validate_result(answer.result)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "result"
+        raise Unprocessable(
+            f"the result does not fit {call.method}: {where}: {first['msg']}", code="invalid_result"
+        ) from None

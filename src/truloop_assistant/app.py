@@ -1,0 +1,92 @@
+"""The FastAPI application: routes, the one place errors become HTTP, and the lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic_ai.models import Model
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .api import dev, health, tool_message, webhooks
+from .config import Settings, get_settings
+from .errors import AppError
+from .services import Services
+from .worker import build_worker
+
+log = logging.getLogger(__name__)
+
+
+def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
+    return {"error": {"code": code, "message": message}}
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    embedded_worker: bool = False,
+    worker_concurrency: int = 8,
+    model: Model | None = None,
+) -> FastAPI:
+    """Build the app. ``embedded_worker`` also consumes the queue in this process (dev and tests)."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services = Services.create(settings)
+        app.state.services = services
+        worker_task = None
+        if embedded_worker:
+            worker = build_worker(
+                services.queue.queue, services.runner(model), concurrency=worker_concurrency, embedded=True
+            )
+            app.state.worker = worker
+            worker_task = asyncio.create_task(worker.start(), name="embedded-worker")
+        try:
+            yield
+        finally:
+            if worker_task is not None:
+                await app.state.worker.stop()
+                worker_task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await worker_task
+            await services.aclose()
+
+    app = FastAPI(
+        title="truloop-assistant",
+        version="0.1.0",
+        description="Agent server for a chat assistant that lives in Sendbird channels.",
+        lifespan=lifespan,
+    )
+    app.include_router(webhooks.router)
+    app.include_router(tool_message.router)
+    app.include_router(health.router)
+    if settings.channel == "local":
+        app.include_router(dev.router)
+
+    @app.exception_handler(AppError)
+    async def app_error(request: Request, exc: AppError) -> JSONResponse:
+        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first["loc"])
+        return JSONResponse(error_body("invalid_request", f"{where}: {first['msg']}"), status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse(error_body("internal_error", "something went wrong on our side"), status_code=500)
+
+    return app

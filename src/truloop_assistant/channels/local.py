@@ -1,0 +1,76 @@
+"""A channel kept in Redis, for the dev server: the web page and curl read and write it."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from redis.asyncio import Redis
+
+from ..protocol.jsonrpc import JsonRpcRequest
+from ..store import keys
+from .base import AGENT_RPC
+
+
+class LocalChannel:
+    def __init__(self, redis: Redis, *, bot_user_id: str) -> None:
+        self.redis = redis
+        self.bot_user_id = bot_user_id
+
+    async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
+        await self.append(channel_url, user_id=self.bot_user_id, message=text, dedup_id=dedup_id)
+
+    async def send_rpc(
+        self, channel_url: str, request: JsonRpcRequest, *, notification: str, dedup_id: str
+    ) -> None:
+        await self.append(
+            channel_url,
+            user_id=self.bot_user_id,
+            message=notification,
+            custom_type=AGENT_RPC,
+            data=request.model_dump_json(),
+            dedup_id=dedup_id,
+        )
+
+    async def append(
+        self,
+        channel_url: str,
+        *,
+        user_id: str,
+        message: str,
+        custom_type: str = "",
+        data: str = "",
+        dedup_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Add a message to the channel and return it (as Sendbird would show it)."""
+        tag = keys.conversation_tag(channel_url)
+        if dedup_id is not None:
+            # Like Sendbird's dedup_id: a retried send is not shown twice.
+            first = await self.redis.set(keys.seen(tag, "out:" + dedup_id), b"1", nx=True, ex=keys.SEEN_TTL_S)
+            if not first:
+                return {}
+        item = {
+            "message_id": int(await self.redis.incr(keys.local_message_seq())),
+            "channel_url": channel_url,
+            "user_id": user_id,
+            "message": message,
+            "custom_type": custom_type,
+            "data": data,
+            "created_at": int(time.time() * 1000),
+        }
+        key = keys.local_messages(tag)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(key, json.dumps(item, ensure_ascii=False))
+            pipe.ltrim(key, -keys.LOCAL_MESSAGES_MAX, -1)
+            pipe.expire(key, keys.LOCAL_MESSAGES_TTL_S)
+            await pipe.execute()
+        return item
+
+    async def messages(self, channel_url: str, *, after: int = 0) -> list[dict[str, Any]]:
+        raw = await self.redis.lrange(keys.local_messages(keys.conversation_tag(channel_url)), 0, -1)
+        items = [json.loads(r) for r in raw]
+        return [m for m in items if m["message_id"] > after]
+
+    async def aclose(self) -> None:
+        return None

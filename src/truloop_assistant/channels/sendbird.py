@@ -1,0 +1,95 @@
+"""Sendbird Platform API adapter on async httpx (the hot path; the admin command uses the SDK)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from urllib.parse import quote
+
+import httpx
+
+from ..protocol.jsonrpc import JsonRpcRequest
+from .base import AGENT_RPC, ChannelSendError
+
+log = logging.getLogger(__name__)
+
+_RETRY_STATUS = {429, 500, 502, 503, 504}
+
+
+class SendbirdChannel:
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        api_token: str,
+        bot_user_id: str,
+        max_attempts: int = 5,
+        backoff_base_s: float = 0.2,
+        backoff_cap_s: float = 5.0,
+        timeout_s: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.bot_user_id = bot_user_id
+        self.max_attempts = max_attempts
+        self.backoff_base_s = backoff_base_s
+        self.backoff_cap_s = backoff_cap_s
+        self._client = httpx.AsyncClient(
+            base_url=api_url,
+            headers={"Api-Token": api_token, "Content-Type": "application/json; charset=utf8"},
+            timeout=httpx.Timeout(timeout_s, connect=5.0),
+            limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+            transport=transport,
+        )
+
+    async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
+        await self._send(channel_url, {"message": text}, dedup_id=dedup_id)
+
+    async def send_rpc(
+        self, channel_url: str, request: JsonRpcRequest, *, notification: str, dedup_id: str
+    ) -> None:
+        body = {"message": notification, "custom_type": AGENT_RPC, "data": request.model_dump_json()}
+        await self._send(channel_url, body, dedup_id=dedup_id)
+
+    async def _send(self, channel_url: str, fields: dict[str, str], *, dedup_id: str) -> None:
+        path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages"
+        body = {"message_type": "MESG", "user_id": self.bot_user_id, **fields, "dedup_id": dedup_id}
+        last_error = ""
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                response = await self._client.post(path, json=body)
+            except httpx.TransportError as exc:
+                last_error = f"{type(exc).__name__}: {exc}"
+                delay = self._backoff(attempt)
+            else:
+                if response.status_code < 300:
+                    return
+                last_error = f"HTTP {response.status_code}: {response.text[:200]}"
+                if response.status_code not in _RETRY_STATUS:
+                    break
+                delay = self._retry_after(response) or self._backoff(attempt)
+            if attempt < self.max_attempts:
+                log.warning(
+                    "sendbird send to %s failed (%s); retry %d in %.2fs",
+                    channel_url,
+                    last_error,
+                    attempt,
+                    delay,
+                )
+                await asyncio.sleep(delay)
+        log.error("sendbird send to %s failed for good: %s (dedup_id=%s)", channel_url, last_error, dedup_id)
+        raise ChannelSendError(f"could not send to {channel_url}: {last_error}")
+
+    def _backoff(self, attempt: int) -> float:
+        # Capped exponential backoff with full jitter.
+        return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2 ** (attempt - 1)))
+
+    def _retry_after(self, response: httpx.Response) -> float | None:
+        value = response.headers.get("X-RateLimit-RetryAfter") or response.headers.get("Retry-After")
+        try:
+            return min(float(value), 60.0) if value else None
+        except ValueError:
+            return None
+
+    async def aclose(self) -> None:
+        await self._client.aclose()

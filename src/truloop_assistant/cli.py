@@ -1,0 +1,122 @@
+"""``truloop-assistant``: serve the API, run a worker, or run everything locally with ``dev``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import secrets
+import sys
+from collections.abc import Sequence
+
+from .config import ConfigError, Settings, load_settings
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="truloop-assistant", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP API")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1, help="HTTP worker processes")
+
+    worker = sub.add_parser("worker", help="consume queued turns and resumes")
+    worker.add_argument("--concurrency", type=int, default=10, help="turns run at once")
+
+    dev = sub.add_parser("dev", help="API + worker in one process, local channel, offline model")
+    dev.add_argument("--host", default="127.0.0.1")
+    dev.add_argument("--port", type=int, default=8000)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=os.environ.get("TRULOOP_LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "worker":
+            return asyncio.run(_worker(load_settings(), args.concurrency))
+        return _dev(args)
+    except ConfigError as exc:
+        print(f"truloop-assistant: {exc}", file=sys.stderr)
+        return 2
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    load_settings()  # fail here, with a readable message, rather than inside every HTTP worker
+    uvicorn.run(
+        "truloop_assistant.app:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        proxy_headers=True,
+    )
+    return 0
+
+
+async def _worker(settings: Settings, concurrency: int) -> int:
+    from .services import Services
+    from .worker import build_worker
+
+    services = Services.create(settings)
+    try:
+        await build_worker(services.queue.queue, services.runner(), concurrency=concurrency).start()
+    finally:
+        await services.aclose()
+    return 0
+
+
+def _dev(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .app import create_app
+    from .embedded_redis import RedisServer
+
+    redis_server = None
+    redis_url = os.environ.get("TRULOOP_REDIS_URL")
+    if not redis_url or not _reachable(redis_url):
+        redis_server = RedisServer().start()
+        redis_url = redis_server.url
+        print(f"started an embedded Redis at {redis_url}")
+    settings = load_settings(
+        channel="local",
+        redis_url=redis_url,
+        jwt_secret=os.environ.get("TRULOOP_JWT_SECRET") or secrets.token_urlsafe(32),
+    )
+    base = f"http://{args.host}:{args.port}"
+    print(
+        f"""
+truloop-assistant dev server — model: {settings.model}, channel: local
+  chat in the browser:   {base}/dev
+  or with curl:
+    curl -s -X POST {base}/dev/api/channels/demo/messages -H 'content-type: application/json' \\
+         -d '{{"user_id":"jeff","message":"이번 주 일정 알려줘"}}'
+    curl -s {base}/dev/api/channels/demo/messages
+  API docs:              {base}/docs
+""",
+        flush=True,
+    )
+    try:
+        uvicorn.run(create_app(settings, embedded_worker=True), host=args.host, port=args.port)
+    finally:
+        if redis_server is not None:
+            redis_server.stop()
+    return 0
+
+
+def _reachable(redis_url: str) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(redis_url, socket_connect_timeout=1, socket_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""Every Redis key the server writes, with its lifetime. Nothing else builds key names.
+
+Keys of one conversation carry the same hash tag (``{c:<digest>}``) so that scripts touching
+several of them work on Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+PREFIX = "ta"
+
+HISTORY_TTL_S = 7 * 24 * 3600
+"""A conversation's history is forgotten a week after its last turn."""
+SETTLED_TTL_S = 24 * 3600
+"""Answered, expired and superseded call ids are remembered this long (200 duplicate / 409 / 410)."""
+SEEN_TTL_S = 24 * 3600
+"""Webhook de-duplication marks (Sendbird re-sends within minutes)."""
+DONE_TURN_TTL_S = 3600
+"""A finished turn record stays this long so a re-delivered job sees it is done."""
+LOCAL_MESSAGES_TTL_S = 7 * 24 * 3600
+LOCAL_MESSAGES_MAX = 500
+
+
+def conversation_tag(channel_url: str) -> str:
+    digest = hashlib.sha256(channel_url.encode()).hexdigest()[:20]
+    return "{c:" + digest + "}"
+
+
+def _conv(tag: str, *parts: str) -> str:
+    return ":".join((PREFIX, tag, *parts))
+
+
+def history(tag: str) -> str:
+    return _conv(tag, "history")
+
+
+def turn(tag: str, turn_id: str) -> str:
+    """Hash: ``record`` (the paused run), ``state``, ``remaining``, ``r:<call_id>`` (answers)."""
+    return _conv(tag, "turn", turn_id)
+
+
+def active_turn(tag: str) -> str:
+    """The id of the conversation's paused turn, if any."""
+    return _conv(tag, "active")
+
+
+def pending(tag: str, call_id: str) -> str:
+    """A call waiting for the device; lives ``TRULOOP_PENDING_CALL_TTL_S``."""
+    return _conv(tag, "pending", call_id)
+
+
+def settled(tag: str, call_id: str) -> str:
+    """A call that left the pending state: answered, expired or superseded."""
+    return _conv(tag, "settled", call_id)
+
+
+def seen(tag: str, message_id: str) -> str:
+    return _conv(tag, "seen", message_id)
+
+
+def local_messages(tag: str) -> str:
+    return _conv(tag, "local", "messages")
+
+
+def call_index(call_id: str) -> str:
+    """call id -> conversation tag; the only lookup the tool-message endpoint starts from."""
+    return f"{PREFIX}:call:{call_id}"
+
+
+def local_message_seq() -> str:
+    return f"{PREFIX}:local:seq"

@@ -1,0 +1,250 @@
+"""Conversation state in Redis: history, paused runs, pending calls and their answers."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+from pydantic_ai import ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
+from redis.asyncio import Redis
+
+from . import keys
+
+CallState = Literal["pending", "answered", "expired", "superseded"]
+Outcome = Literal["accepted", "resume", "duplicate", "conflict", "gone", "unknown"]
+
+
+class CallRef(BaseModel):
+    """One deferred call of a paused turn, as the server issued it."""
+
+    call_id: str
+    tool_call_id: str
+    bucket: Literal["call", "approval"]
+    tool_name: str
+    method: str
+
+
+class PausedTurn(BaseModel):
+    """A run that waits for the device: everything needed to resume it."""
+
+    turn_id: str
+    step: int
+    channel_url: str
+    user_id: str
+    created_at: float
+    prompt: str
+    """The user message that started the turn."""
+    messages: str
+    """The run's history as pydantic-ai JSON."""
+    requests: str
+    """The run's ``DeferredToolRequests`` as JSON; results are built only from this."""
+    calls: list[CallRef]
+
+
+@dataclass(frozen=True)
+class CallView:
+    """What the tool-message endpoint knows about a call id."""
+
+    call_id: str
+    tag: str
+    state: CallState
+    user_id: str
+    turn_id: str
+    channel_url: str
+    tool_name: str
+    method: str
+    bucket: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class TurnSnapshot:
+    state: str
+    turn: PausedTurn
+    answers: dict[str, str]
+    """call id -> the device's answer payload as JSON."""
+
+
+# Records one answer and, for the last one, claims the resume — atomically, so that however
+# many identical answers race in, exactly one of them returns 'resume'.
+_RECORD_ANSWER = """
+local state = redis.call('HGET', KEYS[2], 'state')
+if state then
+  if state ~= 'answered' then return {'gone', state} end
+  if redis.call('HGET', KEYS[2], 'fp') == ARGV[2] then return {'duplicate', ''} end
+  return {'conflict', ''}
+end
+local user = redis.call('HGET', KEYS[1], 'user_id')
+if not user then return {'unknown', ''} end
+redis.call('HSET', KEYS[3], 'r:' .. ARGV[1], ARGV[3])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[2], 'state', 'answered', 'fp', ARGV[2], 'user_id', user,
+           'turn_id', ARGV[5], 'channel_url', ARGV[6], 'tool_name', ARGV[7], 'method', ARGV[8],
+           'bucket', ARGV[9])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+local remaining = redis.call('HINCRBY', KEYS[3], 'remaining', -1)
+if remaining <= 0 and redis.call('HGET', KEYS[3], 'state') == 'paused' then
+  redis.call('HSET', KEYS[3], 'state', 'resuming')
+  return {'resume', '0'}
+end
+return {'accepted', tostring(remaining)}
+"""
+
+_DELETE_IF_EQUAL = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+
+
+class TurnStore:
+    def __init__(self, redis: Redis, *, pending_ttl_s: int, history_max_messages: int) -> None:
+        self.redis = redis
+        self.pending_ttl_s = pending_ttl_s
+        self.history_max_messages = history_max_messages
+        self._record_answer = redis.register_script(_RECORD_ANSWER)
+        self._clear_active = redis.register_script(_DELETE_IF_EQUAL)
+
+    # -- history -------------------------------------------------------------------------------
+
+    async def load_history(self, channel_url: str) -> list[ModelMessage]:
+        raw = await self.redis.get(keys.history(keys.conversation_tag(channel_url)))
+        return ModelMessagesTypeAdapter.validate_json(raw) if raw else []
+
+    def _history_value(self, messages: list[ModelMessage]) -> bytes:
+        return ModelMessagesTypeAdapter.dump_json(trim_history(messages, self.history_max_messages))
+
+    # -- paused turns ----------------------------------------------------------------------------
+
+    async def save_paused(self, turn: PausedTurn) -> None:
+        tag = keys.conversation_tag(turn.channel_url)
+        turn_key = keys.turn(tag, turn.turn_id)
+        ttl = self.pending_ttl_s
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(turn_key)
+            pipe.hset(
+                turn_key,
+                mapping={"record": turn.model_dump_json(), "state": "paused", "remaining": len(turn.calls)},
+            )
+            pipe.expire(turn_key, ttl + keys.SETTLED_TTL_S)
+            pipe.set(keys.active_turn(tag), turn.turn_id, ex=ttl + keys.SETTLED_TTL_S)
+            for call in turn.calls:
+                pipe.hset(
+                    keys.pending(tag, call.call_id),
+                    mapping={
+                        "user_id": turn.user_id,
+                        "turn_id": turn.turn_id,
+                        "channel_url": turn.channel_url,
+                        "tool_name": call.tool_name,
+                        "method": call.method,
+                        "bucket": call.bucket,
+                        "expires_at": time.time() + ttl,
+                    },
+                )
+                pipe.expire(keys.pending(tag, call.call_id), ttl)
+                pipe.set(keys.call_index(call.call_id), tag, ex=ttl + keys.SETTLED_TTL_S)
+            await pipe.execute()
+
+    async def get_call(self, call_id: str) -> CallView | None:
+        tag = await self.redis.get(keys.call_index(call_id))
+        if tag is None:
+            return None
+        tag = tag.decode()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(keys.pending(tag, call_id))
+            pipe.hgetall(keys.settled(tag, call_id))
+            pending, settled = await pipe.execute()
+        if settled:
+            fields, state = _decode(settled), None
+            state = fields["state"]
+        elif pending:
+            fields, state = _decode(pending), "pending"
+        else:
+            return None
+        return CallView(
+            call_id=call_id,
+            tag=tag,
+            state=state,  # type: ignore[arg-type]
+            user_id=fields.get("user_id", ""),
+            turn_id=fields.get("turn_id", ""),
+            channel_url=fields.get("channel_url", ""),
+            tool_name=fields.get("tool_name", ""),
+            method=fields.get("method", ""),
+            bucket=fields.get("bucket", "call"),
+            fingerprint=fields.get("fp", ""),
+        )
+
+    async def record_answer(self, call: CallView, fingerprint: str, answer_json: str) -> tuple[Outcome, int]:
+        """Store a device's answer; returns the outcome and how many calls of the turn remain."""
+        outcome, extra = await self._record_answer(
+            keys=[
+                keys.pending(call.tag, call.call_id),
+                keys.settled(call.tag, call.call_id),
+                keys.turn(call.tag, call.turn_id),
+            ],
+            args=[
+                call.call_id,
+                fingerprint,
+                answer_json,
+                keys.SETTLED_TTL_S,
+                call.turn_id,
+                call.channel_url,
+                call.tool_name,
+                call.method,
+                call.bucket,
+            ],
+        )
+        outcome = outcome.decode()
+        remaining = int(extra) if outcome == "accepted" else 0
+        return outcome, remaining  # type: ignore[return-value]
+
+    async def load_turn(self, channel_url: str, turn_id: str) -> TurnSnapshot | None:
+        raw = await self.redis.hgetall(keys.turn(keys.conversation_tag(channel_url), turn_id))
+        if not raw or b"record" not in raw:
+            return None
+        fields = _decode(raw)
+        answers = {k[2:]: v for k, v in fields.items() if k.startswith("r:")}
+        return TurnSnapshot(
+            state=fields["state"], turn=PausedTurn.model_validate_json(fields["record"]), answers=answers
+        )
+
+    async def finish(self, channel_url: str, messages: list[ModelMessage], *, turn_id: str | None) -> None:
+        """Save the conversation's history and close the turn that produced it (if it was paused)."""
+        tag = keys.conversation_tag(channel_url)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(keys.history(tag), self._history_value(messages), ex=keys.HISTORY_TTL_S)
+            if turn_id is not None:
+                pipe.hset(keys.turn(tag, turn_id), "state", "done")
+                pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
+            await pipe.execute()
+        if turn_id is not None:
+            # Only clear the marker if it still names this turn (a later turn may have paused since).
+            await self._clear_active(keys=[keys.active_turn(tag)], args=[turn_id])
+
+    # -- webhook de-duplication ------------------------------------------------------------------
+
+    async def mark_seen(self, channel_url: str, message_id: str) -> bool:
+        """True the first time a message id is seen."""
+        key = keys.seen(keys.conversation_tag(channel_url), message_id)
+        return bool(await self.redis.set(key, b"1", nx=True, ex=keys.SEEN_TTL_S))
+
+    async def unmark_seen(self, channel_url: str, message_id: str) -> None:
+        await self.redis.delete(keys.seen(keys.conversation_tag(channel_url), message_id))
+
+
+def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelMessage]:
+    """Keep at most ``max_messages``, cutting only where a user prompt starts a turn."""
+    if len(messages) <= max_messages:
+        return messages
+    starts = [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)
+    ]
+    for i in starts:
+        if len(messages) - i <= max_messages:
+            return messages[i:]
+    return messages[starts[-1] :] if starts else messages[-max_messages:]
+
+
+def _decode(raw: dict[bytes, bytes]) -> dict[str, str]:
+    return {k.decode(): v.decode() for k, v in raw.items()}
