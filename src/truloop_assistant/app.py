@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic_ai.models import Model
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .agent.agents import MemberAgent
 from .api import dev, health, tool_message, webhooks
 from .config import Settings, get_settings
 from .errors import AppError
@@ -32,6 +33,7 @@ def create_app(
     embedded_worker: bool = False,
     worker_concurrency: int = 8,
     model: Model | None = None,
+    agent: MemberAgent | None = None,
 ) -> FastAPI:
     """Build the app. ``embedded_worker`` also consumes the queue in this process (dev and tests)."""
     settings = settings or get_settings()
@@ -43,7 +45,10 @@ def create_app(
         worker_task = None
         if embedded_worker:
             worker = build_worker(
-                services.queue.queue, services.runner(model), concurrency=worker_concurrency, embedded=True
+                services.queue.queue,
+                services.runner(model=model, agent=agent),
+                concurrency=worker_concurrency,
+                embedded=True,
             )
             app.state.worker = worker
             worker_task = asyncio.create_task(worker.start(), name="embedded-worker")

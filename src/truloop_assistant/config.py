@@ -61,8 +61,11 @@ class Settings(BaseSettings):
                 "TRULOOP_JWT_SECRET (HS256) or TRULOOP_JWT_JWKS_URL must be set: "
                 "tool results from devices are authenticated with it"
             )
-        if self.jwt_secret is not None and len(self.jwt_secret) < 16:
-            raise ValueError("TRULOOP_JWT_SECRET is too short: use at least 16 characters")
+        if self.jwt_secret is not None and len(self.jwt_secret.encode()) < 32:
+            raise ValueError(
+                "TRULOOP_JWT_SECRET is too short for HS256: use at least 32 bytes "
+                "(e.g. `python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
+            )
         return self
 
     @property

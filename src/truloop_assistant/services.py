@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from pydantic_ai.models import Model
 from redis.asyncio import Redis
 
-from .agent.agents import build_member_agent
+from .agent.agents import MemberAgent, build_member_agent
 from .agent.models import resolve_model
 from .agent.runner import TurnRunner
 from .auth import TokenVerifier
@@ -55,10 +55,11 @@ class Services:
             auth=TokenVerifier(settings),
         )
 
-    def runner(self, model: Model | None = None) -> TurnRunner:
+    def runner(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> TurnRunner:
+        """The turn runner; ``model``/``agent`` replace the configured ones (tests, embedding)."""
         zone = ZoneInfo(self.settings.timezone)
         return TurnRunner(
-            agent=build_member_agent(model or resolve_model(self.settings.model, timezone=zone)),
+            agent=agent or build_member_agent(model or resolve_model(self.settings.model, timezone=zone)),
             store=self.store,
             channel=self.channel,
             timezone=zone,

@@ -93,7 +93,10 @@ end
 return {'accepted', tostring(remaining)}
 """
 
-_DELETE_IF_EQUAL = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+_DELETE_IF_EQUAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 
 
 class TurnStore:
