@@ -1,0 +1,150 @@
+"""Every row of the tool-message status table (DESIGN section 4), through HTTP."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import jwt
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from truloop_assistant.auth import issue_token
+
+from ..conftest import JWT_SECRET, Harness
+
+GOOD = {"events": []}
+
+
+def calendar_model() -> FunctionModel:
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("nothing this week")])
+        args = {
+            "notification_message": "…",
+            "start_date": "2026-11-23T00:00:00+09:00",
+            "end_date": "2026-11-29T00:00:00+09:00",
+        }
+        return ModelResponse(parts=[ToolCallPart("get_calendar_events", args)])
+
+    return FunctionModel(fn)
+
+
+@pytest.fixture
+async def pending(start_server: Any) -> AsyncIterator[tuple[Harness, str]]:
+    """A server with one calendar call pending for user jeff."""
+    async with start_server(model=calendar_model()) as h:
+        await h.user_says("calendar")
+        [rpc] = await h.rpc_requests(1)
+        yield h, rpc["id"]
+
+
+def assert_error(r: Any, status: int, code: str | None = None) -> None:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
+    assert body["error"]["message"]
+    if code:
+        assert body["error"]["code"] == code
+
+
+async def test_accepted_then_duplicate_then_conflict(pending: tuple[Harness, str]) -> None:
+    h, call_id = pending
+    r = await h.answer(call_id, result=GOOD)
+    assert r.status_code == 202 and r.json() == {"status": "resuming"}
+    await h.replies(1)
+
+    r = await h.answer(call_id, result=GOOD)  # the device retries
+    assert r.status_code == 200 and r.json() == {"status": "duplicate"}
+    r = await h.answer(call_id, result={"events": [], "other": 1})
+    assert_error(r, 409, "already_answered")
+    r = await h.answer(call_id, error={"code": -32002, "message": "UserCanceled"})
+    assert_error(r, 409)
+    assert len(await h.replies(1)) == 1  # nothing ran twice
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'"a string"',
+        b'{"jsonrpc": "1.0", "id": "x", "result": {}}',
+        b'{"jsonrpc": "2.0", "result": {}}',
+        b'{"jsonrpc": "2.0", "id": "x"}',
+        b'{"jsonrpc": "2.0", "id": "x", "result": {}, "error": {"code": 1, "message": "m"}}',
+        b'{"jsonrpc": "2.0", "id": "x", "error": {"code": "big", "message": "m"}}',
+        b'{"jsonrpc": "2.0", "id": null, "result": {}}',
+        b"\xff\xfe",
+    ],
+)
+async def test_malformed_bodies_are_400(pending: tuple[Harness, str], body: bytes) -> None:
+    h, _ = pending
+    r = await h.post_tool_message(body, token=issue_token(JWT_SECRET, "jeff"))
+    assert_error(r, 400)
+
+
+async def test_auth_failures_are_401(pending: tuple[Harness, str]) -> None:
+    h, call_id = pending
+    body = json.dumps({"jsonrpc": "2.0", "id": call_id, "result": GOOD}).encode()
+    assert_error(await h.post_tool_message(body, token=None), 401)
+    assert_error(await h.post_tool_message(body, token="not-a-jwt"), 401, "invalid_token")
+    expired = jwt.encode({"sub": "jeff", "exp": int(time.time()) - 10}, JWT_SECRET, algorithm="HS256")
+    assert_error(await h.post_tool_message(body, token=expired), 401, "token_expired")
+    wrong_key = jwt.encode({"sub": "jeff", "exp": int(time.time()) + 60}, "x" * 40, algorithm="HS256")
+    assert_error(await h.post_tool_message(body, token=wrong_key), 401)
+    no_exp = jwt.encode({"sub": "jeff"}, JWT_SECRET, algorithm="HS256")
+    assert_error(await h.post_tool_message(body, token=no_exp), 401)
+    unsigned = jwt.encode({"sub": "jeff", "exp": int(time.time()) + 60}, None, algorithm="none")
+    assert_error(await h.post_tool_message(body, token=unsigned), 401)
+    r = await h.http.post("/api/v1/agent/tool-message", content=body, headers={"authorization": "Basic abc"})
+    assert_error(r, 401)
+    # Auth is checked before parsing: garbage without a token is still 401.
+    assert_error(await h.post_tool_message(b"garbage", token=None), 401)
+    # None of that touched the call.
+    assert (await h.answer(call_id, result=GOOD)).status_code == 202
+
+
+async def test_unknown_call_is_404(pending: tuple[Harness, str]) -> None:
+    h, _ = pending
+    assert_error(await h.answer("call_" + "0" * 32, result=GOOD), 404, "unknown_call")
+    assert_error(await h.answer("pyd_ai_tool_call_id", result=GOOD), 404)
+
+
+async def test_another_users_token_is_403_and_the_call_stays_pending(pending: tuple[Harness, str]) -> None:
+    h, call_id = pending
+    assert_error(await h.answer(call_id, result=GOOD, user="mallory"), 403, "not_your_call")
+    admin = issue_token(JWT_SECRET, "boss", role="admin")
+    assert_error(await h.answer(call_id, result=GOOD, token=admin), 403)
+    r = await h.answer(call_id, result=GOOD)
+    assert r.status_code == 202
+    await h.replies(1)
+    # Even once answered, another user learns nothing but 403.
+    assert_error(await h.answer(call_id, result=GOOD, user="mallory"), 403)
+
+
+async def test_result_that_does_not_fit_the_method_is_422_and_the_call_stays_pending(
+    pending: tuple[Harness, str],
+) -> None:
+    h, call_id = pending
+    for bad in ({}, {"events": "none"}, {"events": [{"id": "e1"}]}, [], "x", None):
+        assert_error(await h.answer(call_id, result=bad), 422, "invalid_result")
+    # Extra keys are fine; the call was never consumed by the bad answers.
+    r = await h.answer(call_id, result={"events": [], "source": "ios"})
+    assert r.status_code == 202 and r.json() == {"status": "resuming"}
+
+
+async def test_body_over_256_kib_is_413(pending: tuple[Harness, str]) -> None:
+    h, call_id = pending
+    big = json.dumps(
+        {"jsonrpc": "2.0", "id": call_id, "result": {"events": [], "pad": "x" * 300_000}}
+    ).encode()
+    assert_error(
+        await h.post_tool_message(big, token=issue_token(JWT_SECRET, "jeff")), 413, "payload_too_large"
+    )
+    # Size is checked first, even without a token.
+    assert_error(await h.post_tool_message(big, token=None), 413)
+    assert (await h.answer(call_id, result=GOOD)).status_code == 202

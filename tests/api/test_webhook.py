@@ -1,0 +1,94 @@
+"""The Sendbird webhook edge: signature, filtering, de-duplication."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from ..conftest import sign, webhook_payload
+
+
+def echo_model(prompts: list[str]) -> FunctionModel:
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        text = str(messages[-1].parts[-1].content)  # type: ignore[union-attr]
+        prompts.append(text)
+        return ModelResponse(parts=[TextPart(f"echo: {text}")])
+
+    return FunctionModel(fn)
+
+
+async def test_signed_message_is_answered(start_server: Any) -> None:
+    prompts: list[str] = []
+    async with start_server(model=echo_model(prompts)) as h:
+        r = await h.user_says("hello there", channel="sendbird_group_channel_1/x y")
+        assert r.json() == {"status": "queued"}
+        [reply] = await h.replies(1, channel="sendbird_group_channel_1/x y")
+        assert reply.text == "echo: hello there"  # the model's output, nothing added
+
+
+async def test_bad_or_missing_signature_is_401_and_nothing_is_queued(start_server: Any) -> None:
+    prompts: list[str] = []
+    async with start_server(model=echo_model(prompts)) as h:
+        payload = webhook_payload("hi", message_id=7)
+        body = json.dumps(payload).encode()
+        for signature in ("", "deadbeef", sign(body, token="other-token"), sign(body + b" ")):
+            r = await h.post_webhook(body, signature=signature)
+            assert r.status_code == 401 and r.json()["error"]["code"] == "bad_signature"
+        # The same message, signed right, is still new: nothing was marked or queued before.
+        r = await h.post_webhook(body)
+        assert r.json() == {"status": "queued"}
+        await h.replies(1)
+        assert prompts == ["hi"]
+
+
+async def test_signature_is_over_the_raw_bytes(start_server: Any) -> None:
+    prompts: list[str] = []
+    async with start_server(model=echo_model(prompts)) as h:
+        # Sendbird escapes "/" and non-ASCII: re-serialising would break the check.
+        body = (
+            json.dumps(webhook_payload("일정 a/b", message_id=8), ensure_ascii=True)
+            .replace("/", "\\/")
+            .encode()
+        )
+        r = await h.post_webhook(body)
+        assert r.json() == {"status": "queued"}
+        [reply] = await h.replies(1)
+        assert reply.text == "echo: 일정 a/b"
+
+
+async def test_events_the_assistant_does_not_answer_are_ignored(start_server: Any) -> None:
+    prompts: list[str] = []
+    async with start_server(model=echo_model(prompts)) as h:
+        bot = webhook_payload("my own answer", user="truloop-assistant", message_id=20)
+        rpc_echo = webhook_payload("Checking…", message_id=21)
+        rpc_echo["payload"]["custom_type"] = "agent-rpc"
+        file_msg = {**webhook_payload("", message_id=22), "type": "FILE"}
+        other = {**webhook_payload("x", message_id=23), "category": "group_channel:join"}
+        for payload in (bot, rpc_echo, file_msg, other):
+            r = await h.post_webhook(payload)
+            assert r.status_code == 200 and r.json() == {"status": "ignored"}
+        await asyncio.sleep(0.3)
+        assert prompts == [] and h.sendbird.messages == []
+
+
+async def test_duplicate_deliveries_are_queued_once(start_server: Any) -> None:
+    prompts: list[str] = []
+    async with start_server(model=echo_model(prompts)) as h:
+        first = await h.user_says("once", message_id=99)
+        again = await asyncio.gather(*(h.user_says("once", message_id=99) for _ in range(5)))
+        assert first.json() == {"status": "queued"}
+        assert [r.json() for r in again] == [{"status": "duplicate"}] * 5
+        await h.replies(1)
+        await asyncio.sleep(0.3)
+        assert prompts == ["once"] and len(h.sendbird.messages) == 1
+
+
+async def test_malformed_webhook_bodies_are_400(start_server: Any) -> None:
+    async with start_server(model=echo_model([])) as h:
+        for body in (b"{not json", b"[]", b'{"category": 5}'):
+            r = await h.post_webhook(body)
+            assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_webhook"

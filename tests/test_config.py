@@ -1,0 +1,60 @@
+"""Settings: safe defaults, and start-up errors that name the variable."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from truloop_assistant.config import ConfigError, load_settings
+
+SECRET = "s" * 32
+
+
+def test_sendbird_channel_needs_app_id_and_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRULOOP_SENDBIRD_API_TOKEN", raising=False)
+    monkeypatch.delenv("TRULOOP_SENDBIRD_APP_ID", raising=False)
+    with pytest.raises(ConfigError, match="TRULOOP_SENDBIRD_APP_ID and TRULOOP_SENDBIRD_API_TOKEN"):
+        load_settings(jwt_secret=SECRET)
+
+
+def test_jwt_secret_is_required_and_long_enough() -> None:
+    with pytest.raises(ConfigError, match="TRULOOP_JWT_SECRET"):
+        load_settings(channel="local")
+    with pytest.raises(ConfigError, match="at least 32 bytes"):
+        load_settings(channel="local", jwt_secret="short")
+
+
+def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRULOOP_CHANNEL", "local")
+    monkeypatch.setenv("TRULOOP_JWT_SECRET", SECRET)
+    s = load_settings()
+    assert s.model == "offline"
+    assert s.redis_url == "redis://127.0.0.1:6379/0"
+    assert s.pending_call_ttl_s == 3600
+    assert (s.rate_limit_user, s.rate_limit_admin) == ("20/minute", "100/minute")
+    assert s.sendbird_bot_user_id == "truloop-assistant"
+
+
+def test_sendbird_url_defaults_to_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = load_settings(sendbird_app_id="ABC", sendbird_api_token="t", jwt_secret=SECRET)
+    assert s.sendbird_base_url == "https://api-ABC.sendbird.com"
+
+
+def test_invalid_number_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match="TRULOOP_PENDING_CALL_TTL_S"):
+        load_settings(channel="local", jwt_secret=SECRET, pending_call_ttl_s=0)
+
+
+def test_serve_refuses_to_start_with_a_clear_message() -> None:
+    env = {"PATH": "/usr/bin:/bin", "TRULOOP_CHANNEL": "sendbird"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "truloop_assistant.cli", "serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "TRULOOP_SENDBIRD_API_TOKEN" in proc.stderr and "Traceback" not in proc.stderr
