@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import hmac
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -14,11 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from pydantic_ai import models
 from redis.asyncio import Redis
 
 from tests.fakes.sendbird import FakeSendbird, SentMessage
+from tests.support import API_TOKEN, serve, sign, webhook_payload
 from truloop_assistant.agent.agents import MemberAgent
 from truloop_assistant.auth import issue_token
 from truloop_assistant.config import Settings, load_settings
@@ -27,7 +24,6 @@ from truloop_assistant.embedded_redis import RedisServer, free_port
 models.ALLOW_MODEL_REQUESTS = False
 
 JWT_SECRET = "test-secret-0123456789abcdef-0123456789"
-API_TOKEN = "sendbird-master-token"
 BOT = "truloop-assistant"
 
 
@@ -47,24 +43,6 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
     await client.flushdb()
     yield client
     await client.aclose()
-
-
-@asynccontextmanager
-async def serve(app: Any, port: int) -> AsyncIterator[None]:
-    """Serve an ASGI app on 127.0.0.1:port inside the test's event loop."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        await task
 
 
 @pytest.fixture
@@ -143,33 +121,6 @@ class Harness:
             timeout=timeout,
         )
         return [m for m in self.sendbird.in_channel(channel) if not m.is_rpc]
-
-
-def sign(body: bytes, token: str = API_TOKEN) -> str:
-    return hmac.new(token.encode(), body, hashlib.sha256).hexdigest()
-
-
-def webhook_payload(
-    text: str, *, user: str = "jeff", channel: str = "ch-1", message_id: int = 1
-) -> dict[str, Any]:
-    return {
-        "category": "group_channel:message_send",
-        "sender": {"user_id": user, "nickname": user, "profile_url": "", "metadata": {}},
-        "silent": False,
-        "custom_type": "",
-        "type": "MESG",
-        "payload": {
-            "message_id": message_id,
-            "custom_type": "",
-            "message": text,
-            "translations": {},
-            "created_at": 1540798555343,
-            "data": "",
-        },
-        "channel": {"name": "assistant", "channel_url": channel, "custom_type": "", "is_distinct": True},
-        "sdk": "JavaScript",
-        "app_id": "test-app",
-    }
 
 
 def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settings:
