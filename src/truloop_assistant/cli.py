@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import secrets
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -101,6 +102,8 @@ truloop-assistant dev server — model: {settings.model}, channel: local
 """,
         flush=True,
     )
+    # uvicorn re-raises the signal that stopped it; make SIGTERM an exception so cleanup runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         uvicorn.run(create_app(settings, embedded_worker=True), host=args.host, port=args.port)
     finally:

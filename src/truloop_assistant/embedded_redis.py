@@ -63,6 +63,15 @@ def _ping(port: int, timeout: float = 0.5) -> bool:
         return False
 
 
+def _die_with_parent() -> None:
+    """In the child: ask Linux to end it when its parent dies, so no Redis outlives a killed owner."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class RedisServer:
     """A ``redis-server`` subprocess on 127.0.0.1 with its own data directory."""
 
@@ -131,7 +140,12 @@ class RedisServer:
         ]  # fmt: skip
         self._log = open(self.log_path, "ab")  # closed in _stop_process
         self._proc = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, cwd=self.data_dir
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd=self.data_dir,
+            preexec_fn=_die_with_parent,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from saq import Queue, Worker
+from saq.types import PartialTimersDict
 
 from .agent.runner import InboundMessage, TurnRunner
 
@@ -23,6 +24,11 @@ async def resume_turn(ctx: dict[str, Any], *, channel_url: str, turn_id: str) ->
     await runner.resume(channel_url, turn_id)
 
 
+SHUTDOWN_GRACE_S = 25
+# Sweep often: a job whose worker died is found and retried within seconds.
+_TIMERS = cast(PartialTimersDict, {"sweep": 5, "schedule": 1})
+
+
 class EmbeddedWorker(Worker):
     """A worker sharing its process with the API server, which owns the signal handlers."""
 
@@ -33,11 +39,22 @@ def build_worker(queue: Queue, runner: TurnRunner, *, concurrency: int, embedded
     async def startup(ctx: dict[str, Any]) -> None:
         ctx["runner"] = runner
 
-    cls = EmbeddedWorker if embedded else Worker
-    return cls(
+    if embedded:
+        return EmbeddedWorker(
+            queue,
+            functions=[handle_message, resume_turn],
+            concurrency=concurrency,
+            startup=startup,
+            timers=_TIMERS,
+        )
+    # A standalone worker lets turns in flight finish on SIGTERM (deploys); the 1 s blocking
+    # dequeue is what lets its idle loops notice the stop.
+    return Worker(
         queue,
         functions=[handle_message, resume_turn],
         concurrency=concurrency,
         startup=startup,
-        timers={"sweep": 5, "schedule": 1},
+        timers=_TIMERS,
+        dequeue_timeout=1.0,
+        shutdown_grace_period_s=SHUTDOWN_GRACE_S,
     )

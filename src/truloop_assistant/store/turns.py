@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel
 from pydantic_ai import ModelMessagesTypeAdapter
@@ -148,10 +148,10 @@ class TurnStore:
             await pipe.execute()
 
     async def get_call(self, call_id: str) -> CallView | None:
-        tag = await self.redis.get(keys.call_index(call_id))
-        if tag is None:
+        raw_tag = cast(bytes | None, await self.redis.get(keys.call_index(call_id)))
+        if raw_tag is None:
             return None
-        tag = tag.decode()
+        tag = raw_tag.decode()
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(keys.pending(tag, call_id))
             pipe.hgetall(keys.settled(tag, call_id))
@@ -201,7 +201,8 @@ class TurnStore:
         return outcome, remaining  # type: ignore[return-value]
 
     async def load_turn(self, channel_url: str, turn_id: str) -> TurnSnapshot | None:
-        raw = await self.redis.hgetall(keys.turn(keys.conversation_tag(channel_url), turn_id))
+        key = keys.turn(keys.conversation_tag(channel_url), turn_id)
+        raw = cast(dict[bytes, bytes], await self.redis.hgetall(key))
         if not raw or b"record" not in raw:
             return None
         fields = _decode(raw)
