@@ -46,7 +46,7 @@ def create_app(
         if embedded_worker:
             worker = build_worker(
                 services.queue.queue,
-                services.runner(model=model, agent=agent),
+                services.drainer(model=model, agent=agent),
                 concurrency=worker_concurrency,
                 embedded=True,
             )

@@ -30,6 +30,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
 
+    sendbird = sub.add_parser("sendbird", help="Sendbird administration")
+    sendbird_sub = sendbird.add_subparsers(dest="sendbird_command", required=True)
+    setup = sendbird_sub.add_parser("setup", help="create or update the bot user; print the webhook settings")
+    setup.add_argument("--public-url", required=True, help="public base URL, e.g. https://assistant.example.com")
+    setup.add_argument("--nickname", default="Truloop", help="the bot's nickname (default: Truloop)")
+    setup.add_argument("--profile-url", default=None, help="the bot's profile image URL")
+
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=os.environ.get("TRULOOP_LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s: %(message)s"
@@ -39,6 +46,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(args)
         if args.command == "worker":
             return asyncio.run(_worker(load_settings(), args.concurrency))
+        if args.command == "sendbird":
+            from .admin import run_setup
+
+            return run_setup(public_url=args.public_url, nickname=args.nickname, profile_url=args.profile_url)
         return _dev(args)
     except ConfigError as exc:
         print(f"truloop-assistant: {exc}", file=sys.stderr)
@@ -66,7 +77,7 @@ async def _worker(settings: Settings, concurrency: int) -> int:
 
     services = Services.create(settings)
     try:
-        await build_worker(services.queue.queue, services.runner(), concurrency=concurrency).start()
+        await build_worker(services.queue.queue, services.drainer(), concurrency=concurrency).start()
     finally:
         await services.aclose()
     return 0

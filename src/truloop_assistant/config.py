@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     history_max_messages: int = Field(default=40, ge=2)
     max_model_requests: int = Field(default=8, ge=1)
     queue_name: str = "truloop"
+    worker_heartbeat_s: int = Field(default=15, ge=1)
 
     @model_validator(mode="after")
     def _check_safe(self) -> Settings:

@@ -1,4 +1,4 @@
-"""Accepting a user message: de-duplicate on its id, then queue its turn."""
+"""Accepting work for a conversation: a user message (de-duplicated on its id) or a resume."""
 
 from __future__ import annotations
 
@@ -8,21 +8,41 @@ from typing import Literal
 from .agent.runner import InboundMessage
 from .errors import ServiceUnavailable
 from .queue import TurnQueue
-from .store.turns import TurnStore
+from .store.inbox import Inbox, InboxEvent, PushStatus
 
 log = logging.getLogger(__name__)
 
 
-async def accept_message(
-    store: TurnStore, queue: TurnQueue, message: InboundMessage
-) -> Literal["queued", "duplicate"]:
-    if not await store.mark_seen(message.channel_url, message.message_id):
-        return "duplicate"
-    try:
-        await queue.message(message)
-    except Exception as exc:
-        # Forget the mark so the sender's re-delivery gets queued.
-        await store.unmark_seen(message.channel_url, message.message_id)
-        log.exception("could not queue message %s", message.message_id)
-        raise ServiceUnavailable("the turn could not be queued; retry later") from exc
-    return "queued"
+class Intake:
+    def __init__(self, inbox: Inbox, queue: TurnQueue) -> None:
+        self.inbox = inbox
+        self.queue = queue
+
+    async def message(self, message: InboundMessage) -> Literal["queued", "duplicate", "dropped"]:
+        event = InboxEvent(
+            kind="message", message_id=message.message_id, user_id=message.user_id, text=message.text
+        )
+        status = await self._push(message.channel_url, event, dedup_id=message.message_id)
+        if status == "full":
+            log.warning(
+                "conversation %s has too many waiting messages; dropped %s",
+                message.channel_url,
+                message.message_id,
+            )
+            return "dropped"
+        return "duplicate" if status == "duplicate" else "queued"
+
+    async def resume(self, channel_url: str, turn_id: str) -> None:
+        await self._push(channel_url, InboxEvent(kind="resume", turn_id=turn_id), dedup_id=None)
+
+    async def _push(self, channel_url: str, event: InboxEvent, *, dedup_id: str | None) -> PushStatus:
+        status, owner = await self.inbox.push(channel_url, event, dedup_id=dedup_id)
+        if owner is not None:
+            try:
+                await self.queue.drain(channel_url, owner)
+            except Exception as exc:
+                # Undo, so that the sender's retry (Sendbird re-sends, the device retries) gets queued.
+                await self.inbox.undo_push(channel_url, event, owner, dedup_id=dedup_id)
+                log.exception("could not queue work for %s", channel_url)
+                raise ServiceUnavailable("the turn could not be queued; retry later") from exc
+        return status

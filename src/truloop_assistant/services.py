@@ -16,7 +16,10 @@ from .channels.base import Channel
 from .channels.local import LocalChannel
 from .channels.sendbird import SendbirdChannel
 from .config import Settings
+from .conversations import ConversationDrainer
+from .intake import Intake
 from .queue import TurnQueue, make_queue
+from .store.inbox import Inbox
 from .store.turns import TurnStore
 
 
@@ -27,6 +30,8 @@ class Services:
     store: TurnStore
     channel: Channel
     queue: TurnQueue
+    inbox: Inbox
+    intake: Intake
     auth: TokenVerifier
 
     @classmethod
@@ -42,6 +47,10 @@ class Services:
                 api_token=settings.sendbird_api_token,
                 bot_user_id=settings.sendbird_bot_user_id,
             )
+        queue = TurnQueue(
+            make_queue(settings.redis_url, settings.queue_name), heartbeat_s=settings.worker_heartbeat_s
+        )
+        inbox = Inbox(redis, owner_ttl_s=settings.worker_heartbeat_s)
         return cls(
             settings=settings,
             redis=redis,
@@ -51,7 +60,9 @@ class Services:
                 history_max_messages=settings.history_max_messages,
             ),
             channel=channel,
-            queue=TurnQueue(make_queue(settings.redis_url, settings.queue_name)),
+            queue=queue,
+            inbox=inbox,
+            intake=Intake(inbox, queue),
             auth=TokenVerifier(settings),
         )
 
@@ -64,6 +75,12 @@ class Services:
             channel=self.channel,
             timezone=zone,
             max_model_requests=self.settings.max_model_requests,
+        )
+
+    def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:
+        """What a worker runs: conversations drained one event at a time."""
+        return ConversationDrainer(
+            self.inbox, self.runner(model=model, agent=agent), heartbeat_s=self.settings.worker_heartbeat_s
         )
 
     async def aclose(self) -> None:

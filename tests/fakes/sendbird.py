@@ -1,4 +1,8 @@
-"""A local stand-in for the Sendbird Platform API: records sent messages, fails on request."""
+"""A local stand-in for the Sendbird Platform API: records sent messages, fails on request.
+
+It also keeps users and group channels in memory (``GET/POST /v3/users``, ``PUT /v3/users/{id}``,
+``POST /v3/group_channels`` with distinct channels); those endpoints check the ``Api-Token`` header.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from tests.support import API_TOKEN
 
 
 @dataclass
@@ -44,10 +50,25 @@ class FakeSendbird:
     """Statuses (and headers) to answer the next sends with, before succeeding."""
     _seen_dedup: set[str] = field(default_factory=set)
     _changed: asyncio.Condition | None = None
+    api_token: str = API_TOKEN
+    """The token the user and group-channel endpoints accept (401 otherwise)."""
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)
+    users_created: int = 0
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    channels_created: int = 0
+    channel_failures: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    """Statuses (and error bodies) to answer the next group-channel creations with."""
+    _distinct: dict[frozenset[str], str] = field(default_factory=dict)
 
     def app(self) -> Starlette:
         return Starlette(
-            routes=[Route("/v3/group_channels/{channel_url:path}/messages", self._send, methods=["POST"])]
+            routes=[
+                Route("/v3/group_channels/{channel_url:path}/messages", self._send, methods=["POST"]),
+                Route("/v3/group_channels", self._create_group_channel, methods=["POST"]),
+                Route("/v3/users", self._create_user, methods=["POST"]),
+                Route("/v3/users/{user_id}", self._view_user, methods=["GET"]),
+                Route("/v3/users/{user_id}", self._update_user, methods=["PUT"]),
+            ]
         )
 
     async def _send(self, request: Request) -> JSONResponse:
@@ -68,6 +89,108 @@ class FakeSendbird:
             self.messages.append(SentMessage(channel_url, body, dict(request.headers)))
             await self._notify()
         return JSONResponse({"message_id": len(self.messages), **body})
+
+    def _unauthorized(self, request: Request) -> JSONResponse | None:
+        token = request.headers.get("api-token")
+        if token is None or token != self.api_token:
+            return _error(401, 400401, 'Invalid value: "Api-Token".')
+        return None
+
+    async def _json_object(self, request: Request) -> dict[str, Any] | None:
+        try:
+            body = await request.json()
+        except ValueError:
+            return None
+        return body if isinstance(body, dict) else None
+
+    async def _view_user(self, request: Request) -> JSONResponse:
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        user = self.users.get(request.path_params["user_id"])
+        if user is None:
+            return _error(404, 400201, '"User" not found.')
+        return JSONResponse(user)
+
+    async def _create_user(self, request: Request) -> JSONResponse:
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        body = await self._json_object(request)
+        if body is None:
+            return _error(400, 400403, "Invalid JSON request body.")
+        for name in ("user_id", "nickname", "profile_url"):
+            if not isinstance(body.get(name), str):
+                return _error(400, 400105, f'"{name}" is required.')
+        if body["user_id"] in self.users:
+            return _error(400, 400202, f'"{body["user_id"]}" violates a unique constraint.')
+        user = {
+            "user_id": body["user_id"],
+            "nickname": body["nickname"],
+            "profile_url": body["profile_url"],
+            "access_token": "",
+            "is_online": False,
+            "is_active": True,
+            "created_at": 1540798555,
+            "last_seen_at": 0,
+            "has_ever_logged_in": False,
+            "discovery_keys": [],
+            "preferred_languages": [],
+            "metadata": body.get("metadata") or {},
+            # Sendbird answers some fields with null; clients must cope (the SDK's type check does not).
+            "locale": None,
+        }
+        self.users[user["user_id"]] = user
+        self.users_created += 1
+        return JSONResponse(user)
+
+    async def _update_user(self, request: Request) -> JSONResponse:
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        user = self.users.get(request.path_params["user_id"])
+        if user is None:
+            return _error(404, 400201, '"User" not found.')
+        body = await self._json_object(request)
+        if body is None:
+            return _error(400, 400403, "Invalid JSON request body.")
+        for name in ("nickname", "profile_url"):
+            if name in body:
+                user[name] = body[name]
+        return JSONResponse(user)
+
+    async def _create_group_channel(self, request: Request) -> JSONResponse:
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        if self.channel_failures:
+            status, error = self.channel_failures.pop(0)
+            return JSONResponse(error, status_code=status)
+        body = await self._json_object(request)
+        if body is None:
+            return _error(400, 400403, "Invalid JSON request body.")
+        user_ids = body.get("user_ids")
+        if (
+            not isinstance(user_ids, list)
+            or not user_ids
+            or not all(isinstance(u, str) and u for u in user_ids)
+        ):
+            return _error(400, 400111, '"user_ids" must be a non-empty list of user ids.')
+        members = frozenset(user_ids)
+        if body.get("is_distinct") and members in self._distinct:
+            return JSONResponse(self.channels[self._distinct[members]])
+        self.channels_created += 1
+        channel = {
+            "channel_url": f"sendbird_group_channel_{self.channels_created}",
+            "name": body.get("name") or "Group Channel",
+            "custom_type": body.get("custom_type") or "",
+            "is_distinct": bool(body.get("is_distinct")),
+            "member_count": len(members),
+            "members": [{"user_id": u} for u in sorted(members)],
+            "data": "",
+            "cover_url": "",
+            "created_at": 1540798555,
+        }
+        self.channels[channel["channel_url"]] = channel
+        if channel["is_distinct"]:
+            self._distinct[members] = channel["channel_url"]
+        return JSONResponse(channel)
 
     async def _notify(self) -> None:
         cond = self._condition()
@@ -104,3 +227,7 @@ class FakeSendbird:
 
     def in_channel(self, channel_url: str | None) -> list[SentMessage]:
         return [m for m in self.messages if channel_url is None or m.channel_url == channel_url]
+
+
+def _error(status: int, code: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": True, "code": code, "message": message}, status_code=status)

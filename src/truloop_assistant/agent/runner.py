@@ -43,6 +43,10 @@ TURN_LIMIT_TEXT = {
     "ko": "죄송해요, 이 요청은 한 번에 처리하기 어려웠어요. 조금 더 간단하게 다시 말씀해 주시겠어요?",
     "en": "Sorry, I couldn't finish that in one go. Could you ask again in a simpler way?",
 }
+SUPERSEDED_TEXT = (
+    "Superseded: the user sent a new message before their device answered, so this call was "
+    "cancelled and did not run. Answer the new message; do not assume this call's result."
+)
 ERROR_TEXT = {
     "ko": "죄송해요, 지금은 답변을 드릴 수 없어요. 잠시 후 다시 시도해 주세요.",
     "en": "Sorry, I can't answer right now. Please try again in a moment.",
@@ -108,8 +112,30 @@ class TurnRunner:
                 await self._send_requests(snapshot.turn)
             return
         turn = _Turn(message.turn_id, 0, message.channel_url, message.user_id, message.text)
+        active = await self.store.active_turn(message.channel_url)
+        if active is not None and await self._supersede(turn, active):
+            return
         history = await self.store.load_history(message.channel_url)
         await self._run(turn, history, prompt=message.text)
+
+    async def _supersede(self, turn: _Turn, active_id: str) -> bool:
+        """The user wrote while a turn waited for the device: close that turn, then answer.
+
+        Returns True when the new message was answered on top of the cut turn.
+        """
+        snapshot = await self.store.load_turn(turn.channel_url, active_id)
+        if snapshot is None:
+            return False
+        if snapshot.state == "paused" and await self.store.supersede(snapshot.turn):
+            # Answers that arrived before the cut count; the rest are reported as superseded.
+            snapshot = await self.store.load_turn(turn.channel_url, active_id) or snapshot
+            results = _results(snapshot.turn, snapshot.answers, missing=SUPERSEDED_TEXT)
+            history = ModelMessagesTypeAdapter.validate_json(snapshot.turn.messages)
+            await self._run(turn, history, prompt=turn.prompt, results=results)
+            return True
+        # Every call was answered just before the new message: finish that turn first.
+        await self.resume(turn.channel_url, active_id)
+        return False
 
     async def resume(self, channel_url: str, turn_id: str) -> None:
         """Resume a paused run once every call of its turn has an answer."""
@@ -117,17 +143,7 @@ class TurnRunner:
         if snapshot is None or snapshot.state != "resuming":
             return
         paused = snapshot.turn
-        requests = _REQUESTS.validate_json(paused.requests)
-        calls: dict[str, Any] = {}
-        approvals: dict[str, Any] = {}
-        for ref in paused.calls:
-            answer = json.loads(snapshot.answers[ref.call_id])
-            if ref.bucket == "approval":
-                approvals[ref.tool_call_id] = _approval_value(answer)
-            else:
-                calls[ref.tool_call_id] = _call_value(ref, answer)
-        # Built only from what the server stored: a client cannot move an answer between buckets.
-        results = requests.build_results(calls=calls, approvals=approvals)
+        results = _results(paused, snapshot.answers, missing=None)
         turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt)
         await self._run(turn, ModelMessagesTypeAdapter.validate_json(paused.messages), results=results)
 
@@ -231,6 +247,26 @@ class TurnRunner:
             ModelResponse(parts=[TextPart(text)]),
         ]
         await self.store.finish(turn.channel_url, history, turn_id=turn.turn_id if turn.step else None)
+
+
+def _results(paused: PausedTurn, answers: dict[str, str], *, missing: str | None) -> DeferredToolResults:
+    """Results for a paused turn, built only from the calls the server stored.
+
+    A client cannot move an answer between buckets or answer a call the server did not issue.
+    Calls without an answer get ``missing`` as their failure (when the turn is cut short).
+    """
+    requests = _REQUESTS.validate_json(paused.requests)
+    calls: dict[str, Any] = {}
+    approvals: dict[str, Any] = {}
+    for ref in paused.calls:
+        raw = answers.get(ref.call_id)
+        if ref.bucket == "approval":
+            approvals[ref.tool_call_id] = (
+                _approval_value(json.loads(raw)) if raw else ToolDenied(str(missing))
+            )
+        else:
+            calls[ref.tool_call_id] = _call_value(ref, json.loads(raw)) if raw else ToolFailed(str(missing))
+    return requests.build_results(calls=calls, approvals=approvals)
 
 
 def _call_value(ref: CallRef, answer: dict[str, Any]) -> Any:

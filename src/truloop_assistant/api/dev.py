@@ -15,7 +15,6 @@ from ..agent.runner import InboundMessage
 from ..auth import issue_token
 from ..channels.local import LocalChannel
 from ..errors import BadRequest
-from ..intake import accept_message
 from .deps import ServicesDep
 
 router = APIRouter(prefix="/dev", tags=["dev"])
@@ -54,7 +53,7 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
         user_id=body.user_id,
         text=body.message,
     )
-    status = await accept_message(services.store, services.queue, message)
+    status = await services.intake.message(message)
     return {"status": status, "message_id": message.message_id}
 
 

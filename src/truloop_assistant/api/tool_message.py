@@ -64,7 +64,7 @@ async def _handle(request: Request, services: ServicesDep) -> JSONResponse:
     if outcome == "accepted":
         return JSONResponse({"status": "accepted", "remaining": remaining}, status_code=202)
     if outcome == "resume":
-        await services.queue.resume(call.channel_url, call.turn_id)
+        await services.intake.resume(call.channel_url, call.turn_id)
         return JSONResponse({"status": "resuming"}, status_code=202)
     if outcome in ("duplicate", "conflict"):  # another request answered it a moment ago
         return _already_answered(same=outcome == "duplicate")

@@ -12,7 +12,6 @@ from pydantic import ValidationError
 from ..agent.runner import InboundMessage
 from ..channels.base import AGENT_RPC
 from ..errors import BadRequest, Unauthorized
-from ..intake import accept_message
 from ..metrics import WEBHOOKS
 from ..protocol.sendbird import WebhookEvent
 from .body import read_body
@@ -51,9 +50,10 @@ async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str,
     if message is None:
         WEBHOOKS.labels("ignored").inc()
         return {"status": "ignored"}
-    status = await accept_message(services.store, services.queue, message)
+    status = await services.intake.message(message)
     WEBHOOKS.labels(status).inc()
-    return {"status": status}
+    # Never an error to Sendbird for a message we will not run: it would only re-send it.
+    return {"status": "ignored" if status == "dropped" else status}
 
 
 def to_message(event: WebhookEvent, *, bot_user_id: str) -> InboundMessage | None:

@@ -18,6 +18,10 @@ SEEN_TTL_S = 24 * 3600
 """Webhook de-duplication marks (Sendbird re-sends within minutes)."""
 DONE_TURN_TTL_S = 3600
 """A finished turn record stays this long so a re-delivered job sees it is done."""
+INBOX_TTL_S = 24 * 3600
+"""Events waiting for a conversation's worker; refreshed by every push."""
+INBOX_MAX = 200
+"""More waiting events than this in one conversation are refused (the sender is flooding)."""
 LOCAL_MESSAGES_TTL_S = 7 * 24 * 3600
 LOCAL_MESSAGES_MAX = 500
 
@@ -53,6 +57,21 @@ def pending(tag: str, call_id: str) -> str:
 def settled(tag: str, call_id: str) -> str:
     """A call that left the pending state: answered, expired or superseded."""
     return _conv(tag, "settled", call_id)
+
+
+def inbox(tag: str) -> str:
+    """List of the conversation's events (user messages, resumes) in arrival order."""
+    return _conv(tag, "inbox")
+
+
+def inbox_attempts(tag: str) -> str:
+    """Hash: event id -> how many times a worker started on it (poison events are dropped)."""
+    return _conv(tag, "inbox", "attempts")
+
+
+def owner(tag: str) -> str:
+    """The job that drains the conversation's inbox; expires unless its worker keeps it alive."""
+    return _conv(tag, "owner")
 
 
 def seen(tag: str, message_id: str) -> str:

@@ -99,6 +99,26 @@ return 0
 """
 
 
+# Cuts a paused turn short (the user wrote again): its unanswered calls become 'superseded'.
+# KEYS: turn, active marker, then (pending, settled) per call. ARGV: settled ttl, turn id, user, channel,
+# done ttl. Returns the turn's state before: only 'paused' turns are cut.
+_SUPERSEDE = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'paused' then return state or '' end
+for i = 3, #KEYS, 2 do
+  if redis.call('DEL', KEYS[i]) == 1 then
+    redis.call('HSET', KEYS[i + 1], 'state', 'superseded', 'user_id', ARGV[3], 'turn_id', ARGV[2],
+               'channel_url', ARGV[4])
+    redis.call('EXPIRE', KEYS[i + 1], ARGV[1])
+  end
+end
+redis.call('HSET', KEYS[1], 'state', 'superseded')
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+return 'paused'
+"""
+
+
 class TurnStore:
     def __init__(self, redis: Redis, *, pending_ttl_s: int, history_max_messages: int) -> None:
         self.redis = redis
@@ -106,6 +126,7 @@ class TurnStore:
         self.history_max_messages = history_max_messages
         self._record_answer = redis.register_script(_RECORD_ANSWER)
         self._clear_active = redis.register_script(_DELETE_IF_EQUAL)
+        self._supersede = redis.register_script(_SUPERSEDE)
 
     # -- history -------------------------------------------------------------------------------
 
@@ -210,6 +231,23 @@ class TurnStore:
         return TurnSnapshot(
             state=fields["state"], turn=PausedTurn.model_validate_json(fields["record"]), answers=answers
         )
+
+    async def active_turn(self, channel_url: str) -> str | None:
+        """The id of the conversation's paused (or resuming) turn, if any."""
+        raw = cast(bytes | None, await self.redis.get(keys.active_turn(keys.conversation_tag(channel_url))))
+        return raw.decode() if raw else None
+
+    async def supersede(self, turn: PausedTurn) -> bool:
+        """End a paused turn's unanswered calls as superseded; False if it was no longer paused."""
+        tag = keys.conversation_tag(turn.channel_url)
+        call_keys = [
+            k for c in turn.calls for k in (keys.pending(tag, c.call_id), keys.settled(tag, c.call_id))
+        ]
+        before = await self._supersede(
+            keys=[keys.turn(tag, turn.turn_id), keys.active_turn(tag), *call_keys],
+            args=[keys.SETTLED_TTL_S, turn.turn_id, turn.user_id, turn.channel_url, keys.DONE_TURN_TTL_S],
+        )
+        return bool(before == b"paused")
 
     async def finish(self, channel_url: str, messages: list[ModelMessage], *, turn_id: str | None) -> None:
         """Save the conversation's history and close the turn that produced it (if it was paused)."""

@@ -1,0 +1,227 @@
+"""``truloop-assistant sendbird setup``: create or update the bot user and print the webhook settings.
+
+Synchronous on purpose: it runs once from a terminal and uses the (synchronous) Sendbird Platform SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .config import ConfigError
+
+WEBHOOK_PATH = "/api/v1/webhooks/sendbird"
+WEBHOOK_CATEGORIES = ("group_channel:message_send",)
+DEFAULT_NICKNAME = "Truloop"
+
+_USER_NOT_FOUND = 400201
+_INVALID_TOKEN_CODES = {400401, 400402}
+
+
+class AdminSettings(BaseSettings):
+    """Only the Sendbird settings: the admin command needs no Redis or JWT configuration."""
+
+    model_config = SettingsConfigDict(env_prefix="TRULOOP_", env_file=".env", extra="ignore")
+
+    sendbird_app_id: str | None = None
+    sendbird_api_token: str | None = None
+    sendbird_api_url: str | None = None
+    sendbird_bot_user_id: str = "truloop-assistant"
+
+    @property
+    def sendbird_base_url(self) -> str:
+        """The Platform API base URL: the override, else the application's own host."""
+        if self.sendbird_api_url:
+            return self.sendbird_api_url.rstrip("/")
+        return f"https://api-{self.sendbird_app_id}.sendbird.com"
+
+
+def load_admin_settings(**overrides: Any) -> AdminSettings:
+    """Read the Sendbird settings; a missing app id or token is a :class:`ConfigError` naming it."""
+    try:
+        settings = AdminSettings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid Sendbird settings: {exc}") from None
+    missing = [
+        name
+        for name, value in (
+            ("TRULOOP_SENDBIRD_APP_ID", settings.sendbird_app_id),
+            ("TRULOOP_SENDBIRD_API_TOKEN", settings.sendbird_api_token),
+        )
+        if not value
+    ]
+    if missing:
+        raise ConfigError(
+            f"{' and '.join(missing)} must be set for `sendbird setup`: the application id and the "
+            "master API token are in the Sendbird dashboard under Settings > Application > General"
+        )
+    if not settings.sendbird_bot_user_id:
+        raise ConfigError("TRULOOP_SENDBIRD_BOT_USER_ID must not be empty")
+    return settings
+
+
+class SetupError(Exception):
+    """An expected failure of the setup (bad token, unreachable host, bad URL); the message says why."""
+
+
+@dataclass(frozen=True)
+class SetupReport:
+    """What the setup did, and what is left to configure in the Sendbird dashboard."""
+
+    action: Literal["created", "updated"]
+    app_id: str
+    bot_user_id: str
+    nickname: str
+    profile_url: str | None
+    webhook_url: str
+
+    def render(self) -> str:
+        """The report as printed by the command."""
+        profile = f", profile image {self.profile_url}" if self.profile_url else ""
+        categories = ", ".join(WEBHOOK_CATEGORIES)
+        return (
+            f"Sendbird application {self.app_id}: bot user {self.bot_user_id!r} {self.action} "
+            f"(nickname {self.nickname!r}{profile}).\n"
+            "\n"
+            "Now, in the Sendbird dashboard (Settings > Chat > Webhooks):\n"
+            f"  1. turn webhooks on and set the URL to  {self.webhook_url}\n"
+            f"  2. enable the event category  {categories}\n"
+            "\n"
+            "Sendbird signs every webhook (x-sendbird-signature) with the application's master API token:\n"
+            "TRULOOP_SENDBIRD_API_TOKEN on the server must be that master token, not a secondary one,\n"
+            "or every webhook is rejected with 401."
+        )
+
+
+def webhook_url(public_url: str) -> str:
+    """The webhook URL for a public base URL such as ``https://assistant.example.com``."""
+    parts = urlsplit(public_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise SetupError(
+            f"--public-url must be an absolute http(s) URL such as https://assistant.example.com, "
+            f"got {public_url!r}"
+        )
+    if parts.query or parts.fragment:
+        raise SetupError(f"--public-url must not have a query or fragment, got {public_url!r}")
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}{WEBHOOK_PATH}"
+
+
+def setup_sendbird(
+    settings: AdminSettings,
+    *,
+    public_url: str,
+    nickname: str = DEFAULT_NICKNAME,
+    profile_url: str | None = None,
+    timeout_s: float = 15.0,
+) -> SetupReport:
+    """Create the bot user if it is missing, else update its nickname (and profile URL when given)."""
+    import urllib3
+    from sendbird_platform_sdk import ApiClient, Configuration
+    from sendbird_platform_sdk.api.user_api import UserApi
+    from sendbird_platform_sdk.exceptions import ApiException, OpenApiException
+    from sendbird_platform_sdk.model.create_a_user_request import CreateAUserRequest
+    from sendbird_platform_sdk.model.update_a_user_request import UpdateAUserRequest
+
+    url = webhook_url(public_url)
+    if not nickname.strip():
+        raise SetupError("--nickname must not be empty")
+    base_url = settings.sendbird_base_url
+    bot = settings.sendbird_bot_user_id
+    config = Configuration(host=base_url)
+    config.retries = 0  # one attempt: an operator at a terminal wants the error, not retry warnings
+    # The SDK ignores Configuration(api_key=...): the token goes with every call. Sendbird answers
+    # some fields with null, which the SDK's return-type check rejects, so that check is off.
+    call: dict[str, Any] = {
+        "api_token": settings.sendbird_api_token,
+        "_request_timeout": (5.0, timeout_s),
+        "_check_return_type": False,
+    }
+    try:
+        with ApiClient(config) as client:
+            users = UserApi(client)
+            try:
+                users.view_a_user(bot, **call)
+                exists = True
+            except ApiException as exc:
+                if _error_code(exc) != _USER_NOT_FOUND:
+                    raise
+                exists = False
+            if exists:
+                fields: dict[str, Any] = {"nickname": nickname}
+                if profile_url is not None:
+                    fields["profile_url"] = profile_url
+                users.update_a_user(bot, update_a_user_request=UpdateAUserRequest(**fields), **call)
+            else:
+                request = CreateAUserRequest(nickname=nickname, user_id=bot, profile_url=profile_url or "")
+                users.create_a_user(create_a_user_request=request, **call)
+    except ApiException as exc:
+        raise SetupError(_explain(exc, settings)) from None
+    except urllib3.exceptions.HTTPError as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise SetupError(
+            f"could not reach Sendbird at {base_url} ({reason}); check TRULOOP_SENDBIRD_APP_ID"
+            f"{' and TRULOOP_SENDBIRD_API_URL' if settings.sendbird_api_url else ''} and the network"
+        ) from None
+    except OpenApiException as exc:
+        raise SetupError(f"unexpected answer from Sendbird at {base_url}: {exc}") from None
+    return SetupReport(
+        action="updated" if exists else "created",
+        app_id=settings.sendbird_app_id or "",
+        bot_user_id=bot,
+        nickname=nickname,
+        profile_url=profile_url or None,
+        webhook_url=url,
+    )
+
+
+def run_setup(*, public_url: str, nickname: str = DEFAULT_NICKNAME, profile_url: str | None = None) -> int:
+    """The command: print the report and return 0, or print the reason and return 1."""
+    settings = load_admin_settings()
+    try:
+        report = setup_sendbird(settings, public_url=public_url, nickname=nickname, profile_url=profile_url)
+    except SetupError as exc:
+        print(f"truloop-assistant: {exc}", file=sys.stderr)
+        return 1
+    print(report.render())
+    return 0
+
+
+def _error_body(exc: Any) -> dict[str, Any]:
+    raw = getattr(exc, "body", None)
+    try:
+        body = json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _error_code(exc: Any) -> int | None:
+    code = _error_body(exc).get("code")
+    return code if isinstance(code, int) else None
+
+
+def _explain(exc: Any, settings: AdminSettings) -> str:
+    status = getattr(exc, "status", None) or 0
+    body = _error_body(exc)
+    message = str(body.get("message") or getattr(exc, "reason", None) or "no details").strip()
+    if status == 401 or body.get("code") in _INVALID_TOKEN_CODES:
+        return (
+            f"Sendbird rejected the API token ({status}): check TRULOOP_SENDBIRD_API_TOKEN "
+            f"(the master API token of application {settings.sendbird_app_id}, "
+            f"Settings > Application > General in the dashboard). Sendbird said: {message}"
+        )
+    if status == 403:
+        return (
+            f"Sendbird refused the request (403): the API token may lack permission. Sendbird said: {message}"
+        )
+    if status == 0:
+        return f"could not talk to Sendbird at {settings.sendbird_base_url}: {message}"
+    if status >= 500:
+        return f"Sendbird had a server error ({status}); try again later. Sendbird said: {message}"
+    return f"Sendbird answered {status}: {message}"

@@ -1,0 +1,125 @@
+"""Direct (1:1) channels between the assistant's bot user and a user, on Sendbird or locally."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import httpx
+
+RELAY_CUSTOM_TYPE = "assistant-relay"
+RELAY_CHANNEL_NAME = "Truloop"
+
+
+class RelayError(Exception):
+    """Sendbird did not give a direct channel; the message carries Sendbird's reason."""
+
+    def __init__(self, message: str, *, status: int | None = None, code: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class Relay(Protocol):
+    async def direct_channel(self, user_id: str) -> str:
+        """Return the URL of the bot's direct channel with ``user_id``, creating it if needed."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+async def get_or_create_direct_channel(
+    client: httpx.AsyncClient, *, bot_user_id: str, user_id: str, name: str = RELAY_CHANNEL_NAME
+) -> str:
+    """Return the channel_url of the distinct group channel of the bot and ``user_id`` (Sendbird)."""
+    if not bot_user_id or not user_id:
+        raise ValueError("bot_user_id and user_id must not be empty")
+    body = {
+        "user_ids": [bot_user_id, user_id],
+        "is_distinct": True,
+        "name": name,
+        "custom_type": RELAY_CUSTOM_TYPE,
+    }
+    try:
+        response = await client.post("/v3/group_channels", json=body)
+    except httpx.TransportError as exc:
+        raise RelayError(f"could not reach Sendbird: {type(exc).__name__}: {exc}") from exc
+    payload = _json(response)
+    if response.status_code >= 400:
+        code = payload.get("code")
+        message = payload.get("message") or response.text[:200] or response.reason_phrase
+        raise RelayError(
+            f"Sendbird refused the direct channel for {user_id!r} "
+            f"(HTTP {response.status_code}{f', code {code}' if code else ''}): {message}",
+            status=response.status_code,
+            code=code if isinstance(code, int) else None,
+        )
+    channel_url = payload.get("channel_url")
+    if not isinstance(channel_url, str) or not channel_url:
+        raise RelayError(
+            f"Sendbird answered HTTP {response.status_code} without a channel_url", status=response.status_code
+        )
+    return channel_url
+
+
+class SendbirdRelay:
+    """Direct channels on Sendbird, over an httpx client set up like :class:`SendbirdChannel`'s."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        api_token: str,
+        bot_user_id: str,
+        name: str = RELAY_CHANNEL_NAME,
+        timeout_s: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.bot_user_id = bot_user_id
+        self.name = name
+        self._client = httpx.AsyncClient(
+            base_url=api_url,
+            headers={"Api-Token": api_token, "Content-Type": "application/json; charset=utf8"},
+            timeout=httpx.Timeout(timeout_s, connect=5.0),
+            limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
+            transport=transport,
+        )
+
+    async def direct_channel(self, user_id: str) -> str:
+        """Return the URL of the bot's distinct channel with ``user_id``, creating it if needed."""
+        return await get_or_create_direct_channel(
+            self._client, bot_user_id=self.bot_user_id, user_id=user_id, name=self.name
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.aclose()
+
+
+def local_direct_channel_url(bot_user_id: str, user_id: str) -> str:
+    """The deterministic URL of a local (dev) direct channel: ``relay-<bot>-<user>``."""
+    if not bot_user_id or not user_id:
+        raise ValueError("bot_user_id and user_id must not be empty")
+    return f"relay-{bot_user_id}-{user_id}"
+
+
+class LocalRelay:
+    """Direct channels for the dev server's local channel: no network, the URL is derived from the ids."""
+
+    def __init__(self, *, bot_user_id: str) -> None:
+        self.bot_user_id = bot_user_id
+
+    async def direct_channel(self, user_id: str) -> str:
+        """Return ``relay-<bot>-<user>``; local channels exist as soon as a message is written."""
+        return local_direct_channel_url(self.bot_user_id, user_id)
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
+        return None
+
+
+def _json(response: httpx.Response) -> dict[str, Any]:
+    try:
+        payload = response.json()
+    except ValueError:
+        return {}
+    return payload if isinstance(payload, dict) else {}

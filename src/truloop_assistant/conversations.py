@@ -1,0 +1,84 @@
+"""Draining a conversation's inbox: its events run one at a time, in arrival order."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+
+from .agent.runner import InboundMessage, TurnRunner
+from .store.inbox import Inbox, InboxEvent
+
+log = logging.getLogger(__name__)
+
+MAX_EVENT_ATTEMPTS = 3
+"""An event that crashed its worker this many times is dropped, so it cannot block the conversation."""
+
+
+class ConversationDrainer:
+    def __init__(self, inbox: Inbox, runner: TurnRunner, *, heartbeat_s: float) -> None:
+        self.inbox = inbox
+        self.runner = runner
+        self.heartbeat_s = heartbeat_s
+
+    async def drain(
+        self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """Run the conversation's events until its inbox is empty (if ``owner`` holds the claim)."""
+        if not await self.inbox.claim(channel_url, owner):
+            return  # another live worker owns it and will run our event too
+        lost = asyncio.Event()
+        keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, touch))
+        try:
+            while not lost.is_set():
+                raw = await self.inbox.head(channel_url)
+                if raw is None:
+                    if await self.inbox.release_if_empty(channel_url, owner):
+                        return
+                    continue
+                event = InboxEvent.model_validate_json(raw)
+                if await self.inbox.attempt(channel_url, event.eid) > MAX_EVENT_ATTEMPTS:
+                    log.error(
+                        "dropping event %s of %s after %d attempts",
+                        event.eid,
+                        channel_url,
+                        MAX_EVENT_ATTEMPTS,
+                    )
+                else:
+                    await self._run(channel_url, event)
+                await self.inbox.pop(channel_url, raw, event.eid)
+        finally:
+            keeper.cancel()
+            with suppress(asyncio.CancelledError):
+                await keeper
+
+    async def _run(self, channel_url: str, event: InboxEvent) -> None:
+        if event.kind == "resume":
+            assert event.turn_id is not None
+            await self.runner.resume(channel_url, event.turn_id)
+        else:
+            assert event.message_id is not None and event.user_id is not None and event.text is not None
+            await self.runner.handle_message(
+                InboundMessage(
+                    message_id=event.message_id,
+                    channel_url=channel_url,
+                    user_id=event.user_id,
+                    text=event.text,
+                )
+            )
+
+    async def _keep_claim(
+        self, channel_url: str, owner: str, lost: asyncio.Event, touch: Callable[[], Awaitable[None]] | None
+    ) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s / 3)
+            try:
+                if not await self.inbox.claim(channel_url, owner):
+                    log.warning("lost the claim on %s; another worker took over", channel_url)
+                    lost.set()
+                    return
+                if touch is not None:
+                    await touch()
+            except Exception:
+                log.exception("heartbeat for %s failed", channel_url)

@@ -1,0 +1,145 @@
+"""Each conversation's events, processed one at a time and in arrival order.
+
+An event is pushed to the conversation's inbox; whoever pushes into an inbox with no owner makes
+a new owner id, and the caller enqueues one drain job with it. The owner drains until the inbox
+is empty, keeping its claim alive; a claim whose worker died expires and the retried (or next)
+job takes over. So one run at a time per conversation, in order, many conversations in parallel.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Literal, cast
+
+from pydantic import BaseModel, Field
+from redis.asyncio import Redis
+
+from . import keys
+
+
+class InboxEvent(BaseModel):
+    kind: Literal["message", "resume"]
+    eid: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    message_id: str | None = None
+    user_id: str | None = None
+    text: str | None = None
+    turn_id: str | None = None
+
+
+# KEYS: seen mark (or the inbox when unused), inbox, owner
+# ARGV: event, candidate owner, owner ttl ms, seen ttl s, use seen (0/1), inbox max, inbox ttl s
+_PUSH = """
+if ARGV[5] == '1' and not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[4]) then
+  return {'duplicate', ''}
+end
+if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[6]) then
+  if ARGV[5] == '1' then redis.call('DEL', KEYS[1]) end
+  return {'full', ''}
+end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[7])
+if redis.call('SET', KEYS[3], ARGV[2], 'NX', 'PX', ARGV[3]) then return {'queued', ARGV[2]} end
+return {'queued', ''}
+"""
+
+# Undo a push whose job could not be enqueued. KEYS: seen mark (or inbox), inbox, owner
+_UNDO = """
+redis.call('LREM', KEYS[2], -1, ARGV[1])
+if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+return 1
+"""
+
+_CLAIM = """
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] or not cur then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+
+_RELEASE_IF_EMPTY = """
+if redis.call('LLEN', KEYS[2]) > 0 then return 0 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"""
+
+_POP_IF_HEAD = """
+if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+  redis.call('LPOP', KEYS[1])
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+PushStatus = Literal["queued", "duplicate", "full"]
+
+
+class Inbox:
+    def __init__(self, redis: Redis, *, owner_ttl_s: float) -> None:
+        self.redis = redis
+        self.owner_ttl_ms = int(owner_ttl_s * 1000)
+        self._push = redis.register_script(_PUSH)
+        self._undo = redis.register_script(_UNDO)
+        self._claim = redis.register_script(_CLAIM)
+        self._release = redis.register_script(_RELEASE_IF_EMPTY)
+        self._pop = redis.register_script(_POP_IF_HEAD)
+
+    def _keys(self, channel_url: str, dedup_id: str | None) -> list[str]:
+        tag = keys.conversation_tag(channel_url)
+        first = keys.seen(tag, dedup_id) if dedup_id else keys.inbox(tag)
+        return [first, keys.inbox(tag), keys.owner(tag)]
+
+    async def push(
+        self, channel_url: str, event: InboxEvent, *, dedup_id: str | None = None
+    ) -> tuple[PushStatus, str | None]:
+        """Append an event; returns the status and, if this push made a new owner, its id."""
+        candidate = f"drain:{uuid.uuid4().hex}"
+        status, owner = await self._push(
+            keys=self._keys(channel_url, dedup_id),
+            args=[
+                event.model_dump_json(exclude_none=True),
+                candidate,
+                self.owner_ttl_ms,
+                keys.SEEN_TTL_S,
+                1 if dedup_id else 0,
+                keys.INBOX_MAX,
+                keys.INBOX_TTL_S,
+            ],
+        )
+        return cast(PushStatus, status.decode()), owner.decode() or None
+
+    async def undo_push(
+        self, channel_url: str, event: InboxEvent, owner: str | None, *, dedup_id: str | None
+    ) -> None:
+        await self._undo(
+            keys=self._keys(channel_url, dedup_id),
+            args=[event.model_dump_json(exclude_none=True), owner or "", 1 if dedup_id else 0],
+        )
+
+    async def claim(self, channel_url: str, owner: str) -> bool:
+        """Take (or keep) the right to drain this conversation."""
+        tag = keys.conversation_tag(channel_url)
+        return bool(await self._claim(keys=[keys.owner(tag)], args=[owner, self.owner_ttl_ms]))
+
+    async def head(self, channel_url: str) -> bytes | None:
+        return cast(bytes | None, await self.redis.lindex(keys.inbox(keys.conversation_tag(channel_url)), 0))
+
+    async def attempt(self, channel_url: str, eid: str) -> int:
+        """Count a start on an event; how many starts it has had."""
+        key = keys.inbox_attempts(keys.conversation_tag(channel_url))
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hincrby(key, eid, 1)
+            pipe.expire(key, keys.INBOX_TTL_S)
+            count, _ = await pipe.execute()
+        return int(count)
+
+    async def pop(self, channel_url: str, raw: bytes, eid: str) -> None:
+        tag = keys.conversation_tag(channel_url)
+        await self._pop(keys=[keys.inbox(tag), keys.inbox_attempts(tag)], args=[raw, eid])
+
+    async def release_if_empty(self, channel_url: str, owner: str) -> bool:
+        tag = keys.conversation_tag(channel_url)
+        return bool(await self._release(keys=[keys.owner(tag), keys.inbox(tag)], args=[owner]))
