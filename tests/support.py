@@ -17,7 +17,9 @@ API_TOKEN = "sendbird-master-token"
 @asynccontextmanager
 async def serve(app: Any, port: int) -> AsyncIterator[None]:
     """Serve an ASGI app on 127.0.0.1:port inside the test's event loop."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+    )
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     task = asyncio.create_task(server.serve())

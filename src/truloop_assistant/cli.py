@@ -33,7 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sendbird = sub.add_parser("sendbird", help="Sendbird administration")
     sendbird_sub = sendbird.add_subparsers(dest="sendbird_command", required=True)
     setup = sendbird_sub.add_parser("setup", help="create or update the bot user; print the webhook settings")
-    setup.add_argument("--public-url", required=True, help="public base URL, e.g. https://assistant.example.com")
+    setup.add_argument(
+        "--public-url", required=True, help="public base URL, e.g. https://assistant.example.com"
+    )
     setup.add_argument("--nickname", default="Truloop", help="the bot's nickname (default: Truloop)")
     setup.add_argument("--profile-url", default=None, help="the bot's profile image URL")
 

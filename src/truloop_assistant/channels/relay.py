@@ -55,9 +55,8 @@ async def get_or_create_direct_channel(
         )
     channel_url = payload.get("channel_url")
     if not isinstance(channel_url, str) or not channel_url:
-        raise RelayError(
-            f"Sendbird answered HTTP {response.status_code} without a channel_url", status=response.status_code
-        )
+        status = response.status_code
+        raise RelayError(f"Sendbird answered HTTP {status} without a channel_url", status=status)
     return channel_url
 
 

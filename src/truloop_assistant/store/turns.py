@@ -262,16 +262,6 @@ class TurnStore:
             # Only clear the marker if it still names this turn (a later turn may have paused since).
             await self._clear_active(keys=[keys.active_turn(tag)], args=[turn_id])
 
-    # -- webhook de-duplication ------------------------------------------------------------------
-
-    async def mark_seen(self, channel_url: str, message_id: str) -> bool:
-        """True the first time a message id is seen."""
-        key = keys.seen(keys.conversation_tag(channel_url), message_id)
-        return bool(await self.redis.set(key, b"1", nx=True, ex=keys.SEEN_TTL_S))
-
-    async def unmark_seen(self, channel_url: str, message_id: str) -> None:
-        await self.redis.delete(keys.seen(keys.conversation_tag(channel_url), message_id))
-
 
 def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelMessage]:
     """Keep at most ``max_messages``, cutting only where a user prompt starts a turn."""

@@ -1,0 +1,95 @@
+"""Direct channels between the bot and a user: get-or-create on Sendbird (the fake), and locally."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.fakes.sendbird import FakeSendbird
+from tests.support import API_TOKEN
+from truloop_assistant.channels.relay import (
+    RELAY_CUSTOM_TYPE,
+    LocalRelay,
+    RelayError,
+    SendbirdRelay,
+    get_or_create_direct_channel,
+    local_direct_channel_url,
+)
+from truloop_assistant.embedded_redis import free_port
+
+BOT = "truloop-assistant"
+
+
+def relay(fake: FakeSendbird, *, token: str = API_TOKEN) -> SendbirdRelay:
+    return SendbirdRelay(api_url=fake.url, api_token=token, bot_user_id=BOT)  # type: ignore[attr-defined]
+
+
+async def test_same_user_gets_the_same_channel(sendbird: FakeSendbird) -> None:
+    r = relay(sendbird)
+    try:
+        first = await r.direct_channel("jeff")
+        again = await r.direct_channel("jeff")
+        other = await r.direct_channel("mina")
+    finally:
+        await r.aclose()
+
+    assert first == again
+    assert other != first
+    assert sendbird.channels_created == 2
+    channel = sendbird.channels[first]
+    assert channel["is_distinct"] is True
+    assert channel["custom_type"] == RELAY_CUSTOM_TYPE
+    assert channel["name"] == "Truloop"
+    assert {m["user_id"] for m in channel["members"]} == {BOT, "jeff"}
+
+
+async def test_function_with_own_client(sendbird: FakeSendbird) -> None:
+    async with httpx.AsyncClient(
+        base_url=sendbird.url,  # type: ignore[attr-defined]
+        headers={"Api-Token": API_TOKEN},
+    ) as client:
+        url = await get_or_create_direct_channel(client, bot_user_id=BOT, user_id="jeff")
+        assert await get_or_create_direct_channel(client, bot_user_id=BOT, user_id="jeff") == url
+    assert sendbird.channels_created == 1
+
+
+async def test_wrong_token_is_a_relay_error(sendbird: FakeSendbird) -> None:
+    r = relay(sendbird, token="not-the-token")
+    try:
+        with pytest.raises(RelayError, match="HTTP 401") as info:
+            await r.direct_channel("jeff")
+    finally:
+        await r.aclose()
+    assert info.value.status == 401
+    assert info.value.code == 400401
+    assert "Api-Token" in str(info.value)
+    assert sendbird.channels_created == 0
+
+
+async def test_4xx_carries_sendbirds_message(sendbird: FakeSendbird) -> None:
+    sendbird.channel_failures.append((400, {"error": True, "code": 400201, "message": '"User" not found.'}))
+    r = relay(sendbird)
+    try:
+        with pytest.raises(RelayError, match='"User" not found') as info:
+            await r.direct_channel("ghost")
+    finally:
+        await r.aclose()
+    assert (info.value.status, info.value.code) == (400, 400201)
+
+
+async def test_unreachable_is_a_relay_error() -> None:
+    r = SendbirdRelay(api_url=f"http://127.0.0.1:{free_port()}", api_token=API_TOKEN, bot_user_id=BOT)
+    try:
+        with pytest.raises(RelayError, match="could not reach Sendbird"):
+            await r.direct_channel("jeff")
+    finally:
+        await r.aclose()
+
+
+async def test_local_relay_is_deterministic() -> None:
+    r = LocalRelay(bot_user_id=BOT)
+    assert await r.direct_channel("jeff") == "relay-truloop-assistant-jeff"
+    assert await r.direct_channel("jeff") == local_direct_channel_url(BOT, "jeff")
+    assert await r.direct_channel("mina") != await r.direct_channel("jeff")
+    with pytest.raises(ValueError):
+        await r.direct_channel("")

@@ -1,0 +1,53 @@
+"""A local stand-in for an OpenAI-compatible Chat Completions server (the LLM provider)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+@dataclass
+class FakeLLM:
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    hold: int = 0
+    """How many of the next requests hang (a slow or dying provider)."""
+    statuses: list[int] = field(default_factory=list)
+    """HTTP statuses to answer the next requests with, before answering normally."""
+    request_seen: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
+
+    async def _complete(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        self.requests.append(body)
+        self.request_seen.set()
+        if self.hold > 0:
+            self.hold -= 1
+            await asyncio.sleep(3600)
+        if self.statuses:
+            status = self.statuses.pop(0)
+            return JSONResponse(
+                {"error": {"message": "fake failure", "type": "server_error"}}, status_code=status
+            )
+        user_texts = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        text = f"answer to: {user_texts[-1] if user_texts else ''}"
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+        )
