@@ -69,6 +69,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         proxy_headers=True,
+        log_level=os.environ.get("TRULOOP_LOG_LEVEL", "INFO").lower(),
     )
     return 0
 

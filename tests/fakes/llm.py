@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ class FakeLLM:
     """How many of the next requests hang (a slow or dying provider)."""
     statuses: list[int] = field(default_factory=list)
     """HTTP statuses to answer the next requests with, before answering normally."""
+    delay_s: float = 0.0
+    """Mean think time of an answer (a real model takes a while)."""
     request_seen: asyncio.Event = field(default_factory=asyncio.Event)
 
     def app(self) -> Starlette:
@@ -32,6 +35,9 @@ class FakeLLM:
         if self.hold > 0:
             self.hold -= 1
             await asyncio.sleep(3600)
+        if self.delay_s:
+            # Real models vary: somewhere between half and one and a half times the mean.
+            await asyncio.sleep(self.delay_s * random.uniform(0.5, 1.5))
         if self.statuses:
             status = self.statuses.pop(0)
             return JSONResponse(
