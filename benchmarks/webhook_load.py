@@ -101,6 +101,7 @@ async def main(conversations: int, turns: int, think_ms: int, concurrency: int) 
                         *(conversation(http, fake, i, turns, acks) for i in range(conversations))
                     )
                     wall = time.perf_counter() - start
+                    await asyncio.sleep(1.0)  # anything still running now would be a second run of a turn
         finally:
             for proc in procs:
                 proc.terminate()
@@ -115,6 +116,12 @@ async def main(conversations: int, turns: int, think_ms: int, concurrency: int) 
     print(f"webhook ack, all             {_stats(all_ms)}")
     print(f"webhook ack, after 1st turn  {_stats(warm_ms)}")
     rate = total / wall
+    expected = {f"load-{i}": [f"answer to: message {t}" for t in range(turns)] for i in range(conversations)}
+    got: dict[str, list[str]] = {}
+    for m in fake.messages:
+        got.setdefault(m.channel_url, []).append(m.text)
+    print(f"answers exactly as expected  {got == expected} ({len(fake.messages)} messages shown)")
+    print(f"model runs                   {len(llm.requests)} for {total} turns")
     print(
         f"turns answered               {len(fake.messages)} of {total} in {wall:.2f} s = {rate:.1f} turns/s"
     )

@@ -24,7 +24,6 @@ def worker_process(env: dict[str, str]) -> subprocess.Popen[bytes]:
         [sys.executable, "-m", "truloop_assistant.cli", "worker", "--concurrency", "4"],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
     )
 
 

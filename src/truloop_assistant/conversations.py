@@ -31,7 +31,13 @@ class ConversationDrainer:
         lost = asyncio.Event()
         keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, touch))
         try:
-            while not lost.is_set():
+            while True:
+                # The keeper only refreshes; re-taking a lapsed claim happens here, between events.
+                if lost.is_set():
+                    if not await self.inbox.claim(channel_url, owner):
+                        log.warning("lost the claim on %s; another worker took over", channel_url)
+                        return
+                    lost.clear()
                 raw = await self.inbox.head(channel_url)
                 if raw is None:
                     if await self.inbox.release_if_empty(channel_url, owner):
@@ -74,10 +80,8 @@ class ConversationDrainer:
         while True:
             await asyncio.sleep(self.heartbeat_s / 3)
             try:
-                if not await self.inbox.claim(channel_url, owner):
-                    log.warning("lost the claim on %s; another worker took over", channel_url)
+                if not await self.inbox.refresh(channel_url, owner):
                     lost.set()
-                    return
                 if touch is not None:
                     await touch()
             except Exception:

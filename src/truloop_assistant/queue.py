@@ -2,17 +2,87 @@
 
 from __future__ import annotations
 
-from saq import Queue
+import logging
+
+from redis.asyncio import Redis
+from saq import Status
+from saq.queue.redis import RedisQueue
+
+log = logging.getLogger(__name__)
 
 
-def make_queue(redis_url: str, name: str) -> Queue:
-    return Queue.from_url(redis_url, name=name)
+# saq's own: under a short lock, every job id in the active list with its stored job.
+_ACTIVE_JOBS = """
+local id_jobs = {}
+if redis.call('EXISTS', KEYS[1]) == 0 then
+    redis.call('SETEX', KEYS[1], ARGV[1], 1)
+    for i, v in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+        id_jobs[i] = {v, redis.call('GET', v)}
+    end
+end
+return id_jobs
+"""
+
+
+class TruloopQueue(RedisQueue):
+    """saq's Redis queue with a sweep that never takes a job from a live worker.
+
+    saq's own sweep treats every job in the active list whose status is not ACTIVE as abandoned.
+    A worker that has just moved a job there (BLMOVE) has not marked it ACTIVE yet, so a sweep in
+    that instant aborts a job that is about to run and queues it again: the turn runs twice, or is
+    aborted mid-run. Here a job is swept only when its heartbeat stopped, or when it is still
+    not ACTIVE at the next sweep, seconds later (its worker died between the two steps).
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._not_active: set[bytes] = set()
+
+    async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:
+        if not self._cleanup_script:
+            self._cleanup_script = self.redis.register_script(_ACTIVE_JOBS)
+        id_jobs = await self._cleanup_script(keys=[self._sweep, self._active], args=[lock], client=self.redis)
+        not_active: set[bytes] = set()
+        swept: list[str] = []
+        for job_id, job_bytes in id_jobs:
+            job = self.deserialize(job_bytes)
+            if job is None:
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.lrem(self._active, 0, job_id)
+                    pipe.zrem(self._incomplete, job_id)
+                    await pipe.execute()
+                swept.append(job_id.decode())
+                continue
+            waiting = job.status != Status.ACTIVE and not job.stuck
+            if waiting and job_id not in self._not_active:
+                not_active.add(job_id)  # look again next time
+                continue
+            if not (job.stuck or waiting):
+                continue
+            log.info("sweeping job %s (%s)", job.key, "no heartbeat" if job.stuck else "never started")
+            swept.append(job_id.decode())
+            await self.abort(job, error=self.swept_error_message)
+            try:
+                await job.refresh(abort)
+            except TimeoutError:
+                log.info("could not abort job %s", job.key)
+            if job.retryable:
+                await self.retry(job, error=self.swept_error_message)
+            else:
+                await self.finish(job, Status.ABORTED, error=self.swept_error_message)
+        if id_jobs:  # only a sweep that held the lock saw the whole active list
+            self._not_active = not_active
+        return swept
+
+
+def make_queue(redis_url: str, name: str) -> TruloopQueue:
+    return TruloopQueue(Redis.from_url(redis_url), name=name)
 
 
 class TurnQueue:
     """Hands conversations to workers: one drain job per owner of a conversation's inbox."""
 
-    def __init__(self, queue: Queue, *, heartbeat_s: int) -> None:
+    def __init__(self, queue: RedisQueue, *, heartbeat_s: int) -> None:
         self.queue = queue
         self.heartbeat_s = heartbeat_s
 

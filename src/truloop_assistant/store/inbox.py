@@ -59,6 +59,11 @@ end
 return 0
 """
 
+_REFRESH = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
 _RELEASE_IF_EMPTY = """
 if redis.call('LLEN', KEYS[2]) > 0 then return 0 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
@@ -84,6 +89,7 @@ class Inbox:
         self._push = redis.register_script(_PUSH)
         self._undo = redis.register_script(_UNDO)
         self._claim = redis.register_script(_CLAIM)
+        self._refresh = redis.register_script(_REFRESH)
         self._release = redis.register_script(_RELEASE_IF_EMPTY)
         self._pop = redis.register_script(_POP_IF_HEAD)
 
@@ -123,6 +129,11 @@ class Inbox:
         """Take (or keep) the right to drain this conversation."""
         tag = keys.conversation_tag(channel_url)
         return bool(await self._claim(keys=[keys.owner(tag)], args=[owner, self.owner_ttl_ms]))
+
+    async def refresh(self, channel_url: str, owner: str) -> bool:
+        """Keep a claim alive; False if it is no longer ours (it expired, maybe someone took it)."""
+        tag = keys.conversation_tag(channel_url)
+        return bool(await self._refresh(keys=[keys.owner(tag)], args=[owner, self.owner_ttl_ms]))
 
     async def head(self, channel_url: str) -> bytes | None:
         return cast(bytes | None, await self.redis.lindex(keys.inbox(keys.conversation_tag(channel_url)), 0))
