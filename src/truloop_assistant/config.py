@@ -34,6 +34,16 @@ class Settings(BaseSettings):
     rate_limit_user: str = "20/minute"
     rate_limit_admin: str = "100/minute"
 
+    users_file: str | None = None
+    users_api_url: str | None = None
+    users_api_token: str | None = None
+    kb_dir: str | None = None
+    supermemory_api_key: str | None = None
+    supermemory_api_url: str = "https://api.supermemory.ai"
+    google_places_api_key: str | None = None
+    google_places_api_url: str = "https://places.googleapis.com"
+    tool_timeout_s: float = Field(default=10.0, gt=0)
+
     timezone: str = "Asia/Seoul"
     history_max_messages: int = Field(default=40, ge=2)
     max_model_requests: int = Field(default=8, ge=1)

@@ -1,0 +1,30 @@
+"""Ports to the systems the tools use, each with a default that runs with no accounts or keys.
+
+Every domain module defines a ``Protocol`` (the port), a default implementation and, where a real
+outside service exists, a production adapter. ``Backends`` is what the tools see through
+``ctx.deps.backends``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .events import EventStore
+    from .knowledge import KnowledgeBase
+    from .memory import MemoryStore
+    from .places import PlacesSearch
+    from .relay import Relay
+    from .users import UserDirectory
+
+
+@dataclass
+class Backends:
+    users: UserDirectory
+    events: EventStore
+    knowledge: KnowledgeBase
+    memory: MemoryStore
+    places: PlacesSearch | None
+    """None when no places provider is configured: the tool says so."""
+    relay: Relay
