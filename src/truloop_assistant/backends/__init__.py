@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..channels.relay import Relay
     from .events import EventStore
     from .knowledge import KnowledgeBase
     from .memory import MemoryStore
     from .places import PlacesSearch
-    from .relay import Relay
     from .users import UserDirectory
 
 
