@@ -11,6 +11,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from .commands import kb as kb_command
+from .commands import users as users_command
 from .config import ConfigError, Settings, load_settings
 
 
@@ -39,6 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup.add_argument("--nickname", default="Truloop", help="the bot's nickname (default: Truloop)")
     setup.add_argument("--profile-url", default=None, help="the bot's profile image URL")
 
+    users_command.add_parser(sub)
+    kb_command.add_parser(sub)
+
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=os.environ.get("TRULOOP_LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s: %(message)s"
@@ -52,10 +57,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .admin import run_setup
 
             return run_setup(public_url=args.public_url, nickname=args.nickname, profile_url=args.profile_url)
+        if args.command == "users":
+            return users_command.run(args, _offline_settings())
+        if args.command == "kb":
+            return kb_command.run(args)
         return _dev(args)
     except ConfigError as exc:
         print(f"truloop-assistant: {exc}", file=sys.stderr)
         return 2
+
+
+def _offline_settings() -> Settings:
+    """Settings for commands that only touch Redis: no channel or token checks apply to them."""
+    return load_settings(channel="local", jwt_secret=secrets.token_urlsafe(32))
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -90,6 +104,7 @@ def _dev(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
+    from .backends.users import SAMPLE_USERS_FILE
     from .embedded_redis import RedisServer
 
     redis_server = None
@@ -103,10 +118,13 @@ def _dev(args: argparse.Namespace) -> int:
         redis_url=redis_url,
         jwt_secret=os.environ.get("TRULOOP_JWT_SECRET") or secrets.token_urlsafe(32),
     )
+    users_file = settings.users_file or str(SAMPLE_USERS_FILE)
+    imported = asyncio.run(_import_users(settings.redis_url, users_file))
     base = f"http://{args.host}:{args.port}"
     print(
         f"""
 truloop-assistant dev server — model: {settings.model}, channel: local
+  user directory:        {imported} users from {users_file} (try user_id jeff or mina)
   chat in the browser:   {base}/dev
   or with curl:
     curl -s -X POST {base}/dev/api/channels/demo/messages -H 'content-type: application/json' \\
@@ -124,6 +142,19 @@ truloop-assistant dev server — model: {settings.model}, channel: local
         if redis_server is not None:
             redis_server.stop()
     return 0
+
+
+async def _import_users(redis_url: str, path: str) -> int:
+    """Load the dev server's user directory (the bundled sample unless TRULOOP_USERS_FILE is set)."""
+    from redis.asyncio import Redis
+
+    from .backends.users import RedisUserDirectory, load_users_file
+
+    redis = Redis.from_url(redis_url)
+    try:
+        return await RedisUserDirectory(redis).import_users(load_users_file(path))
+    finally:
+        await redis.aclose()
 
 
 def _reachable(redis_url: str) -> bool:

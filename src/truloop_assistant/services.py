@@ -8,12 +8,26 @@ from zoneinfo import ZoneInfo
 from pydantic_ai.models import Model
 from redis.asyncio import Redis
 
-from .agent.agents import MemberAgent, build_member_agent
+from .agent.agents import (
+    Agents,
+    MemberAgent,
+    build_guest_agent,
+    build_member_agent,
+    build_notification_agent,
+)
 from .agent.models import resolve_model
 from .agent.runner import TurnRunner
 from .auth import TokenVerifier
+from .backends import Backends
+from .backends.events import RedisEventStore
+from .backends.knowledge import load_knowledge_base
+from .backends.memory import memory_from_settings
+from .backends.notify import Notifier
+from .backends.places import places_from_settings
+from .backends.users import HttpUserDirectory, RedisUserDirectory, UserDirectory
 from .channels.base import Channel
 from .channels.local import LocalChannel
+from .channels.relay import LocalRelay, Relay, SendbirdRelay
 from .channels.sendbird import SendbirdChannel
 from .config import Settings
 from .conversations import ConversationDrainer
@@ -68,13 +82,55 @@ class Services:
 
     def runner(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> TurnRunner:
         """The turn runner; ``model``/``agent`` replace the configured ones (tests, embedding)."""
-        zone = ZoneInfo(self.settings.timezone)
+        settings = self.settings
+        zone = ZoneInfo(settings.timezone)
+        chosen: Model | str = (
+            model
+            or (agent.model if agent is not None else None)
+            or resolve_model(settings.model, timezone=zone)
+        )
+        timeout = settings.tool_timeout_s
+        agents = Agents(
+            member=agent or build_member_agent(chosen, tool_timeout_s=timeout),
+            guest=build_guest_agent(chosen, tool_timeout_s=timeout),
+        )
         return TurnRunner(
-            agent=agent or build_member_agent(model or resolve_model(self.settings.model, timezone=zone)),
+            agents=agents,
             store=self.store,
             channel=self.channel,
             timezone=zone,
-            max_model_requests=self.settings.max_model_requests,
+            backends=self.backends(build_notification_agent(chosen, tool_timeout_s=timeout)),
+            max_model_requests=settings.max_model_requests,
+        )
+
+    def backends(self, notification_agent: MemberAgent) -> Backends:
+        """The tools' backends: defaults that need nothing but Redis, adapters where configured."""
+        settings = self.settings
+        users: UserDirectory
+        if settings.users_api_url:
+            users = HttpUserDirectory(
+                settings.users_api_url, settings.users_api_token or "", timeout=settings.tool_timeout_s
+            )
+        else:
+            users = RedisUserDirectory(self.redis)
+        relay: Relay
+        if settings.channel == "sendbird":
+            assert settings.sendbird_api_token is not None
+            relay = SendbirdRelay(
+                api_url=settings.sendbird_base_url,
+                api_token=settings.sendbird_api_token,
+                bot_user_id=settings.sendbird_bot_user_id,
+            )
+        else:
+            relay = LocalRelay(bot_user_id=settings.sendbird_bot_user_id)
+        return Backends(
+            users=users,
+            events=RedisEventStore(self.redis),
+            knowledge=load_knowledge_base(settings.kb_dir),
+            memory=memory_from_settings(settings, self.redis),
+            places=places_from_settings(settings),
+            relay=relay,
+            notifier=Notifier(agent=notification_agent, relay=relay, channel=self.channel),
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:

@@ -25,14 +25,17 @@ from pydantic_ai import (
 )
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
+from ..backends import Backends
 from ..channels.base import Channel
-from ..deferred.approvals import CONFIRM_METHOD, describe_approval
+from ..deferred.approvals import CONFIRM_METHOD, ApprovalContext, describe_approval
 from ..deferred.handlers import HANDLERS, error_to_failure
+from ..metrics import UNPAIRED_TOOL_CALLS
 from ..protocol.jsonrpc import JsonRpcError, JsonRpcRequest
 from ..protocol.methods import ConfirmResult
 from ..store.turns import CallRef, PausedTurn, TurnStore
-from .agents import MemberAgent
+from .agents import Agents
 from .deps import AgentDeps, _utcnow
+from .verify import unpaired_tool_calls
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,7 @@ class _Turn:
     channel_url: str
     user_id: str
     prompt: str
+    agent: str = "member"
 
 
 def new_call_id() -> str:
@@ -89,14 +93,16 @@ class TurnRunner:
     def __init__(
         self,
         *,
-        agent: MemberAgent,
+        agents: Agents,
         store: TurnStore,
         channel: Channel,
         timezone: ZoneInfo,
+        backends: Backends | None = None,
         max_model_requests: int = 8,
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
-        self.agent = agent
+        self.agents = agents
+        self.backends = backends
         self.store = store
         self.channel = channel
         self.timezone = timezone
@@ -111,7 +117,8 @@ class TurnRunner:
             if snapshot.state == "paused":
                 await self._send_requests(snapshot.turn)
             return
-        turn = _Turn(message.turn_id, 0, message.channel_url, message.user_id, message.text)
+        role = await self._role(message.user_id)
+        turn = _Turn(message.turn_id, 0, message.channel_url, message.user_id, message.text, role)
         active = await self.store.active_turn(message.channel_url)
         if active is not None and await self._supersede(turn, active):
             return
@@ -144,7 +151,7 @@ class TurnRunner:
             return
         paused = snapshot.turn
         results = _results(paused, snapshot.answers, missing=None)
-        turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt)
+        turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent)
         await self._run(turn, ModelMessagesTypeAdapter.validate_json(paused.messages), results=results)
 
     async def _run(
@@ -156,10 +163,15 @@ class TurnRunner:
         results: DeferredToolResults | None = None,
     ) -> None:
         deps = AgentDeps(
-            user_id=turn.user_id, channel_url=turn.channel_url, timezone=self.timezone, clock=self.clock
+            user_id=turn.user_id,
+            channel_url=turn.channel_url,
+            timezone=self.timezone,
+            clock=self.clock,
+            backends=self.backends,
         )
+        agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         try:
-            result = await self.agent.run(
+            result = await agent.run(
                 prompt,
                 message_history=history,
                 deferred_tool_results=results,
@@ -176,6 +188,15 @@ class TurnRunner:
             return
 
         output = result.output
+        pending = output if isinstance(output, DeferredToolRequests) else None
+        if unpaired := unpaired_tool_calls(result.all_messages(), pending):
+            UNPAIRED_TOOL_CALLS.inc(len(unpaired))
+            log.warning(
+                "turn %s in %s: tool calls without a result: %s",
+                turn.turn_id,
+                turn.channel_url,
+                [(c.tool_name, c.tool_call_id) for c in unpaired],
+            )
         if isinstance(output, DeferredToolRequests):
             await self._pause(turn, result.all_messages_json().decode(), output)
             return
@@ -211,6 +232,7 @@ class TurnRunner:
             user_id=turn.user_id,
             created_at=time.time(),
             prompt=turn.prompt,
+            agent=turn.agent,
             messages=messages,
             requests=_REQUESTS.dump_json(requests).decode(),
             calls=refs,
@@ -221,10 +243,16 @@ class TurnRunner:
     async def _send_requests(self, paused: PausedTurn) -> None:
         requests = _REQUESTS.validate_json(paused.requests)
         parts = {p.tool_call_id: p for p in [*requests.calls, *requests.approvals]}
+        context = ApprovalContext(
+            language=language_of(paused.prompt),
+            timezone=self.timezone,
+            backends=self.backends,
+            user_id=paused.user_id,
+        )
         for ref in paused.calls:
             part = parts[ref.tool_call_id]
             if ref.bucket == "approval":
-                params = describe_approval(part)
+                params = await describe_approval(part, context)
                 notification = params["title"]
             else:
                 params = HANDLERS[ref.tool_name].create_params(part)
@@ -236,6 +264,16 @@ class TurnRunner:
                 notification=notification,
                 dedup_id=f"{paused.turn_id}:{paused.step}:{ref.call_id}",
             )
+
+    async def _role(self, user_id: str) -> str:
+        """'member' for people in the directory, 'guest' for everyone else (invited guests).
+
+        With no directory at all (nothing imported, no users API) everyone is a member.
+        """
+        users = self.backends.users if self.backends else None
+        if users is None or await users.is_member(user_id) or not await users.has_users():
+            return "member"
+        return "guest"
 
     async def _give_up(self, turn: _Turn, texts: dict[str, str]) -> None:
         """End the turn with a short apology instead of silence, keeping the history valid."""

@@ -89,3 +89,53 @@ def call_index(call_id: str) -> str:
 
 def local_message_seq() -> str:
     return f"{PREFIX}:local:seq"
+
+
+# -- memory
+MEMORY_TTL_S = 365 * 24 * 3600
+"""A user's memories are forgotten a year after the last one was saved."""
+MEMORY_MAX = 500
+"""At most this many memories per user; saving another drops the oldest."""
+
+
+def _memory_tag(user_id: str) -> str:
+    return "{m:" + hashlib.sha256(user_id.encode()).hexdigest()[:20] + "}"
+
+
+def memories(user_id: str) -> str:
+    """Hash: memory id -> JSON memory, one per user."""
+    return f"{PREFIX}:{_memory_tag(user_id)}:memories"
+
+
+def memory_order(user_id: str) -> str:
+    """Sorted set: memory id scored by creation time (microseconds), to list and trim by age."""
+    return f"{PREFIX}:{_memory_tag(user_id)}:memories:order"
+
+
+# -- tool backends
+USERS_MAX = 100_000
+"""The user directory holds at most this many profiles; an import beyond it is refused."""
+EVENT_RETENTION_S = 400 * 24 * 3600
+"""An event (and its place in the indexes) is kept this long after it ends."""
+EVENT_MIN_TTL_S = 24 * 3600
+"""An event that ended long ago is still kept this long after it was written."""
+
+
+def user_profiles() -> str:
+    """Hash: user id -> JSON profile (the default user directory); bounded by ``USERS_MAX``."""
+    return f"{PREFIX}:users:profiles"
+
+
+def event(event_id: str) -> str:
+    """JSON event; expires ``EVENT_RETENTION_S`` after the event ends."""
+    return f"{PREFIX}:events:event:{event_id}"
+
+
+def owner_events(owner_id: str) -> str:
+    """Sorted set: event ids of an owner scored by start time; expires with its last event."""
+    return f"{PREFIX}:events:owner:{owner_id}"
+
+
+def invited_events(user_id: str) -> str:
+    """Set: event ids a user is invited to; expires with its last event."""
+    return f"{PREFIX}:events:invited:{user_id}"

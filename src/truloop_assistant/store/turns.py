@@ -37,6 +37,8 @@ class PausedTurn(BaseModel):
     created_at: float
     prompt: str
     """The user message that started the turn."""
+    agent: str = "member"
+    """Which agent runs the turn: 'member' or 'guest'."""
     messages: str
     """The run's history as pydantic-ai JSON."""
     requests: str

@@ -1,14 +1,55 @@
-"""The assistant's toolsets, grouped the way the agents use them."""
+"""The assistant's toolsets, grouped the way the agents use them (seed 003)."""
+
+from pydantic_ai import CombinedToolset
 
 from .client_tools import event_client_toolset, interaction_toolset, permission_toolset
 from .datetime_tools import datetime_toolset
+from .event_tools import event_server_toolset
+from .guest_tools import guest_toolset
+from .knowledge_tools import knowledge_toolset
+from .memory_tools import memory_toolset
+from .places_tools import places_toolset
+from .relay_tools import relay_toolset
+from .user_tools import user_toolset
 
-all_toolsets = [datetime_toolset, event_client_toolset, interaction_toolset, permission_toolset]
+event_toolset = CombinedToolset([event_server_toolset, event_client_toolset])
+"""The hybrid event toolset: events in the app's store (server) + the phone calendar (deferred)."""
+
+all_toolsets = [
+    datetime_toolset,
+    user_toolset,
+    knowledge_toolset,
+    memory_toolset,
+    places_toolset,
+    relay_toolset,
+    event_toolset,
+    interaction_toolset,
+    permission_toolset,
+]
+"""Everything a member (a person in the user directory) can use."""
+
+guest_toolsets = [datetime_toolset, guest_toolset]
+"""Invited guests: their invitations and availability only (plus the date tools to reason about dates)."""
+
+notification_safe_toolsets = [
+    datetime_toolset,
+    knowledge_toolset,
+    interaction_toolset,
+    permission_toolset,
+    places_toolset,
+    memory_toolset,
+]
+"""What the notification agent may use while writing a relayed message. Excluded: events (no
+recursive event creation), users (no unintended lookups), relay (no unintended sends)."""
 
 __all__ = [
     "all_toolsets",
     "datetime_toolset",
     "event_client_toolset",
+    "event_toolset",
+    "guest_toolset",
+    "guest_toolsets",
     "interaction_toolset",
+    "notification_safe_toolsets",
     "permission_toolset",
 ]

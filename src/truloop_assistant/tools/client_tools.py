@@ -6,6 +6,8 @@ JSON-RPC request. ``notification_message`` is what the device shows the user mea
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 
@@ -13,9 +15,10 @@ from ..agent.deps import AgentDeps
 from ..protocol.methods import CalendarEventsResult, ConfirmResult, PermissionStatusResult
 from .validation import date_range
 
-_NOTIFICATION = Field(
-    description="Short text shown to the user while their phone works on this, in the user's language"
-)
+Notification = Annotated[
+    str,
+    Field(description="Short text shown to the user while their phone works on this, in the user's language"),
+]
 
 event_client_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 interaction_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
@@ -25,9 +28,13 @@ permission_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 @event_client_toolset.tool
 async def get_calendar_events(
     ctx: RunContext[AgentDeps],
-    notification_message: str = _NOTIFICATION,
-    start_date: str = Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00"),
-    end_date: str = Field(description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00"),
+    notification_message: Notification,
+    start_date: Annotated[
+        str, Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00")
+    ],
+    end_date: Annotated[
+        str, Field(description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00")
+    ],
 ) -> CalendarEventsResult:
     """Read the events in the user's phone calendar between two date-times."""
     date_range(start_date, end_date)
@@ -37,9 +44,9 @@ async def get_calendar_events(
 @interaction_toolset.tool
 async def confirm_interaction(
     ctx: RunContext[AgentDeps],
-    notification_message: str = _NOTIFICATION,
-    title: str = Field(description="Dialog title: what is being asked, in a few words"),
-    message: str = Field(description="Dialog body: exactly what will happen if the user confirms"),
+    notification_message: Notification,
+    title: Annotated[str, Field(description="Dialog title: what is being asked, in a few words")],
+    message: Annotated[str, Field(description="Dialog body: exactly what will happen if the user confirms")],
     confirm_label: str | None = Field(default=None, description="Label of the confirm button"),
     cancel_label: str | None = Field(default=None, description="Label of the cancel button"),
     permission: str | None = Field(
@@ -53,8 +60,8 @@ async def confirm_interaction(
 @permission_toolset.tool
 async def get_permission_status(
     ctx: RunContext[AgentDeps],
-    notification_message: str = _NOTIFICATION,
-    permission: str = Field(description="OS permission to check, e.g. 'calendar.read'"),
+    notification_message: Notification,
+    permission: Annotated[str, Field(description="OS permission to check, e.g. 'calendar.read'")],
 ) -> PermissionStatusResult:
     """Check whether an OS permission is granted on the user's phone, without asking for it."""
     raise CallDeferred()

@@ -1,0 +1,69 @@
+"""The envelope around every server tool (seed 000's dispatcher): a tool never crashes a run.
+
+- an exception from a tool becomes a failed tool result naming the error type (details in the log);
+- a tool that runs past its time limit becomes a failed "timed out" result;
+- ``ModelRetry`` (a fixable argument problem), ``ToolFailed``, ``CallDeferred`` and
+  ``ApprovalRequired`` pass through untouched; unknown tools and argument validation errors are
+  already reported to the model as retry prompts by pydantic-ai.
+Every call is logged with its outcome and duration, so each call can be paired with its result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, ToolFailed, WrapperToolset
+from pydantic_ai.toolsets import ToolsetTool
+
+from ..metrics import TOOL_CALLS, TOOL_SECONDS
+
+log = logging.getLogger("truloop_assistant.tools")
+
+_PASS_THROUGH = (ModelRetry, ToolFailed, CallDeferred, ApprovalRequired)
+
+
+@dataclass
+class EnvelopeToolset(WrapperToolset[Any]):
+    timeout_s: float = 10.0
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        call_id = ctx.tool_call_id
+        user = getattr(ctx.deps, "user_id", None)
+        log.info("tool call %s id=%s user=%s args=%s", name, call_id, user, sorted(tool_args))
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                return await super().call_tool(name, tool_args, ctx, tool)
+        except CallDeferred:
+            outcome = "deferred"
+            raise
+        except ApprovalRequired:
+            outcome = "needs_approval"
+            raise
+        except ModelRetry:
+            outcome = "retry"
+            raise
+        except ToolFailed:
+            outcome = "failed"
+            raise
+        except TimeoutError:
+            outcome = "timeout"
+            raise ToolFailed(
+                f"{name} timed out after {self.timeout_s:g} s; the service did not answer in time"
+            ) from None
+        except Exception as exc:
+            outcome = "error"
+            log.exception("tool %s id=%s raised", name, call_id)
+            raise ToolFailed(f"{name} failed ({type(exc).__name__}); the error was logged") from None
+        finally:
+            elapsed = time.perf_counter() - started
+            TOOL_CALLS.labels(name, outcome).inc()
+            TOOL_SECONDS.labels(name).observe(elapsed)
+            log.info("tool result %s id=%s outcome=%s ms=%.1f", name, call_id, outcome, elapsed * 1000)

@@ -1,0 +1,119 @@
+"""Tools for invited guests: see the events they are invited to and say which dates suit them.
+
+The guest is the current user (``ctx.deps.user_id``); they see only events they are invited to,
+and never other guests' availability or anyone's contacts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+from pydantic_ai import FunctionToolset, RunContext, ToolFailed
+
+from ..agent.deps import AgentDeps
+from ..backends.events import Event, EventNotFoundError
+from ..backends.users import UserDirectoryError
+from .validation import available_dates as checked_dates
+
+guest_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+
+MAX_AVAILABLE_DATES = 31
+
+EventId = Annotated[str, Field(description="The event's id, e.g. evt_1a2b3c4d5e6f")]
+
+
+class GuestEventView(BaseModel):
+    event_id: str
+    title: str
+    start_time: str = Field(description="ISO 8601 with UTC offset")
+    end_time: str = Field(description="ISO 8601 with UTC offset")
+    location: str | None
+    description: str | None
+    organizer_name: str | None = Field(description="The organizer's name, if the directory knows them")
+    availability_deadline: str | None = Field(description="Give your availability by then (ISO 8601)")
+    your_available_dates: list[str] = Field(description="The dates you said you are available (YYYY-MM-DD)")
+
+
+class InvitedEvents(BaseModel):
+    events: list[GuestEventView] = Field(description="Events you are invited to, sorted by start time")
+
+
+class AvailabilitySaved(BaseModel):
+    event_id: str
+    title: str
+    available_dates: list[str] = Field(description="The dates saved, sorted (YYYY-MM-DD)")
+
+
+async def _view(ctx: RunContext[AgentDeps], event: Event) -> GuestEventView:
+    try:
+        organizer = await ctx.deps.require_backends().users.get_profile(event.owner_id)
+    except UserDirectoryError:
+        organizer = None  # the name is a nicety; the event is still worth showing
+    return GuestEventView(
+        event_id=event.event_id,
+        title=event.title,
+        start_time=event.start_time,
+        end_time=event.end_time,
+        location=event.location,
+        description=event.description,
+        organizer_name=organizer.name if organizer else None,
+        availability_deadline=event.availability_deadline,
+        your_available_dates=event.guest_availability.get(ctx.deps.user_id, []),
+    )
+
+
+async def _invited_event(ctx: RunContext[AgentDeps], event_id: str) -> Event:
+    event = await ctx.deps.require_backends().events.get(event_id.strip())
+    if event is None or ctx.deps.user_id not in event.invitee_user_ids:
+        raise ToolFailed(f"you are not invited to an event with id {event_id!r} (or it does not exist)")
+    return event
+
+
+@guest_toolset.tool
+async def list_invited_events(ctx: RunContext[AgentDeps]) -> InvitedEvents:
+    """List the events the current user is invited to."""
+    events = await ctx.deps.require_backends().events.list_invited(ctx.deps.user_id)
+    return InvitedEvents(events=[await _view(ctx, e) for e in events])
+
+
+@guest_toolset.tool
+async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> GuestEventView:
+    """Show an event the current user is invited to: time, place, organizer and their own availability."""
+    return await _view(ctx, await _invited_event(ctx, event_id))
+
+
+@guest_toolset.tool
+async def update_guest_availability(
+    ctx: RunContext[AgentDeps],
+    event_id: EventId,
+    available_dates: Annotated[
+        list[str],
+        Field(
+            description="Every date (YYYY-MM-DD) the user can attend, today or later, at most 31; "
+            "replaces what they said before. An empty list means none of the dates work"
+        ),
+    ],
+) -> AvailabilitySaved:
+    """Save the dates on which the current user, an invited guest, is available for an event."""
+    event = await _invited_event(ctx, event_id)
+    today = ctx.deps.now().date()
+    last = None
+    if event.availability_deadline is not None:
+        last = datetime.fromisoformat(event.availability_deadline).date()
+        if last < today:
+            raise ToolFailed(
+                f"the deadline for giving availability for {event.title!r} was "
+                f"{event.availability_deadline}; it has passed, so the organizer has to be asked directly"
+            )
+    dates = checked_dates(available_dates, today=today, last=last, max_items=MAX_AVAILABLE_DATES)
+    try:
+        saved = await ctx.deps.require_backends().events.set_guest_availability(
+            event.event_id, ctx.deps.user_id, [d.isoformat() for d in dates]
+        )
+    except EventNotFoundError:
+        raise ToolFailed(f"the event {event_id!r} no longer exists") from None
+    return AvailabilitySaved(
+        event_id=saved.event_id, title=saved.title, available_dates=saved.guest_availability[ctx.deps.user_id]
+    )

@@ -1,0 +1,57 @@
+"""Knowledge base tools: answers about the company come from its documents, not from the model's guesses."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+from pydantic_ai import FunctionToolset, ModelRetry, RunContext
+
+from ..agent.deps import AgentDeps
+from ..backends.knowledge import KnowledgeHit
+
+knowledge_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+
+NOTHING_FOUND = (
+    "No document in the knowledge base matched this query. Tell the user you could not find it in the "
+    "company documents (you may first retry once with other key words or the other language); "
+    "do not guess or make up a policy."
+)
+
+
+class KnowledgeSearchResult(BaseModel):
+    """What a knowledge base search found."""
+
+    results: list[KnowledgeHit] = Field(description="matching documents, best first")
+    note: str | None = Field(default=None, description="set when nothing matched: what to tell the user")
+
+
+@knowledge_toolset.tool
+async def search_knowledge_base(
+    ctx: RunContext[AgentDeps],
+    # Annotated, not `= Field(...)`: pydantic-ai treats a parameter with any default as optional
+    query: Annotated[
+        str,
+        Field(
+            description="what to look for: the user's question or its key words, in the user's language, "
+            "e.g. '연차 며칠' or 'taxi reimbursement'"
+        ),
+    ],
+    limit: int = Field(default=3, ge=1, le=10, description="how many documents to return (1-10)"),
+) -> KnowledgeSearchResult:
+    """Search the company's internal documents: policies (vacation, expenses), how-tos (meeting rooms,
+    Wi-Fi, IT help), onboarding and other handbook pages.
+
+    Use it whenever the user asks how something works at the company or what the rules are, instead of
+    answering from general knowledge. Each result names its document (title and path) and quotes the
+    best-matching passage: answer from the passages and cite the document title. If nothing matches,
+    say so rather than guess.
+    """
+    text = query.strip()
+    if not text:
+        raise ModelRetry(
+            "query is empty; pass the user's question or its key words, e.g. '회의실 예약 방법' "
+            "or 'expense reimbursement taxi'"
+        )
+    hits = await ctx.deps.require_backends().knowledge.search(text, limit=limit)
+    return KnowledgeSearchResult(results=hits, note=None if hits else NOTHING_FOUND)

@@ -1,0 +1,87 @@
+"""Long-term memory tools: facts and preferences the user asked the assistant to remember."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
+
+from ..agent.deps import AgentDeps
+from ..backends.memory import Memory, MemoryBackendError
+
+memory_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+
+
+class MemorySearchResult(BaseModel):
+    memories: list[Memory] = Field(description="Best match first; empty when nothing was found")
+
+
+class ForgetResult(BaseModel):
+    memory_id: str
+    forgotten: bool = Field(description="True: the memory is deleted for good")
+
+
+def _unavailable(exc: MemoryBackendError) -> ToolFailed:
+    return ToolFailed(f"the memory service is not available right now ({exc})")
+
+
+@memory_toolset.tool
+async def search_memories(
+    ctx: RunContext[AgentDeps],
+    query: str = Field(
+        default="", description="What to look for, in the user's words; empty lists the most recent memories"
+    ),
+    limit: int = Field(default=5, ge=1, le=20, description="How many memories to return at most"),
+) -> MemorySearchResult:
+    """Search the long-term memories the user asked you to remember (facts, preferences, names, dates).
+
+    Use it before answering questions about the user's own life or preferences that you do not know.
+    """
+    store = ctx.deps.require_backends().memory
+    try:
+        found = await store.search(ctx.deps.user_id, query.strip(), limit=limit)
+    except MemoryBackendError as exc:
+        raise _unavailable(exc) from None
+    return MemorySearchResult(memories=found)
+
+
+@memory_toolset.tool
+async def save_memory(
+    ctx: RunContext[AgentDeps],
+    text: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="The fact to remember, as one self-contained sentence in the user's language",
+    ),
+) -> Memory:
+    """Save a long-term memory. Save only what the user explicitly wants remembered; never guess."""
+    if not text.strip():
+        raise ModelRetry("text is empty; pass the fact to remember as a sentence")
+    store = ctx.deps.require_backends().memory
+    try:
+        return await store.save(ctx.deps.user_id, text.strip())
+    except MemoryBackendError as exc:
+        raise _unavailable(exc) from None
+
+
+@memory_toolset.tool
+async def forget_memory(
+    ctx: RunContext[AgentDeps],
+    memory_id: str = Field(description="The memory_id from search_memories, e.g. 'mem_0123456789ab'"),
+) -> ForgetResult:
+    """Delete one of the user's memories permanently (the server asks the user to confirm first).
+
+    Find the memory_id with search_memories; never invent one.
+    """
+    if not memory_id.strip():
+        raise ModelRetry("memory_id is empty; look it up with search_memories first")
+    store = ctx.deps.require_backends().memory
+    try:
+        forgotten = await store.forget(ctx.deps.user_id, memory_id.strip())
+    except MemoryBackendError as exc:
+        raise _unavailable(exc) from None
+    if not forgotten:
+        raise ToolFailed(
+            f"there is no memory {memory_id!r} for this user (it may already be forgotten); "
+            "search_memories lists the memories that exist"
+        )
+    return ForgetResult(memory_id=memory_id.strip(), forgotten=True)

@@ -1,0 +1,52 @@
+"""Relaying a message to another user, written by the notification agent."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+from pydantic_ai import FunctionToolset, RunContext, ToolFailed
+
+from ..agent.deps import AgentDeps
+
+relay_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+
+
+class RelayResult(BaseModel):
+    sent_to: str
+    name: str | None
+    message: str = Field(description="The message exactly as it was delivered")
+
+
+@relay_toolset.tool
+async def send_message_to_user(
+    ctx: RunContext[AgentDeps],
+    user_id: Annotated[str, Field(description="The recipient's user id (find it with search_users first)")],
+    request: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=1000,
+            description="What the message should say, e.g. 'the meeting moved to 3pm' (it is written up)",
+        ),
+    ],
+) -> RelayResult:
+    """Send a chat message to another user on the current user's behalf (they are asked to confirm first)."""
+    backends = ctx.deps.require_backends()
+    recipient = await backends.users.get_profile(user_id)
+    if recipient is None:
+        raise ToolFailed(f"there is no user {user_id!r}; look them up with search_users first")
+    if recipient.user_id == ctx.deps.user_id:
+        raise ToolFailed("that is the current user; a message to themselves is not needed")
+    if backends.notifier is None:
+        raise ToolFailed("relaying messages is not available on this server")
+    sender = await backends.users.get_profile(ctx.deps.user_id)
+    text = await backends.notifier.send(
+        sender_id=ctx.deps.user_id,
+        sender_name=sender.name if sender else ctx.deps.user_id,
+        recipient=recipient,
+        request=request,
+        dedup_id=f"relay:{ctx.deps.channel_url}:{ctx.tool_call_id}",
+        deps=ctx.deps,
+    )
+    return RelayResult(sent_to=recipient.user_id, name=recipient.name, message=text)

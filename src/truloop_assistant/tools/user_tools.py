@@ -1,0 +1,91 @@
+"""Tools to look people up in the app's user directory."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Annotated, TypeVar
+
+from pydantic import BaseModel, Field
+from pydantic_ai import FunctionToolset, RunContext, ToolFailed
+
+from ..agent.deps import AgentDeps
+from ..backends.users import SearchField, UserDirectoryError, UserProfile, unknown_user_ids
+from .validation import id_list, int_in_range, non_blank
+
+user_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+
+T = TypeVar("T")
+
+
+class UserSearchResult(BaseModel):
+    users: list[UserProfile] = Field(description="Matching users, best matches first; empty if none match")
+
+
+class UserEids(BaseModel):
+    eids: dict[str, str | None] = Field(description="User id -> external (employee) id; null if none")
+    unknown_user_ids: list[str] = Field(
+        default_factory=list, description="Requested ids that are not in the directory"
+    )
+
+
+async def directory_call(call: Awaitable[T]) -> T:
+    """Await a directory call, turning a directory failure into a failed tool result."""
+    try:
+        return await call
+    except UserDirectoryError as exc:
+        raise ToolFailed(f"the user directory is not available right now: {exc}") from None
+
+
+async def check_users_exist(ctx: RunContext[AgentDeps], user_ids: list[str], *, field: str) -> None:
+    """Fail the call, naming them, when some of ``user_ids`` are not in the directory."""
+    unknown = await directory_call(unknown_user_ids(ctx.deps.require_backends().users, user_ids))
+    if unknown:
+        raise ToolFailed(
+            f"{field}: no user with id {', '.join(repr(u) for u in unknown)} in the directory; "
+            "find the right ids with search_users or ask the user"
+        )
+
+
+@user_toolset.tool
+async def get_user_profile(
+    ctx: RunContext[AgentDeps],
+    user_id: str | None = Field(default=None, description="The user's id; omit for the current user"),
+) -> UserProfile:
+    """Return a user's profile (name, username, contacts, groups, title, time zone) from the directory."""
+    target = non_blank(user_id, field="user_id") if user_id is not None else ctx.deps.user_id
+    profile = await directory_call(ctx.deps.require_backends().users.get_profile(target))
+    if profile is None:
+        who = "the current user" if user_id is None else f"user {target!r}"
+        raise ToolFailed(f"{who} is not in the user directory")
+    return profile
+
+
+@user_toolset.tool
+async def search_users(
+    ctx: RunContext[AgentDeps],
+    query: str = Field(description="What to look for: a name, username, group, e-mail or phone number"),
+    by: Annotated[
+        SearchField | None,
+        Field(description="Field to search: 'contact' (e-mail or phone), 'username', 'group' or 'name'"),
+    ] = None,
+    limit: int = Field(default=10, description="Most users to return, 1 to 50"),
+) -> UserSearchResult:
+    """Find users in the directory by name, username, group or contact (partial, case-insensitive)."""
+    text = non_blank(query, field="query")
+    int_in_range(limit, field="limit", low=1, high=50)
+    users = await directory_call(ctx.deps.require_backends().users.search(text, by=by, limit=limit))
+    return UserSearchResult(users=users)
+
+
+@user_toolset.tool
+async def get_user_eids(
+    ctx: RunContext[AgentDeps],
+    user_ids: Annotated[list[str], Field(description="User ids to look up, 1 to 100")],
+) -> UserEids:
+    """Return the external (employee) ids of users."""
+    ids = id_list(user_ids, field="user_ids", max_items=100)
+    eids = await directory_call(ctx.deps.require_backends().users.get_eids(ids))
+    unknown = [i for i in ids if i not in eids]
+    if len(unknown) == len(ids):
+        raise ToolFailed(f"no user with id {', '.join(repr(u) for u in unknown)} in the directory")
+    return UserEids(eids={i: eids[i] for i in ids if i in eids}, unknown_user_ids=unknown)

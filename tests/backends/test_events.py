@@ -1,0 +1,148 @@
+"""The Redis event store: events, the owner's and invitees' indexes, and their lifetimes."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import UTC, datetime
+
+import pytest
+from redis.asyncio import Redis
+
+from truloop_assistant.backends.events import Event, EventNotFoundError, RedisEventStore
+from truloop_assistant.store import keys
+
+
+def now() -> datetime:
+    return datetime(2026, 11, 26, 1, 49, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(redis: Redis) -> RedisEventStore:
+    return RedisEventStore(redis, clock=now)
+
+
+def at(day: int, hour: int) -> str:
+    return f"2026-12-{day:02d}T{hour:02d}:00:00+09:00"
+
+
+def span(day: int, hour: int) -> datetime:
+    return datetime.fromisoformat(at(day, hour))
+
+
+async def make(
+    store: RedisEventStore, title: str, day: int, hour: int, owner: str = "jeff", **kw: object
+) -> Event:
+    return await store.create(owner, title=title, start_time=at(day, hour), end_time=at(day, hour + 1), **kw)  # type: ignore[arg-type]
+
+
+async def test_created_event_is_stored_with_an_id_and_a_lifetime(
+    store: RedisEventStore, redis: Redis
+) -> None:
+    event = await make(store, "팀 회식", 3, 19, invitee_user_ids=["mina", "mina", "seojun"], location="강남")
+    assert re.fullmatch(r"evt_[0-9a-f]{12}", event.event_id)
+    assert event.invitee_user_ids == ["mina", "seojun"]
+    assert event.created_at == event.updated_at == "2026-11-26T01:49:00+00:00"
+    assert await store.get(event.event_id) == event
+    assert await store.get("evt_000000000000") is None
+
+    ttl = await redis.ttl(keys.event(event.event_id))
+    expected = (span(3, 20) - now()).total_seconds() + keys.EVENT_RETENTION_S
+    assert abs(ttl - expected) < 5
+    for key in (keys.owner_events("jeff"), keys.invited_events("mina")):
+        assert abs(await redis.ttl(key) - expected) < 5
+
+
+async def test_end_must_follow_start(store: RedisEventStore) -> None:
+    with pytest.raises(ValueError, match="not after"):
+        await store.create("jeff", title="x", start_time=at(3, 10), end_time=at(3, 10))
+
+
+async def test_list_events_returns_the_owners_overlapping_events_in_order(store: RedisEventStore) -> None:
+    late = await make(store, "late", 5, 15)
+    early = await make(store, "early", 4, 9)
+    await make(store, "before", 1, 9)
+    await make(store, "after", 10, 9)
+    await make(store, "someone else's", 4, 10, owner="mina")
+    long = await store.create("jeff", title="workshop", start_time=at(2, 9), end_time=at(4, 12))
+
+    found = await store.list_events("jeff", span(4, 0), span(6, 0))
+    assert [e.title for e in found] == [long.title, early.title, late.title]
+    assert await store.list_events("jeff", span(5, 16), span(5, 18)) == []
+    # half-open range: an event ending exactly at the start is not in it
+    assert [e.title for e in await store.list_events("jeff", span(4, 10), span(4, 11))] == ["workshop"]
+
+
+async def test_moving_an_event_moves_it_in_the_listing(store: RedisEventStore) -> None:
+    event = await make(store, "1:1", 4, 9)
+    moved = await store.update(event.event_id, start_time=at(8, 9), end_time=at(8, 10), title="1:1 (moved)")
+    assert moved.updated_at >= event.updated_at and moved.created_at == event.created_at
+    assert await store.list_events("jeff", span(4, 0), span(5, 0)) == []
+    assert [e.title for e in await store.list_events("jeff", span(8, 0), span(9, 0))] == ["1:1 (moved)"]
+    with pytest.raises(ValueError, match="not after"):
+        await store.update(event.event_id, end_time=at(8, 8))
+    with pytest.raises(TypeError, match="owner_id"):
+        await store.update(event.event_id, owner_id="mina")
+
+
+async def test_invite_adds_each_person_once(store: RedisEventStore) -> None:
+    event = await make(store, "review", 4, 14, invitee_user_ids=["mina"])
+    updated = await store.invite(event.event_id, ["seojun", "mina", "seojun"])
+    assert updated.invitee_user_ids == ["mina", "seojun"]
+    assert [e.event_id for e in await store.list_invited("seojun")] == [event.event_id]
+
+
+async def test_concurrent_invites_are_all_kept(store: RedisEventStore) -> None:
+    event = await make(store, "all hands", 4, 14)
+    guests = [f"guest{i}" for i in range(10)]
+    await asyncio.gather(*(store.invite(event.event_id, [g]) for g in guests))
+    stored = await store.get(event.event_id)
+    assert stored is not None and sorted(stored.invitee_user_ids) == sorted(guests)
+
+
+async def test_replacing_invitees_drops_the_removed_ones_and_their_answers(store: RedisEventStore) -> None:
+    event = await make(store, "offsite", 4, 9, invitee_user_ids=["mina", "seojun"])
+    await store.set_guest_availability(event.event_id, "mina", ["2026-12-02"])
+    updated = await store.update(event.event_id, invitee_user_ids=["seojun", "jiwoo"])
+    assert updated.invitee_user_ids == ["seojun", "jiwoo"] and updated.guest_availability == {}
+    assert await store.list_invited("mina") == []
+    assert [e.title for e in await store.list_invited("jiwoo")] == ["offsite"]
+
+
+async def test_guest_availability_is_saved_sorted_and_unique(store: RedisEventStore) -> None:
+    event = await make(store, "dinner", 4, 19, invitee_user_ids=["mina"])
+    saved = await store.set_guest_availability(
+        event.event_id, "mina", ["2026-12-03", "2026-12-01", "2026-12-03"]
+    )
+    assert saved.guest_availability == {"mina": ["2026-12-01", "2026-12-03"]}
+
+
+async def test_list_invited_is_sorted_by_start(store: RedisEventStore) -> None:
+    second = await make(store, "second", 6, 9, invitee_user_ids=["mina"])
+    first = await make(store, "first", 5, 9, owner="seojun", invitee_user_ids=["mina"])
+    assert [e.event_id for e in await store.list_invited("mina")] == [first.event_id, second.event_id]
+    assert await store.list_invited("nobody") == []
+
+
+async def test_missing_events_raise_and_expired_ones_leave_the_indexes(
+    store: RedisEventStore, redis: Redis
+) -> None:
+    for call in (
+        store.update("evt_000000000000", title="x"),
+        store.invite("evt_000000000000", ["mina"]),
+        store.set_guest_availability("evt_000000000000", "mina", []),
+    ):
+        with pytest.raises(EventNotFoundError):
+            await call
+    event = await make(store, "gone", 4, 9, invitee_user_ids=["mina"])
+    await redis.delete(keys.event(event.event_id))  # as if it had expired
+    assert await store.list_events("jeff", span(1, 0), span(30, 0)) == []
+    assert await store.list_invited("mina") == []
+    assert await redis.zcard(keys.owner_events("jeff")) == 0
+    assert await redis.scard(keys.invited_events("mina")) == 0
+
+
+async def test_an_event_long_past_is_still_kept_a_day(redis: Redis) -> None:
+    store = RedisEventStore(redis, clock=lambda: datetime(2030, 1, 1, tzinfo=UTC))
+    event = await make(store, "history", 4, 9)
+    assert 0 < await redis.ttl(keys.event(event.event_id)) <= keys.EVENT_MIN_TTL_S

@@ -1,0 +1,347 @@
+"""The BM25 knowledge base over Markdown folders, its index file and the ``kb index`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from truloop_assistant.backends.knowledge import (
+    INDEX_FILE_NAME,
+    SAMPLE_DIR,
+    Bm25KnowledgeBase,
+    KnowledgeBaseError,
+    load_knowledge_base,
+    title_from_file_name,
+    tokenize,
+)
+from truloop_assistant.commands import kb as kb_command
+
+
+@pytest.fixture(scope="module")
+def samples() -> Bm25KnowledgeBase:
+    return load_knowledge_base(None)
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _age(path: Path, seconds: float) -> None:
+    """Move a file's modification time into the past."""
+    stamp = time.time() - seconds
+    os.utime(path, (stamp, stamp))
+
+
+def _age_documents(folder: Path, seconds: float) -> None:
+    for md in folder.rglob("*.md"):
+        _age(md, seconds)
+
+
+@pytest.fixture
+def notion_export(tmp_path: Path) -> Path:
+    folder = tmp_path / "export"
+    _write(
+        folder,
+        "Vacation policy 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d.md",
+        "Employees get 15 days of paid vacation.\n\nRequest vacation in the HR system.\n",
+    )
+    _write(
+        folder,
+        "Engineering 0123456789abcdef0123456789abcdef/Deploy guide fedcba9876543210fedcba9876543210.md",
+        "# How we deploy\n\n## Staging\n\nMerge to main; the pipeline deploys to staging.\n\n"
+        "## Production\n\nTag a release; an approver promotes it to production.\n",
+    )
+    _write(folder, "Empty page aaaabbbbccccddddeeeeffff0000111122.md", "")
+    return folder
+
+
+def test_samples_are_bundled(samples: Bm25KnowledgeBase) -> None:
+    assert SAMPLE_DIR.is_dir()
+    assert 4 <= samples.document_count <= 6
+    assert samples.passage_count > samples.document_count
+
+
+@pytest.mark.parametrize(
+    ("query", "path", "title"),
+    [
+        ("연차는 며칠이야?", "vacation-policy.md", "휴가 정책 (Vacation policy)"),
+        ("반차 쓰려면 어떻게 해?", "vacation-policy.md", "휴가 정책 (Vacation policy)"),
+        ("how many days of PTO do I get", "vacation-policy.md", "휴가 정책 (Vacation policy)"),
+        (
+            "how do I get reimbursed for a taxi",
+            "expense-reimbursement.md",
+            "Expense reimbursement (경비 정산)",
+        ),
+        ("야근 택시비 정산", "expense-reimbursement.md", "Expense reimbursement (경비 정산)"),
+        ("회의실 예약 방법", "meeting-rooms.md", "회의실 예약 안내 (Meeting rooms)"),
+        ("how do I book a meeting room", "meeting-rooms.md", "회의실 예약 안내 (Meeting rooms)"),
+        ("게스트 와이파이 비밀번호", "it-help-wifi.md", "IT help: Wi-Fi, VPN and laptops (IT 지원)"),
+        ("wifi password for guests", "it-help-wifi.md", "IT help: Wi-Fi, VPN and laptops (IT 지원)"),
+        ("첫 출근날 뭐 해야 돼?", "onboarding.md", "온보딩 가이드 (Onboarding)"),
+    ],
+)
+async def test_queries_find_the_right_document(
+    samples: Bm25KnowledgeBase, query: str, path: str, title: str
+) -> None:
+    hits = await samples.search(query)
+    assert hits, query
+    assert (hits[0].path, hits[0].title) == (path, title)
+    assert 0 < len(hits[0].snippet) <= 401
+    assert hits[0].score > 0
+
+
+async def test_snippet_is_the_best_passage(samples: Bm25KnowledgeBase) -> None:
+    [hit] = await samples.search("반차 반반차", limit=1)
+    assert hit.snippet.startswith("반차와 반반차:")
+    [hit] = await samples.search("sick leave doctor's note", limit=1)
+    assert "doctor's note" in hit.snippet
+
+
+async def test_one_hit_per_document_best_first(samples: Bm25KnowledgeBase) -> None:
+    hits = await samples.search("Flex 신청 승인", limit=10)
+    assert len(hits) == len({h.path for h in hits}) > 1
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert len(await samples.search("Flex 신청 승인", limit=2)) == 2
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what's the weather in Busan tomorrow?",
+        "고양이 사료 추천해줘",
+        "quantum chromodynamics",
+        "",
+        "?!",
+        "the",
+    ],
+)
+async def test_unrelated_queries_find_nothing(samples: Bm25KnowledgeBase, query: str) -> None:
+    assert await samples.search(query) == []
+
+
+def test_tokenizer() -> None:
+    assert tokenize("연차는 며칠이야?") == ["연차", "며칠"]
+    assert tokenize("회의실을") == ["회의", "의실", "회의실"]
+    assert tokenize("Reimbursed taxis, Wi-Fi!") == ["reimburs", "taxi", "wifi", "wi", "fi"]
+    assert tokenize("reimbursement") == tokenize("reimburse") == ["reimburs"]
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("Vacation policy 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d.md", "Vacation policy"),
+        ("휴가 정책 1A2B3C4D5E6F7A8B9C0D1E2F3A4B5C6D.md", "휴가 정책"),
+        ("Plain name.md", "Plain name"),
+        ("Version 2.md", "Version 2"),
+    ],
+)
+def test_title_from_file_name(name: str, title: str) -> None:
+    assert title_from_file_name(name) == title
+
+
+async def test_notion_export_titles_and_paths(notion_export: Path) -> None:
+    kb = Bm25KnowledgeBase.build(notion_export)
+    assert (kb.document_count, kb.passage_count) == (2, 3)
+    [hit] = await kb.search("how many vacation days", limit=5)
+    assert hit.title == "Vacation policy"
+    assert hit.path == "Vacation policy 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d.md"
+    [hit] = await kb.search("deploy to production", limit=5)
+    assert hit.title == "How we deploy"
+    assert hit.path == (
+        "Engineering 0123456789abcdef0123456789abcdef/Deploy guide fedcba9876543210fedcba9876543210.md"
+    )
+    assert hit.snippet == "Production: Tag a release; an approver promotes it to production."
+
+
+async def test_markdown_is_cleaned_and_long_sections_split(tmp_path: Path) -> None:
+    sentence = "The quarterly offsite happens in Jeju and everyone is invited to join. "
+    _write(
+        tmp_path,
+        "offsite.md",
+        "---\ntags: [events]\n---\n# Offsite\n\n<aside>Read [the agenda](agenda.md) **first**.</aside>\n\n"
+        f"## Details\n\n{sentence * 20}\n\n| a | b |\n|---|---|\n| x | y |\n\n```\ncode\n```\n",
+    )
+    kb = Bm25KnowledgeBase.build(tmp_path)
+    assert kb.passage_count > 3
+    [hit] = await kb.search("agenda", limit=1)
+    assert hit.snippet == "Read the agenda first."
+    [hit] = await kb.search("jeju offsite", limit=1)
+    assert hit.title == "Offsite"
+    assert hit.snippet.startswith("Details: The quarterly offsite")
+    assert len(hit.snippet) <= 400
+
+
+async def test_save_and_load_round_trip(notion_export: Path, tmp_path: Path) -> None:
+    built = Bm25KnowledgeBase.build(notion_export)
+    index = tmp_path / "index.json"
+    built.save(index)
+    data = json.loads(index.read_text(encoding="utf-8"))
+    assert data["format"] == "truloop-knowledge-index"
+    loaded = Bm25KnowledgeBase.load(index)
+    assert (loaded.document_count, loaded.passage_count) == (built.document_count, built.passage_count)
+    for query in ("vacation days", "deploy staging", "production release", "nothing like this"):
+        assert await loaded.search(query) == await built.search(query)
+
+
+async def test_samples_round_trip(samples: Bm25KnowledgeBase, tmp_path: Path) -> None:
+    samples.save(tmp_path / "index.json")
+    loaded = Bm25KnowledgeBase.load(tmp_path / "index.json")
+    for query in ("연차는 며칠이야?", "회의실 예약 방법", "taxi reimbursement", "와이파이"):
+        assert await loaded.search(query) == await samples.search(query)
+
+
+async def test_load_retokenizes_an_index_from_another_tokenizer(notion_export: Path, tmp_path: Path) -> None:
+    built = Bm25KnowledgeBase.build(notion_export)
+    built.save(tmp_path / "index.json")
+    data = json.loads((tmp_path / "index.json").read_text(encoding="utf-8"))
+    data["tokenizer"] = 0
+    for doc in data["documents"]:
+        for passage in doc["passages"]:
+            passage["tokens"] = ["stale"]
+    (tmp_path / "index.json").write_text(json.dumps(data), encoding="utf-8")
+    loaded = Bm25KnowledgeBase.load(tmp_path / "index.json")
+    assert await loaded.search("deploy staging") == await built.search("deploy staging")
+
+
+@pytest.mark.parametrize(
+    "content", ["not json", '{"format": "something else"}', '{"__class__": "os.system"}', "[1, 2]"]
+)
+def test_load_rejects_other_files(tmp_path: Path, content: str) -> None:
+    (tmp_path / "index.json").write_text(content, encoding="utf-8")
+    with pytest.raises(KnowledgeBaseError, match="is not a knowledge base index"):
+        Bm25KnowledgeBase.load(tmp_path / "index.json")
+
+
+def test_load_rejects_another_format_version(notion_export: Path, tmp_path: Path) -> None:
+    Bm25KnowledgeBase.build(notion_export).save(tmp_path / "index.json")
+    data = json.loads((tmp_path / "index.json").read_text(encoding="utf-8"))
+    data["version"] = 99
+    (tmp_path / "index.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(KnowledgeBaseError, match="rebuild it"):
+        Bm25KnowledgeBase.load(tmp_path / "index.json")
+
+
+def test_build_rejects_a_missing_folder(tmp_path: Path) -> None:
+    with pytest.raises(KnowledgeBaseError, match="does not exist"):
+        Bm25KnowledgeBase.build(tmp_path / "nope")
+    with pytest.raises(KnowledgeBaseError, match="does not exist"):
+        load_knowledge_base(str(tmp_path / "nope"))
+
+
+async def test_hidden_files_and_other_extensions_are_skipped(tmp_path: Path) -> None:
+    _write(tmp_path, "visible.md", "# Visible\n\nparking garage rules\n")
+    _write(tmp_path, ".trash/old.md", "# Old\n\nparking garage rules\n")
+    _write(tmp_path, "notes.txt", "parking garage rules\n")
+    kb = Bm25KnowledgeBase.build(tmp_path)
+    assert [h.path for h in await kb.search("parking")] == ["visible.md"]
+
+
+async def test_empty_knowledge_base_finds_nothing(tmp_path: Path) -> None:
+    kb = load_knowledge_base(str(tmp_path))
+    assert kb.document_count == 0
+    assert await kb.search("anything") == []
+
+
+async def test_load_uses_a_fresh_index(notion_export: Path) -> None:
+    _age_documents(notion_export, 60)
+    Bm25KnowledgeBase.build(notion_export).save(notion_export / INDEX_FILE_NAME)
+    # an index that differs from the documents shows which one was loaded
+    (notion_export / "Vacation policy 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d.md").write_text(
+        "changed", encoding="utf-8"
+    )
+    _age(notion_export / "Vacation policy 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d.md", 60)
+    kb = load_knowledge_base(str(notion_export))
+    assert [h.title for h in await kb.search("paid")] == ["Vacation policy"]
+
+
+async def test_load_rebuilds_a_stale_index(notion_export: Path) -> None:
+    Bm25KnowledgeBase.build(notion_export).save(notion_export / INDEX_FILE_NAME)
+    _age(notion_export / INDEX_FILE_NAME, 60)
+    _write(
+        notion_export, "Parking 99999999999999999999999999999999.md", "# Parking\n\nThe garage is on B2.\n"
+    )
+    kb = load_knowledge_base(str(notion_export))
+    assert [h.title for h in await kb.search("where is the garage")] == ["Parking"]
+
+
+async def test_load_rebuilds_when_a_file_was_added_with_an_old_time(notion_export: Path) -> None:
+    """Unzipping an export keeps old modification times: the file list is compared too."""
+    Bm25KnowledgeBase.build(notion_export).save(notion_export / INDEX_FILE_NAME)
+    new = _write(notion_export, "Parking.md", "# Parking\n\nThe garage is on B2.\n")
+    _age(new, 3600)
+    kb = load_knowledge_base(str(notion_export))
+    assert [h.title for h in await kb.search("garage")] == ["Parking"]
+
+
+async def test_load_ignores_a_corrupt_index(notion_export: Path) -> None:
+    (notion_export / INDEX_FILE_NAME).write_text("{broken", encoding="utf-8")
+    kb = load_knowledge_base(str(notion_export))
+    assert [h.title for h in await kb.search("deploy")] == ["How we deploy"]
+
+
+def _kb_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="truloop-assistant")
+    kb_command.add_parser(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(["kb", *argv])
+
+
+async def test_kb_index_command(notion_export: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert kb_command.run(_kb_args("index", str(notion_export))) == 0
+    index = notion_export / INDEX_FILE_NAME
+    assert capsys.readouterr().out == f"indexed 2 documents (3 passages) into {index}\n"
+    kb = load_knowledge_base(str(notion_export))
+    assert [h.title for h in await kb.search("production")] == ["How we deploy"]
+
+
+def test_kb_index_command_with_output(
+    notion_export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "out" / "kb.json"
+    output.parent.mkdir()
+    assert kb_command.run(_kb_args("index", str(notion_export), "--output", str(output))) == 0
+    assert capsys.readouterr().out == f"indexed 2 documents (3 passages) into {output}\n"
+    assert Bm25KnowledgeBase.load(output).document_count == 2
+    assert not (notion_export / INDEX_FILE_NAME).exists()
+
+
+def test_kb_index_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert kb_command.run(_kb_args("index", str(SAMPLE_DIR), "--output", str(tmp_path / "i.json"))) == 0
+    assert capsys.readouterr().out.startswith("indexed 5 documents (")
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda root: root / "missing", "does not exist"),
+        (lambda root: _write(root, "file.md", "text"), "is not a folder"),
+        (lambda root: root, "no .md files with text in"),
+    ],
+)
+def test_kb_index_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], setup, message: str) -> None:
+    _write(tmp_path, "notes.txt", "not markdown")
+    target = setup(tmp_path)
+    assert kb_command.run(_kb_args("index", str(target))) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("truloop-assistant kb index: ")
+    assert message in captured.err
+    assert not (tmp_path / INDEX_FILE_NAME).exists()
+
+
+def test_kb_index_unwritable_output(notion_export: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    output = notion_export / "no-such-folder" / "index.json"
+    assert kb_command.run(_kb_args("index", str(notion_export), "--output", str(output))) == 1
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_kb_requires_a_subcommand() -> None:
+    with pytest.raises(SystemExit):
+        _kb_args()

@@ -1,0 +1,223 @@
+"""The user directory: the Redis default, the users file, and the HTTP adapter against a fake API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.support import serve
+from truloop_assistant.backends.users import (
+    SAMPLE_USERS_FILE,
+    HttpUserDirectory,
+    RedisUserDirectory,
+    UserDirectoryError,
+    UserProfile,
+    UsersFileError,
+    load_users_file,
+    unknown_user_ids,
+)
+from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.store import keys
+
+
+@pytest.fixture
+async def directory(redis: Redis) -> RedisUserDirectory:
+    directory = RedisUserDirectory(redis)
+    await directory.import_users(load_users_file(SAMPLE_USERS_FILE))
+    return directory
+
+
+def ids(users: list[UserProfile]) -> list[str]:
+    return [u.user_id for u in users]
+
+
+def test_sample_file_has_korean_and_english_users() -> None:
+    users = {u.user_id: u for u in load_users_file(SAMPLE_USERS_FILE)}
+    assert len(users) == 8
+    assert users["jeff"].name == "Jeff Kim" and users["mina"].name == "박민아"
+    assert "design" in users["mina"].groups and "engineering" in users["jeff"].groups
+    assert all(u.email and u.email.endswith("@example.com") for u in users.values())
+
+
+async def test_profiles_are_stored_and_upserted(directory: RedisUserDirectory, redis: Redis) -> None:
+    jeff = await directory.get_profile("jeff")
+    assert jeff is not None and jeff.eid == "E1001" and jeff.timezone == "Asia/Seoul"
+    assert await directory.get_profile("nobody") is None
+    assert await directory.is_member("mina") and not await directory.is_member("nobody")
+
+    renamed = jeff.model_copy(update={"title": "CTO"})
+    assert await directory.import_users([renamed]) == 1
+    assert (await directory.get_profile("jeff")).title == "CTO"  # type: ignore[union-attr]
+    assert await redis.hlen(keys.user_profiles()) == 8
+
+
+@pytest.mark.parametrize("query", ["010-1234-5678", "01012345678", "+82 10-1234-5678", "1234-5678"])
+async def test_contact_search_compares_phone_digits(directory: RedisUserDirectory, query: str) -> None:
+    assert ids(await directory.search(query, by="contact")) == ["jeff"]
+
+
+async def test_contact_search_matches_email_case_insensitively(directory: RedisUserDirectory) -> None:
+    assert ids(await directory.search("MINA.PARK@example.COM", by="contact")) == ["mina"]
+    assert ids(await directory.search("E1001", by="contact")) == []
+
+
+async def test_search_by_name_username_and_group(directory: RedisUserDirectory) -> None:
+    assert ids(await directory.search("민아", by="name")) == ["mina"]
+    assert ids(await directory.search("jeff KIM", by="name")) == ["jeff"]
+    assert ids(await directory.search("@Mina", by="username")) == ["mina"]
+    assert sorted(ids(await directory.search("Design", by="group"))) == ["jiwoo", "mina", "yuna"]
+    assert ids(await directory.search("desig", by="group")) == []
+
+
+async def test_search_any_field_ranks_exact_matches_first_and_limits(directory: RedisUserDirectory) -> None:
+    assert ids(await directory.search("seojun")) == ["seojun"]
+    found = await directory.search("lee")
+    assert set(ids(found)) == {"david", "seojun"}  # name "David Lee", e-mail seojun.lee@...
+    engineering = await directory.search("engineering")
+    assert set(ids(engineering)) == {"jeff", "seojun", "hyunwoo"}
+    assert len(await directory.search("engineering", limit=2)) == 2
+
+
+async def test_eids_leave_unknown_users_out(directory: RedisUserDirectory) -> None:
+    assert await directory.get_eids(["jeff", "david", "ghost"]) == {"jeff": "E1001", "david": None}
+    assert await unknown_user_ids(directory, ["ghost", "mina", "nobody"]) == ["ghost", "nobody"]
+
+
+async def test_import_beyond_the_limit_is_refused(redis: Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keys, "USERS_MAX", 8)
+    directory = RedisUserDirectory(redis)
+    users = load_users_file(SAMPLE_USERS_FILE)
+    assert await directory.import_users(users) == 8
+    assert await directory.import_users(users) == 8  # re-importing the same users adds none
+    extra = users[0].model_copy(update={"user_id": "ninth"})
+    with pytest.raises(UserDirectoryError, match="more than the limit of 8"):
+        await directory.import_users([extra])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such file"),
+        ("[{", "not valid JSON"),
+        ('{"user_id": "jeff"}', "expected a JSON list"),
+        (
+            json.dumps([{"user_id": "a", "name": "A", "username": "a"}, {"user_id": "b", "name": "B"}]),
+            "entry 1 (user_id 'b'): username: Field required",
+        ),
+        (
+            json.dumps([{"user_id": "a", "name": "A", "username": "a", "groups": "design"}]),
+            "entry 0 (user_id 'a'): groups: Input should be a valid list",
+        ),
+        (json.dumps([{"user_id": "a", "name": "A", "username": "a"}] * 2), "user_id 'a' appears twice"),
+    ],
+)
+def test_bad_users_files_name_the_problem(tmp_path: Path, content: str | None, message: str) -> None:
+    path = tmp_path / "users.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(UsersFileError) as info:
+        load_users_file(path)
+    assert str(info.value).startswith(str(path))
+    assert message in str(info.value)
+
+
+# -- the HTTP adapter
+
+TOKEN = "user-api-token"
+MINA = {"user_id": "mina", "name": "박민아", "username": "mina.park", "email": "mina.park@example.com"}
+
+
+class FakeUserApi:
+    """The app's user API as the adapter's docstring describes it, recording what it was sent."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+
+    def app(self) -> Starlette:
+        async def record(request: Request) -> Response | None:
+            body = await request.body()
+            self.requests.append(
+                {
+                    "method": request.method,
+                    "path": request.url.path,
+                    "params": dict(request.query_params),
+                    "authorization": request.headers.get("authorization"),
+                    "json": json.loads(body) if body else None,
+                }
+            )
+            if request.headers.get("authorization") != f"Bearer {TOKEN}":
+                return JSONResponse({"error": "unauthorized"}, status_code=401)
+            return None
+
+        async def profile(request: Request) -> Response:
+            denied = await record(request)
+            if denied:
+                return denied
+            user_id = request.path_params["user_id"]
+            if user_id == "mina":
+                return JSONResponse(MINA)
+            if user_id == "broken":
+                return JSONResponse({"oops": True}, status_code=500)
+            return JSONResponse({"error": "not found"}, status_code=404)
+
+        async def search(request: Request) -> Response:
+            return await record(request) or JSONResponse({"users": [MINA]})
+
+        async def eids(request: Request) -> Response:
+            return await record(request) or JSONResponse({"eids": {"mina": "E1002"}})
+
+        return Starlette(
+            routes=[
+                Route("/api/users/eids", eids, methods=["POST"]),
+                Route("/api/users/{user_id}", profile),
+                Route("/api/users", search),
+            ]
+        )
+
+
+async def test_http_directory_speaks_the_documented_api() -> None:
+    fake = FakeUserApi()
+    port = free_port()
+    async with serve(fake.app(), port):
+        directory = HttpUserDirectory(f"http://127.0.0.1:{port}/api/", TOKEN)
+        try:
+            mina = await directory.get_profile("mina")
+            assert mina is not None and mina.name == "박민아"
+            assert await directory.get_profile("ghost") is None
+            assert await directory.is_member("mina") and not await directory.is_member("ghost")
+            assert ids(await directory.search("민아", by="name", limit=5)) == ["mina"]
+            assert await directory.get_eids(["mina", "ghost"]) == {"mina": "E1002"}
+            assert await directory.get_eids([]) == {}
+            with pytest.raises(UserDirectoryError, match="answered 500"):
+                await directory.get_profile("broken")
+        finally:
+            await directory.aclose()
+
+    assert all(r["authorization"] == f"Bearer {TOKEN}" for r in fake.requests)
+    search = next(r for r in fake.requests if r["path"] == "/api/users")
+    assert search["params"] == {"query": "민아", "by": "name", "limit": "5"}
+    posted = next(r for r in fake.requests if r["method"] == "POST")
+    assert posted["path"] == "/api/users/eids" and posted["json"] == {"user_ids": ["mina", "ghost"]}
+
+
+async def test_http_directory_reports_a_wrong_token_and_an_unreachable_api() -> None:
+    fake = FakeUserApi()
+    port = free_port()
+    async with serve(fake.app(), port):
+        async with httpx.AsyncClient(timeout=5) as client:
+            wrong = HttpUserDirectory(f"http://127.0.0.1:{port}/api", "wrong", client)
+            with pytest.raises(UserDirectoryError, match="answered 401"):
+                await wrong.search("mina")
+    gone = HttpUserDirectory(f"http://127.0.0.1:{free_port()}/api", TOKEN, timeout=2)
+    with pytest.raises(UserDirectoryError, match="unreachable"):
+        await gone.get_profile("mina")
+    await gone.aclose()

@@ -1,0 +1,232 @@
+"""App event tools through an agent: create, list, change and invite as the user would notice."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from pydantic_ai import Agent, DeferredToolRequests, models
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from redis.asyncio import Redis
+
+from truloop_assistant.agent.deps import AgentDeps
+from truloop_assistant.backends import Backends
+from truloop_assistant.backends.events import Event, RedisEventStore
+from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
+from truloop_assistant.tools.event_tools import event_server_toolset
+
+models.ALLOW_MODEL_REQUESTS = False
+
+WEEK = {"start_date": "2026-11-30T00:00:00+09:00", "end_date": "2026-12-06T23:59:59+09:00"}
+LUNCH = {
+    "title": "디자인 점심",
+    "start_time": "2026-12-02T12:00:00+09:00",
+    "end_time": "2026-12-02T13:00:00+09:00",
+}
+
+
+def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """Call one tool, then answer with its result as the model saw it: ``<outcome>: <content>``."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart(tool, args)])
+        last = returns[-1]
+        return ModelResponse(
+            parts=[TextPart(f"{last.outcome}: {last.model_response_str(wrap_if_error=False)}")]
+        )
+
+    return FunctionModel(fn)
+
+
+def fixed() -> datetime:
+    """Thursday 2026-11-26 10:49 in Seoul."""
+    return datetime(2026, 11, 26, 1, 49, tzinfo=UTC)
+
+
+@pytest.fixture
+async def backends(redis: Redis) -> Backends:
+    directory = RedisUserDirectory(redis)
+    await directory.import_users(load_users_file(SAMPLE_USERS_FILE))
+    return Backends(
+        users=directory,
+        events=RedisEventStore(redis, clock=fixed),
+        knowledge=None,  # type: ignore[arg-type]
+        memory=None,  # type: ignore[arg-type]
+        places=None,
+        relay=None,  # type: ignore[arg-type]
+    )
+
+
+async def ask(backends: Backends, tool: str, user: str = "jeff", **args: Any) -> str:
+    agent = Agent(
+        calls(tool, args),
+        deps_type=AgentDeps,
+        output_type=[str, DeferredToolRequests],
+        toolsets=[event_server_toolset],
+    )
+    deps = AgentDeps(
+        user_id=user, channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed, backends=backends
+    )
+    result = await agent.run("hi", deps=deps)
+    assert isinstance(result.output, str)
+    return result.output
+
+
+def content(answer: str) -> Any:
+    outcome, _, body = answer.partition(": ")
+    assert outcome == "success", answer
+    return json.loads(body)
+
+
+async def create(backends: Backends, **args: Any) -> dict[str, Any]:
+    return content(await ask(backends, "create_event", **{**LUNCH, **args}))
+
+
+async def listed(backends: Backends, user: str = "jeff") -> list[dict[str, Any]]:
+    return content(await ask(backends, "get_events", user=user, **WEEK))["events"]
+
+
+async def test_created_event_is_listed_back(backends: Backends) -> None:
+    event = await create(
+        backends,
+        location="판교 오피스",
+        invitee_user_ids=["mina", "jiwoo", "mina", "jeff"],
+        availability_deadline="2026-11-30T18:00:00+09:00",
+    )
+    assert event["event_id"].startswith("evt_") and event["owner_id"] == "jeff"
+    assert event["invitee_user_ids"] == ["mina", "jiwoo"]  # once each; the organizer is not a guest
+    [stored] = await listed(backends)
+    assert stored == event
+    assert stored["title"] == "디자인 점심" and stored["location"] == "판교 오피스"
+    assert await listed(backends, user="mina") == []  # the week of someone who organizes nothing
+
+
+async def test_unknown_invitee_is_rejected_by_name_and_nothing_is_created(backends: Backends) -> None:
+    answer = await ask(backends, "create_event", **LUNCH, invitee_user_ids=["mina", "ghost", "phantom"])
+    assert answer.startswith("failed: ")
+    assert "'ghost', 'phantom'" in answer and "'mina'" not in answer and "search_users" in answer
+    assert await listed(backends) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {"availability_deadline": "2026-12-02T12:30:00+09:00"},
+            "availability_deadline 2026-12-02T12:30:00+09:00 is after",
+        ),
+        ({"availability_deadline": "2026-12-01"}, "has no UTC offset"),
+        (
+            {"end_time": "2026-12-02T11:00:00+09:00"},
+            "end_time 2026-12-02T11:00:00+09:00 is not after start_time",
+        ),
+        ({"start_time": "2026-12-02T12:00:00"}, "start_time='2026-12-02T12:00:00' has no UTC offset"),
+        ({"start_time": "next tuesday"}, "is not an ISO 8601 date-time"),
+        ({"title": " "}, "title must not be empty"),
+    ],
+)
+async def test_bad_event_arguments_ask_for_a_fix(
+    backends: Backends, args: dict[str, Any], message: str
+) -> None:
+    answer = await ask(backends, "create_event", **{**LUNCH, **args})
+    assert answer.startswith("retried: ") and message in answer
+    assert await listed(backends) == []
+
+
+async def test_get_events_checks_its_range(backends: Backends) -> None:
+    answer = await ask(backends, "get_events", start_date=WEEK["end_date"], end_date=WEEK["start_date"])
+    assert answer.startswith("retried: ") and "swap them" in answer
+
+
+async def test_invite_adds_a_person_once(backends: Backends) -> None:
+    event = await create(backends, invitee_user_ids=["mina"])
+    first = content(
+        await ask(backends, "invite_to_event", event_id=event["event_id"], user_ids=["seojun", "mina"])
+    )
+    assert first["added"] == ["seojun"] and first["already_invited"] == ["mina"]
+    again = content(await ask(backends, "invite_to_event", event_id=event["event_id"], user_ids=["seojun"]))
+    assert again["added"] == [] and again["already_invited"] == ["seojun"]
+    [stored] = await listed(backends)
+    assert stored["invitee_user_ids"] == ["mina", "seojun"]
+
+
+async def test_inviting_an_unknown_person_names_them(backends: Backends) -> None:
+    event = await create(backends)
+    answer = await ask(backends, "invite_to_event", event_id=event["event_id"], user_ids=["ghost"])
+    assert answer.startswith("failed: ") and "'ghost'" in answer
+    assert (await listed(backends))[0]["invitee_user_ids"] == []
+
+
+async def test_only_the_organizer_can_change_or_invite(backends: Backends) -> None:
+    event = await create(backends, invitee_user_ids=["mina"])
+    for tool, args in (("update_event", {"title": "hijacked"}), ("invite_to_event", {"user_ids": ["david"]})):
+        answer = await ask(backends, tool, user="mina", event_id=event["event_id"], **args)
+        assert answer.startswith(f"failed: only the organizer can change event '{event['event_id']}'")
+    [stored] = await listed(backends)
+    assert stored["title"] == "디자인 점심" and stored["invitee_user_ids"] == ["mina"]
+
+
+async def test_unknown_event_fails(backends: Backends) -> None:
+    answer = await ask(backends, "update_event", event_id="evt_000000000000", title="x")
+    assert answer == "failed: there is no event with id 'evt_000000000000'"
+
+
+async def test_update_changes_only_what_is_given(backends: Backends) -> None:
+    event = await create(backends, location="판교", description="메뉴는 당일에", invitee_user_ids=["mina"])
+    updated = content(
+        await ask(
+            backends,
+            "update_event",
+            event_id=event["event_id"],
+            start_time="2026-12-03T12:00:00+09:00",
+            end_time="2026-12-03T13:30:00+09:00",
+            location="",
+            invitee_user_ids=["jiwoo", "yuna"],
+        )
+    )
+    [stored] = await listed(backends)
+    assert stored == updated
+    assert updated["title"] == "디자인 점심" and updated["description"] == "메뉴는 당일에"
+    assert updated["location"] is None
+    assert (updated["start_time"], updated["end_time"]) == (
+        "2026-12-03T12:00:00+09:00",
+        "2026-12-03T13:30:00+09:00",
+    )
+    assert updated["invitee_user_ids"] == ["jiwoo", "yuna"]
+
+
+async def test_update_keeps_the_deadline_before_the_start(backends: Backends) -> None:
+    event = await create(backends, availability_deadline="2026-12-01T18:00:00+09:00")
+    earlier = {"start_time": "2026-12-01T12:00:00+09:00", "end_time": "2026-12-01T13:00:00+09:00"}
+    answer = await ask(backends, "update_event", event_id=event["event_id"], **earlier)
+    assert answer.startswith("retried: ") and "also give an availability_deadline" in answer
+    late = await ask(
+        backends,
+        "update_event",
+        event_id=event["event_id"],
+        availability_deadline="2026-12-05T00:00:00+09:00",
+    )
+    assert late.startswith("retried: ") and "is after the event starts" in late
+    moved = content(
+        await ask(
+            backends,
+            "update_event",
+            event_id=event["event_id"],
+            availability_deadline="2026-11-30T18:00:00+09:00",
+            **earlier,
+        )
+    )
+    assert moved["availability_deadline"] == "2026-11-30T18:00:00+09:00"
+    assert Event.model_validate(moved).start_time == earlier["start_time"]
+
+
+async def test_update_without_changes_asks_for_one(backends: Backends) -> None:
+    event = await create(backends)
+    answer = await ask(backends, "update_event", event_id=event["event_id"])
+    assert answer.startswith("retried: ") and "give at least one field" in answer

@@ -1,0 +1,208 @@
+"""Guest tools through an agent: an invited guest sees their events and gives their available dates."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from pydantic_ai import Agent, DeferredToolRequests, models
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from redis.asyncio import Redis
+
+from truloop_assistant.agent.deps import AgentDeps
+from truloop_assistant.backends import Backends
+from truloop_assistant.backends.events import Event, RedisEventStore
+from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
+from truloop_assistant.tools.guest_tools import guest_toolset
+
+models.ALLOW_MODEL_REQUESTS = False
+
+GUEST = "guest-hana"
+"""An invited guest who is not in the user directory."""
+
+
+def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """Call one tool, then answer with its result as the model saw it: ``<outcome>: <content>``."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart(tool, args)])
+        last = returns[-1]
+        return ModelResponse(
+            parts=[TextPart(f"{last.outcome}: {last.model_response_str(wrap_if_error=False)}")]
+        )
+
+    return FunctionModel(fn)
+
+
+def fixed() -> datetime:
+    """Thursday 2026-11-26 10:49 in Seoul."""
+    return datetime(2026, 11, 26, 1, 49, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(redis: Redis) -> RedisEventStore:
+    return RedisEventStore(redis, clock=fixed)
+
+
+@pytest.fixture
+async def backends(redis: Redis, store: RedisEventStore) -> Backends:
+    directory = RedisUserDirectory(redis)
+    await directory.import_users(load_users_file(SAMPLE_USERS_FILE))
+    return Backends(
+        users=directory,
+        events=store,
+        knowledge=None,  # type: ignore[arg-type]
+        memory=None,  # type: ignore[arg-type]
+        places=None,
+        relay=None,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+async def dinner(store: RedisEventStore) -> Event:
+    event = await store.create(
+        "jeff",
+        title="연말 디너",
+        start_time="2026-12-18T19:00:00+09:00",
+        end_time="2026-12-18T21:00:00+09:00",
+        location="성수동",
+        invitee_user_ids=["mina", GUEST],
+        availability_deadline="2026-12-10T18:00:00+09:00",
+    )
+    return await store.set_guest_availability(event.event_id, "mina", ["2026-12-01", "2026-12-02"])
+
+
+async def ask(backends: Backends, tool: str, user: str = GUEST, **args: Any) -> str:
+    agent = Agent(
+        calls(tool, args),
+        deps_type=AgentDeps,
+        output_type=[str, DeferredToolRequests],
+        toolsets=[guest_toolset],
+    )
+    deps = AgentDeps(
+        user_id=user, channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed, backends=backends
+    )
+    result = await agent.run("hi", deps=deps)
+    assert isinstance(result.output, str)
+    return result.output
+
+
+def content(answer: str) -> Any:
+    outcome, _, body = answer.partition(": ")
+    assert outcome == "success", answer
+    return json.loads(body)
+
+
+async def test_availability_is_saved_sorted_and_deduplicated(
+    backends: Backends, store: RedisEventStore, dinner: Event
+) -> None:
+    dates = ["2026-12-05", "2026-11-26", "2026-12-05", "2026-12-01"]
+    saved = content(
+        await ask(backends, "update_guest_availability", event_id=dinner.event_id, available_dates=dates)
+    )
+    assert saved == {
+        "event_id": dinner.event_id,
+        "title": "연말 디너",
+        "available_dates": ["2026-11-26", "2026-12-01", "2026-12-05"],
+    }
+    stored = await store.get(dinner.event_id)
+    assert stored is not None
+    assert stored.guest_availability[GUEST] == ["2026-11-26", "2026-12-01", "2026-12-05"]
+    assert stored.guest_availability["mina"] == ["2026-12-01", "2026-12-02"]  # others' answers untouched
+
+
+@pytest.mark.parametrize(
+    ("dates", "message"),
+    [
+        (["2026-11-25", "2026-12-01"], "2026-11-25 is in the past (today is 2026-11-26)"),
+        (["2026-12-11"], "2026-12-11 is after the last allowed date 2026-12-10"),
+        (["12/01"], "is not an ISO date; use YYYY-MM-DD"),
+    ],
+)
+async def test_bad_dates_ask_for_a_fix_and_nothing_is_saved(
+    backends: Backends, store: RedisEventStore, dinner: Event, dates: list[str], message: str
+) -> None:
+    answer = await ask(backends, "update_guest_availability", event_id=dinner.event_id, available_dates=dates)
+    assert answer.startswith("retried: ") and message in answer
+    stored = await store.get(dinner.event_id)
+    assert stored is not None and GUEST not in stored.guest_availability
+
+
+async def test_at_most_31_dates(backends: Backends, store: RedisEventStore) -> None:
+    event = await store.create(
+        "jeff",
+        title="retreat",
+        start_time="2027-03-01T09:00:00+09:00",
+        end_time="2027-03-01T18:00:00+09:00",
+        invitee_user_ids=[GUEST],
+    )
+    dates = [f"2026-12-{d:02d}" for d in range(1, 32)]
+    saved = await ask(
+        backends, "update_guest_availability", event_id=event.event_id, available_dates=dates * 2
+    )
+    assert content(saved)["available_dates"] == dates  # repeats do not count against the limit
+    answer = await ask(
+        backends, "update_guest_availability", event_id=event.event_id, available_dates=[*dates, "2027-01-01"]
+    )
+    assert answer.startswith("retried: ") and "has 32 dates; give at most 31" in answer
+
+
+async def test_after_the_deadline_the_guest_is_told_so(backends: Backends, store: RedisEventStore) -> None:
+    event = await store.create(
+        "jeff",
+        title="kickoff",
+        start_time="2026-11-27T09:00:00+09:00",
+        end_time="2026-11-27T10:00:00+09:00",
+        invitee_user_ids=[GUEST],
+        availability_deadline="2026-11-25T18:00:00+09:00",
+    )
+    answer = await ask(
+        backends, "update_guest_availability", event_id=event.event_id, available_dates=["2026-11-27"]
+    )
+    assert answer.startswith("failed: ") and "has passed" in answer
+
+
+async def test_details_leave_out_other_guests_and_contacts(backends: Backends, dinner: Event) -> None:
+    await ask(backends, "update_guest_availability", event_id=dinner.event_id, available_dates=["2026-12-03"])
+    answer = await ask(backends, "get_event_details", event_id=dinner.event_id)
+    details = content(answer)
+    assert details["title"] == "연말 디너" and details["location"] == "성수동"
+    assert details["organizer_name"] == "Jeff Kim"
+    assert details["your_available_dates"] == ["2026-12-03"]
+    assert "mina" not in answer and "2026-12-02" not in answer  # nothing about the other guest
+    assert "@example.com" not in answer and "010-" not in answer  # nobody's contacts
+
+
+async def test_a_guest_cannot_see_or_answer_an_event_they_are_not_invited_to(
+    backends: Backends, dinner: Event
+) -> None:
+    expected = f"failed: you are not invited to an event with id '{dinner.event_id}' (or it does not exist)"
+    assert await ask(backends, "get_event_details", user="stranger", event_id=dinner.event_id) == expected
+    answer = await ask(
+        backends, "update_guest_availability", user="stranger", event_id=dinner.event_id, available_dates=[]
+    )
+    assert answer == expected
+    missing = await ask(backends, "get_event_details", event_id="evt_000000000000")
+    assert missing.startswith("failed: you are not invited")
+
+
+async def test_list_invited_events(backends: Backends, store: RedisEventStore, dinner: Event) -> None:
+    earlier = await store.create(
+        "mina",
+        title="스케치 리뷰",
+        start_time="2026-12-01T10:00:00+09:00",
+        end_time="2026-12-01T11:00:00+09:00",
+        invitee_user_ids=[GUEST],
+    )
+    events = content(await ask(backends, "list_invited_events"))["events"]
+    assert [(e["event_id"], e["organizer_name"]) for e in events] == [
+        (earlier.event_id, "박민아"),
+        (dinner.event_id, "Jeff Kim"),
+    ]
+    assert content(await ask(backends, "list_invited_events", user="stranger")) == {"events": []}

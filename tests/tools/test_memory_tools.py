@@ -1,0 +1,98 @@
+"""Memory tools through an agent: what the model gets back is what the user hears."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from pydantic_ai import Agent, models
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from redis.asyncio import Redis
+
+from truloop_assistant.agent.deps import AgentDeps
+from truloop_assistant.backends import Backends
+from truloop_assistant.backends.memory import MemoryStore, RedisMemoryStore, SupermemoryStore
+from truloop_assistant.tools.memory_tools import memory_toolset
+
+models.ALLOW_MODEL_REQUESTS = False
+
+
+def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """Call one tool, then answer with its result as the model saw it: ``<outcome>: <content>``."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart(tool, args)])
+        last = returns[-1]
+        return ModelResponse(
+            parts=[TextPart(f"{last.outcome}: {last.model_response_str(wrap_if_error=False)}")]
+        )
+
+    return FunctionModel(fn)
+
+
+async def ask(store: MemoryStore, tool: str, user: str = "jeff", **args: Any) -> str:
+    agent = Agent(calls(tool, args), deps_type=AgentDeps, toolsets=[memory_toolset])
+    backends = Backends(users=None, events=None, knowledge=None, memory=store, places=None, relay=None)  # type: ignore[arg-type]
+    result = await agent.run("hi", deps=AgentDeps(user_id=user, channel_url="c", backends=backends))
+    return result.output
+
+
+@pytest.fixture
+def store(redis: Redis) -> RedisMemoryStore:
+    return RedisMemoryStore(redis)
+
+
+async def test_a_remembered_fact_is_found_later(store: RedisMemoryStore) -> None:
+    saved = await ask(store, "save_memory", text="내 강아지 이름은 보리야")
+    assert saved.startswith("success:") and "mem_" in saved
+
+    await ask(store, "save_memory", text="My favorite coffee is an oat flat white")
+    answer = await ask(store, "search_memories", query="강아지 이름이 뭐였지?")
+    assert answer.startswith("success:")
+    assert "보리" in answer and "coffee" not in answer
+
+    recent = await ask(store, "search_memories")
+    assert "보리" in recent and "coffee" in recent
+
+
+async def test_memories_are_per_user(store: RedisMemoryStore) -> None:
+    await ask(store, "save_memory", user="amy", text="my locker code is 1357")
+    answer = await ask(store, "search_memories", query="locker code")
+    assert answer == 'success: {"memories":[]}'
+
+
+async def test_forget_deletes_the_memory(store: RedisMemoryStore) -> None:
+    memory = await store.save("jeff", "I'm allergic to peanuts")
+    answer = await ask(store, "forget_memory", memory_id=memory.memory_id)
+    assert answer.startswith("success:") and '"forgotten":true' in answer
+    assert "peanut" not in await ask(store, "search_memories", query="peanut allergy")
+
+
+async def test_forgetting_an_unknown_memory_explains_the_failure(store: RedisMemoryStore) -> None:
+    amy = await store.save("amy", "my passport ends in 77")
+    for memory_id in ("mem_000000000000", amy.memory_id):
+        answer = await ask(store, "forget_memory", memory_id=memory_id)
+        assert answer.startswith("failed:")
+        assert f"there is no memory '{memory_id}' for this user" in answer
+    assert await store.list_recent("amy") == [amy]
+
+
+async def test_bad_arguments_are_sent_back_to_fix(store: RedisMemoryStore) -> None:
+    assert (await ask(store, "search_memories", query="x", limit=50)).startswith("retried:")
+    assert (await ask(store, "save_memory", text="")).startswith("retried:")
+    assert (await ask(store, "save_memory", text="   ")).startswith("retried:")
+    assert await store.list_recent("jeff") == []
+
+
+async def test_a_failing_memory_service_is_explained() -> None:
+    def down(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, json={"error": "maintenance"})
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(down)) as client:
+        answer = await ask(SupermemoryStore("http://sm.test", "sm_key", client), "save_memory", text="x")
+    assert answer.startswith("failed: the memory service is not available right now")
+    assert "HTTP 503" in answer and "sm_key" not in answer

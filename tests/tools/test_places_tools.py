@@ -1,0 +1,105 @@
+"""Places tool through an agent: what the model gets back is what the user hears."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent, models
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tests.fakes.places import PLACES_KEY, FakePlaces
+from tests.support import serve
+from truloop_assistant.agent.deps import AgentDeps
+from truloop_assistant.backends import Backends
+from truloop_assistant.backends.places import GooglePlacesSearch, PlacesSearch
+from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.tools.places_tools import places_toolset, query_language
+
+models.ALLOW_MODEL_REQUESTS = False
+
+
+def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """Call one tool, then answer with its result as the model saw it: ``<outcome>: <content>``."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart(tool, args)])
+        last = returns[-1]
+        return ModelResponse(
+            parts=[TextPart(f"{last.outcome}: {last.model_response_str(wrap_if_error=False)}")]
+        )
+
+    return FunctionModel(fn)
+
+
+async def ask(places: PlacesSearch | None, **args: Any) -> str:
+    agent = Agent(calls("search_places", args), deps_type=AgentDeps, toolsets=[places_toolset])
+    backends = Backends(users=None, events=None, knowledge=None, memory=None, places=places, relay=None)  # type: ignore[arg-type]
+    result = await agent.run("hi", deps=AgentDeps(user_id="jeff", channel_url="c", backends=backends))
+    return result.output
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakePlaces]:
+    places = FakePlaces()
+    port = free_port()
+    async with serve(places.app(), port):
+        places.url = f"http://127.0.0.1:{port}"
+        yield places
+
+
+@pytest.fixture
+async def google(fake: FakePlaces) -> AsyncIterator[GooglePlacesSearch]:
+    search = GooglePlacesSearch(fake.url, PLACES_KEY)
+    yield search
+    await search.aclose()
+
+
+async def test_not_configured_is_explained() -> None:
+    answer = await ask(None, query="ramen")
+    assert answer.startswith("failed:")
+    assert "places search is not configured on this server (no Google Places API key)" in answer
+
+
+async def test_results_name_the_places(fake: FakePlaces, google: GooglePlacesSearch) -> None:
+    answer = await ask(google, query="라멘", near="강남역", limit=2)
+    assert answer.startswith("success:")
+    assert "라멘 near 강남역 #1" in answer and "라멘 near 강남역 #2" in answer
+    assert "https://maps.google.com/?cid=1" in answer
+    [(_, body)] = fake.requests
+    assert body == {"textQuery": "라멘 near 강남역", "pageSize": 2, "languageCode": "ko"}
+
+
+async def test_english_query_leaves_the_language_to_google(
+    fake: FakePlaces, google: GooglePlacesSearch
+) -> None:
+    assert "ramen #1" in await ask(google, query="ramen")
+    assert "languageCode" not in fake.requests[0][1]
+
+
+async def test_nothing_found(google: GooglePlacesSearch) -> None:
+    assert await ask(google, query="nothing like this") == 'success: {"places":[]}'
+
+
+@pytest.mark.parametrize("status", [500, 403])
+async def test_provider_errors_are_explained(
+    fake: FakePlaces, google: GooglePlacesSearch, status: int
+) -> None:
+    fake.fail_with = status
+    answer = await ask(google, query="ramen")
+    assert answer.startswith("failed: places search failed: Google Places")
+    assert f"HTTP {status}" in answer and PLACES_KEY not in answer
+
+
+async def test_bad_limit_is_sent_back_to_fix(fake: FakePlaces, google: GooglePlacesSearch) -> None:
+    assert (await ask(google, query="ramen", limit=11)).startswith("retried:")
+    assert fake.requests == []
+
+
+def test_query_language() -> None:
+    assert query_language("강남 맛집") == "ko"
+    assert query_language("ramen in Gangnam") is None

@@ -1,0 +1,136 @@
+"""User directory tools through an agent: what the model gets back is what the user hears."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from pydantic_ai import Agent, DeferredToolRequests, models
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from redis.asyncio import Redis
+
+from truloop_assistant.agent.deps import AgentDeps
+from truloop_assistant.backends import Backends
+from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
+from truloop_assistant.tools.user_tools import user_toolset
+
+models.ALLOW_MODEL_REQUESTS = False
+
+
+def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
+    """Call one tool, then answer with its result as the model saw it: ``<outcome>: <content>``."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart(tool, args)])
+        last = returns[-1]
+        return ModelResponse(
+            parts=[TextPart(f"{last.outcome}: {last.model_response_str(wrap_if_error=False)}")]
+        )
+
+    return FunctionModel(fn)
+
+
+def fixed() -> datetime:
+    return datetime(2026, 11, 26, 1, 49, tzinfo=UTC)
+
+
+@pytest.fixture
+async def directory(redis: Redis) -> RedisUserDirectory:
+    directory = RedisUserDirectory(redis)
+    await directory.import_users(load_users_file(SAMPLE_USERS_FILE))
+    return directory
+
+
+async def ask(directory: RedisUserDirectory | None, tool: str, user: str = "jeff", **args: Any) -> str:
+    agent = Agent(
+        calls(tool, args),
+        deps_type=AgentDeps,
+        output_type=[str, DeferredToolRequests],
+        toolsets=[user_toolset],
+    )
+    backends = Backends(users=directory, events=None, knowledge=None, memory=None, places=None, relay=None)  # type: ignore[arg-type]
+    deps = AgentDeps(
+        user_id=user,
+        channel_url="c",
+        timezone=ZoneInfo("Asia/Seoul"),
+        clock=fixed,
+        backends=backends if directory is not None else None,
+    )
+    result = await agent.run("hi", deps=deps)
+    assert isinstance(result.output, str)
+    return result.output
+
+
+def content(answer: str) -> Any:
+    outcome, _, body = answer.partition(": ")
+    assert outcome == "success", answer
+    return json.loads(body)
+
+
+async def test_own_profile_without_an_id(directory: RedisUserDirectory) -> None:
+    profile = content(await ask(directory, "get_user_profile"))
+    assert profile["user_id"] == "jeff" and profile["name"] == "Jeff Kim"
+    assert profile["phone"] == "010-1234-5678" and profile["email"] == "jeff.kim@example.com"
+    assert content(await ask(directory, "get_user_profile", user_id="mina"))["name"] == "박민아"
+
+
+async def test_unknown_profile_fails_naming_who(directory: RedisUserDirectory) -> None:
+    assert await ask(directory, "get_user_profile", user_id="ghost") == (
+        "failed: user 'ghost' is not in the user directory"
+    )
+    assert await ask(directory, "get_user_profile", user="stranger") == (
+        "failed: the current user is not in the user directory"
+    )
+
+
+async def test_search_by_phone_with_dashes_finds_the_user(directory: RedisUserDirectory) -> None:
+    found = content(await ask(directory, "search_users", query="010-2345-6789", by="contact"))
+    assert [u["user_id"] for u in found["users"]] == ["mina"]
+    found = content(await ask(directory, "search_users", query="01023456789"))
+    assert [u["user_id"] for u in found["users"]] == ["mina"]
+
+
+async def test_search_by_group_and_limit(directory: RedisUserDirectory) -> None:
+    found = content(await ask(directory, "search_users", query="design", by="group", limit=2))
+    assert len(found["users"]) == 2
+    assert content(await ask(directory, "search_users", query="nobody-like-this")) == {"users": []}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"query": "mina", "limit": 0}, "limit=0 is out of range; use a number from 1 to 50"),
+        ({"query": "mina", "limit": 51}, "limit=51 is out of range"),
+        ({"query": "  "}, "query must not be empty"),
+    ],
+)
+async def test_bad_search_arguments_ask_for_a_fix(
+    directory: RedisUserDirectory, args: dict[str, Any], message: str
+) -> None:
+    answer = await ask(directory, "search_users", **args)
+    assert answer.startswith("retried: ") and message in answer
+
+
+async def test_eids_of_known_and_unknown_users(directory: RedisUserDirectory) -> None:
+    found = content(await ask(directory, "get_user_eids", user_ids=["jeff", "david", "ghost", "jeff"]))
+    assert found == {"eids": {"jeff": "E1001", "david": None}, "unknown_user_ids": ["ghost"]}
+    assert await ask(directory, "get_user_eids", user_ids=["ghost", "phantom"]) == (
+        "failed: no user with id 'ghost', 'phantom' in the directory"
+    )
+
+
+async def test_eids_need_one_to_a_hundred_ids(directory: RedisUserDirectory) -> None:
+    assert "at least 1" in await ask(directory, "get_user_eids", user_ids=[])
+    too_many = await ask(directory, "get_user_eids", user_ids=[f"u{i}" for i in range(101)])
+    assert too_many.startswith("retried: ") and "at most 100" in too_many
+
+
+async def test_without_backends_the_tool_says_it_is_unavailable() -> None:
+    answer = await ask(None, "get_user_profile")
+    assert answer == "failed: this tool is not available here (no backends are configured)"
