@@ -142,6 +142,16 @@ StartServer = Callable[..., Any]
 
 
 @pytest.fixture
+async def directory(redis: Redis) -> Any:
+    """The bundled sample user directory (jeff, mina, ...) loaded into the test Redis."""
+    from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
+
+    users = RedisUserDirectory(redis)
+    await users.import_users(load_users_file(SAMPLE_USERS_FILE))
+    return users
+
+
+@pytest.fixture
 async def start_server(redis: Redis, redis_url: str, sendbird: FakeSendbird) -> AsyncIterator[StartServer]:
     """``async with start_server(model=..., agent=..., **settings) as h:`` runs API + worker over HTTP."""
     from truloop_assistant.app import create_app
