@@ -65,8 +65,12 @@ def _optional(value: str | None) -> str | None:
 @event_server_toolset.tool
 async def get_events(
     ctx: RunContext[AgentDeps],
-    start_date: str = Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00"),
-    end_date: str = Field(description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00"),
+    start_date: Annotated[
+        str, Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00")
+    ],
+    end_date: Annotated[
+        str, Field(description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00")
+    ],
 ) -> EventList:
     """List the events the current user organizes in the app between two date-times."""
     start, end = date_range(start_date, end_date)
@@ -77,9 +81,11 @@ async def get_events(
 @event_server_toolset.tool
 async def create_event(
     ctx: RunContext[AgentDeps],
-    title: str = Field(description="The event's title"),
-    start_time: str = Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T14:00:00+09:00"),
-    end_time: str = Field(description="End, ISO 8601 with UTC offset; after the start"),
+    title: Annotated[str, Field(description="The event's title")],
+    start_time: Annotated[
+        str, Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T14:00:00+09:00")
+    ],
+    end_time: Annotated[str, Field(description="End, ISO 8601 with UTC offset; after the start")],
     location: str | None = Field(default=None, description="Where it takes place"),
     description: str | None = Field(default=None, description="Details for the invitees"),
     invitee_user_ids: Annotated[

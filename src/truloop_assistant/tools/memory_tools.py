@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
 
@@ -47,11 +49,14 @@ async def search_memories(
 @memory_toolset.tool
 async def save_memory(
     ctx: RunContext[AgentDeps],
-    text: str = Field(
-        min_length=1,
-        max_length=1000,
-        description="The fact to remember, as one self-contained sentence in the user's language",
-    ),
+    text: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=1000,
+            description="The fact to remember, as one self-contained sentence in the user's language",
+        ),
+    ],
 ) -> Memory:
     """Save a long-term memory. Save only what the user explicitly wants remembered; never guess."""
     if not text.strip():
@@ -66,7 +71,9 @@ async def save_memory(
 @memory_toolset.tool
 async def forget_memory(
     ctx: RunContext[AgentDeps],
-    memory_id: str = Field(description="The memory_id from search_memories, e.g. 'mem_0123456789ab'"),
+    memory_id: Annotated[
+        str, Field(description="The memory_id from search_memories, e.g. 'mem_0123456789ab'")
+    ],
 ) -> ForgetResult:
     """Delete one of the user's memories permanently (the server asks the user to confirm first).
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
@@ -32,9 +33,10 @@ def query_language(text: str) -> str | None:
 @places_toolset.tool
 async def search_places(
     ctx: RunContext[AgentDeps],
-    query: str = Field(
-        min_length=1, max_length=200, description="What to look for, e.g. '조용한 카페' or 'ramen'"
-    ),
+    query: Annotated[
+        str,
+        Field(min_length=1, max_length=200, description="What to look for, e.g. '조용한 카페' or 'ramen'"),
+    ],
     near: str | None = Field(
         default=None, description="Where: a neighbourhood, city or landmark, e.g. '강남역' or 'Shibuya'"
     ),

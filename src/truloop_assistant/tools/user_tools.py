@@ -63,7 +63,9 @@ async def get_user_profile(
 @user_toolset.tool
 async def search_users(
     ctx: RunContext[AgentDeps],
-    query: str = Field(description="What to look for: a name, username, group, e-mail or phone number"),
+    query: Annotated[
+        str, Field(description="What to look for: a name, username, group, e-mail or phone number")
+    ],
     by: Annotated[
         SearchField | None,
         Field(description="Field to search: 'contact' (e-mail or phone), 'username', 'group' or 'name'"),

@@ -1,0 +1,74 @@
+"""The tool surface the model sees: exact names (DESIGN section 6) and honest required arguments."""
+
+from __future__ import annotations
+
+import inspect
+
+from pydantic.fields import FieldInfo
+from pydantic_ai import FunctionToolset
+from pydantic_core import PydanticUndefined
+
+from truloop_assistant.deferred.approvals import DESTRUCTIVE_TOOLS
+from truloop_assistant.deferred.handlers import HANDLERS
+from truloop_assistant.tools import all_toolsets, guest_toolset, notification_safe_toolsets
+from truloop_assistant.tools.client_tools import event_client_toolset, interaction_toolset, permission_toolset
+from truloop_assistant.tools.datetime_tools import datetime_toolset
+from truloop_assistant.tools.event_tools import event_server_toolset
+from truloop_assistant.tools.knowledge_tools import knowledge_toolset
+from truloop_assistant.tools.memory_tools import memory_toolset
+from truloop_assistant.tools.places_tools import places_toolset
+from truloop_assistant.tools.relay_tools import relay_toolset
+from truloop_assistant.tools.user_tools import user_toolset
+
+FUNCTION_TOOLSETS: list[FunctionToolset] = [
+    datetime_toolset, user_toolset, knowledge_toolset, memory_toolset, places_toolset, relay_toolset,
+    event_server_toolset, event_client_toolset, interaction_toolset, permission_toolset, guest_toolset,
+]  # fmt: skip
+
+
+def names(toolsets: list) -> set[str]:
+    found: set[str] = set()
+    for toolset in toolsets:
+        toolset.apply(lambda t: found.update(t.tools) if isinstance(t, FunctionToolset) else None)
+    return found
+
+
+def test_member_tools_are_exactly_the_designed_ones() -> None:
+    assert names(all_toolsets) == {
+        "get_day_of_week", "get_current_datetime",
+        "get_user_profile", "search_users", "get_user_eids",
+        "search_knowledge_base",
+        "search_memories", "save_memory", "forget_memory",
+        "search_places",
+        "send_message_to_user",
+        "get_events", "create_event", "update_event", "invite_to_event", "get_calendar_events",
+        "confirm_interaction", "get_permission_status",
+    }  # fmt: skip
+    assert names([guest_toolset]) == {"update_guest_availability", "get_event_details", "list_invited_events"}
+
+
+def test_notification_safe_set_excludes_events_users_and_relay() -> None:
+    safe = names(notification_safe_toolsets)
+    assert not safe & names([event_server_toolset, event_client_toolset, user_toolset, relay_toolset])
+    assert {"search_knowledge_base", "search_places", "save_memory", "get_current_datetime"} <= safe
+
+
+def test_every_deferred_tool_has_a_handler_and_every_destructive_tool_exists() -> None:
+    deferred = names([event_client_toolset, interaction_toolset, permission_toolset])
+    assert deferred == set(HANDLERS)
+    assert names(all_toolsets) >= DESTRUCTIVE_TOOLS
+
+
+def test_required_arguments_are_required_in_the_schema() -> None:
+    """A parameter declared ``x: str = Field(description=...)`` silently becomes optional: none may."""
+    for toolset in FUNCTION_TOOLSETS:
+        for name, tool in toolset.tools.items():
+            required = set(tool.tool_def.parameters_json_schema.get("required", []))
+            for param in list(inspect.signature(tool.function).parameters.values())[1:]:
+                default = param.default
+                if isinstance(default, FieldInfo):
+                    assert default.default is not PydanticUndefined or default.default_factory, (
+                        f"{name}.{param.name} is declared required but has a Field default: use Annotated"
+                    )
+                elif default is inspect.Parameter.empty:
+                    assert param.name in required, f"{name}.{param.name} should be required"
