@@ -39,9 +39,10 @@ _KNOWLEDGE_WORDS = (
     "onboarding", "how do i", "how to",
 )  # fmt: skip
 
+_EVENT_NOUNS = "event|meeting|lunch|dinner|call|appointment|review|sync|session|interview|standup|party"
 _CREATE = re.compile(
     r"(일정|약속|회의|미팅|모임).*(잡아|만들어|추가해|등록해|예약해)|"
-    r"\b(create|schedule|set up|book|add|make)\b.*\b(event|meeting|lunch|dinner|call|appointment)\b",
+    rf"\b(create|schedule|set up|book|add|make|plan)\b.*\b({_EVENT_NOUNS})\b",
     re.IGNORECASE,
 )
 _REMEMBER_KO = re.compile(
@@ -50,6 +51,10 @@ _REMEMBER_KO = re.compile(
 _REMEMBER_EN = re.compile(r"^(?:please\s+)?remember(?:\s+that)?[:,]?\s+(?P<a>.+)$", re.IGNORECASE)
 _RECALL = re.compile(
     r"기억하고 있|기억나|뭘 기억|what do you remember|do you remember|my memories", re.IGNORECASE
+)
+_RECALL_FILLER = re.compile(
+    r"뭘|무엇을|뭐|기억하고|기억나\w*|있어\w*|있는|있니|거|것|\bwhat\b|\bdo\b|\byou\b|\bremember\b|"
+    r"\babout\b|\bmy memories\b|[?.!]"
 )
 _WHO_EN = re.compile(
     r"(?:who is|find|look up|search for|contact (?:info )?(?:for|of)|phone number of|email of)"
@@ -107,8 +112,8 @@ def _remember(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart |
 def _recall(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
     if not _RECALL.search(text):
         return None
-    about = re.sub(r".*(?:remember|기억하고 있는|기억나는)\s*(?:about|거|것)?\s*", "", text).strip(" ?.!")
-    return ToolCallPart("search_memories", {"query": about if len(about) > 1 else ""})
+    about = re.sub(_RECALL_FILLER, " ", text).strip()
+    return ToolCallPart("search_memories", {"query": " ".join(about.split()) if len(about) > 1 else ""})
 
 
 def _create_event(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
@@ -183,7 +188,10 @@ def _event_title(prompt: str, text: str, ko: bool) -> str:
         re.IGNORECASE,
     ):
         return match.group("t").strip(" .")
-    if match := re.search(r"\b(?:a|an)\s+(?P<t>[\w ]{1,30}?(?:meeting|lunch|dinner|call|event))\b", text):
+    if match := re.search(
+        r"\b(?:a|an)\s+(?P<t>[\w ]{1,30}?(?:meeting|lunch|dinner|call|event|review|sync|session|interview|standup|party))\b",
+        text,
+    ):
         return match.group("t").strip().capitalize()
     return "New event"
 
