@@ -189,7 +189,7 @@ def _event_title(prompt: str, text: str, ko: bool) -> str:
     ):
         return match.group("t").strip(" .")
     if match := re.search(
-        r"\b(?:a|an)\s+(?P<t>[\w ]{1,30}?(?:meeting|lunch|dinner|call|event|review|sync|session|interview|standup|party))\b",
+        rf"\b(?:a|an)\s+(?P<t>[\w ]{{1,30}}?(?:{_EVENT_NOUNS}))\b",
         text,
     ):
         return match.group("t").strip().capitalize()
