@@ -119,6 +119,7 @@ async def main(turns: int) -> None:
             sendbird_api_token=API_TOKEN,
             sendbird_api_url=f"http://127.0.0.1:{sb_port}",
             jwt_secret=SECRET,
+            rate_limit_user="100000/minute",  # this measures the turn, not the limiter's refusals
         )
         app = create_app(settings, embedded_worker=True, model=model())
         async with (

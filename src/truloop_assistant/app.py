@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic_ai.models import Model
+from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .agent.agents import MemberAgent
@@ -49,6 +50,7 @@ def create_app(
                 services.drainer(model=model, agent=agent),
                 concurrency=worker_concurrency,
                 embedded=True,
+                background=services.expiry_scanner,
             )
             app.state.worker = worker
             worker_task = asyncio.create_task(worker.start(), name="embedded-worker")
@@ -76,7 +78,13 @@ def create_app(
 
     @app.exception_handler(AppError)
     async def app_error(request: Request, exc: AppError) -> JSONResponse:
-        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(RedisError)
+    async def redis_error(request: Request, exc: RedisError) -> JSONResponse:
+        log.error("Redis error on %s %s: %s", request.method, request.url.path, exc)
+        body = error_body("unavailable", "the server's storage is unavailable; retry in a moment")
+        return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

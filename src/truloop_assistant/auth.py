@@ -1,74 +1,288 @@
-"""Bearer-token authentication of device requests (JWT, HS256 or keys from a JWKS URL)."""
+"""Bearer-token authentication of device requests: HS256 with a secret, RS/ES/PS keys from a JWKS URL."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+from jwt.exceptions import InvalidSubjectError
 
-from .config import Settings
+from .config import ConfigError, Settings
 from .errors import Unauthorized
 
-_ASYMMETRIC = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256"]
+log = logging.getLogger(__name__)
+
+# The key type each accepted asymmetric algorithm needs, and the curve for EC.
+_KEY_TYPES = {"RS256": "RSA", "RS384": "RSA", "RS512": "RSA", "PS256": "RSA", "ES256": "EC", "ES384": "EC"}
+_CURVES = {"ES256": "P-256", "ES384": "P-384"}
+_MAX_TOKEN_CHARS = 8 * 1024
+_MAX_JWKS_BYTES = 1024 * 1024
+_LEEWAY_S = 30
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
 @dataclass(frozen=True)
 class Principal:
+    """The authenticated device user: the token's ``sub``, and its ``role`` if it is a string."""
+
     user_id: str
     role: str | None = None
 
     @property
     def is_admin(self) -> bool:
+        """True for tokens with the claim ``role: "admin"``."""
         return self.role == "admin"
 
 
+@dataclass(frozen=True)
+class _Key:
+    kid: str | None
+    kty: str
+    alg: str | None
+    crv: str | None
+    key: Any
+
+    def fits(self, alg: str) -> bool:
+        """Whether this key may verify a token signed with ``alg`` (key type, curve, the JWK's own alg)."""
+        if self.kty != _KEY_TYPES[alg] or (self.alg is not None and self.alg != alg):
+            return False
+        return self.kty != "EC" or self.crv == _CURVES[alg]
+
+
+def _parse_key(jwk: Any) -> _Key | None:
+    """A public signing key from one JWK, or None for anything else (private, encryption, weak, odd)."""
+    if not isinstance(jwk, dict) or "d" in jwk or jwk.get("use", "sig") != "sig":
+        return None
+    kty, alg, kid = jwk.get("kty"), jwk.get("alg"), jwk.get("kid")
+    if kty not in ("RSA", "EC") or (alg is not None and alg not in _KEY_TYPES):
+        return None
+    try:
+        key = RSAAlgorithm.from_jwk(jwk) if kty == "RSA" else ECAlgorithm.from_jwk(jwk)
+    except (jwt.PyJWTError, ValueError, TypeError):
+        return None
+    if isinstance(key, rsa.RSAPublicKey) and key.key_size < 2048:
+        return None
+    return _Key(kid if isinstance(kid, str) else None, kty, alg, jwk.get("crv"), key)
+
+
+def check_jwks_url(url: str) -> None:
+    """Refuse JWKS URLs that are not https (plain http only for 127.0.0.1/localhost)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme == "https" and host:
+        return
+    if parts.scheme == "http" and host in _LOCAL_HOSTS:
+        return
+    raise ConfigError(
+        f"TRULOOP_JWT_JWKS_URL must be an https:// URL (plain http:// only for 127.0.0.1 or localhost); "
+        f"got {parts.scheme or '(no scheme)'}://{host or '(no host)'}"
+    )
+
+
+class JwksKeys:
+    """The signing keys behind a JWKS URL: cached, refetched on expiry or for an unknown kid, rate-limited."""
+
+    def __init__(
+        self, url: str, *, ttl_s: float = 600, min_refetch_s: float = 30, timeout_s: float = 5
+    ) -> None:
+        check_jwks_url(url)
+        self.url, self.ttl_s, self.min_refetch_s, self.timeout_s = url, ttl_s, min_refetch_s, timeout_s
+        self.keys: list[_Key] = []
+        self.fetches = 0
+        self._fetched_at: float | None = None
+        self._refetched_at: float | None = None
+        self._failed_at: float | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def unavailable(self) -> bool:
+        """True when no JWKS has ever been fetched successfully."""
+        return self._fetched_at is None
+
+    async def get(self, *, refetch: bool = False) -> list[_Key]:
+        """The cached keys, fetched first when stale (or, with ``refetch``, when no refetch was recent)."""
+        if self._should_fetch(refetch):
+            seen = self.fetches
+            async with self._lock:  # concurrent callers share one in-flight fetch
+                if self.fetches == seen and self._should_fetch(refetch):
+                    await self._fetch(refetch)
+        return self.keys
+
+    def _should_fetch(self, refetch: bool) -> bool:
+        now = time.monotonic()
+        if self._failed_at is not None and now - self._failed_at < self.min_refetch_s:
+            return False
+        if refetch:
+            return self._refetched_at is None or now - self._refetched_at >= self.min_refetch_s
+        return self._fetched_at is None or now - self._fetched_at >= self.ttl_s
+
+    async def _fetch(self, refetch: bool) -> None:
+        self.fetches += 1
+        now = time.monotonic()
+        if refetch:
+            self._refetched_at = now
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                document = await self._download()
+            entries = document.get("keys") if isinstance(document, dict) else None
+            if not isinstance(entries, list):
+                raise ValueError("the document has no 'keys' list")
+        except (httpx.HTTPError, ValueError, TimeoutError) as exc:
+            self._failed_at = now
+            reason = str(exc) or type(exc).__name__
+            log.warning(
+                "could not fetch the JWKS from %s (keeping %d cached keys): %s",
+                self.url,
+                len(self.keys),
+                reason,
+            )
+            return
+        self.keys = [key for key in map(_parse_key, entries) if key is not None]
+        self._fetched_at, self._failed_at = now, None
+        log.info("fetched %d signing keys from %s", len(self.keys), self.url)
+
+    async def _download(self) -> Any:
+        async with (
+            httpx.AsyncClient(timeout=self.timeout_s) as client,
+            client.stream("GET", self.url, headers={"accept": "application/json"}) as response,
+        ):
+            response.raise_for_status()
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > _MAX_JWKS_BYTES:
+                    raise ValueError("the JWKS document is larger than 1 MiB")
+        return json.loads(body)
+
+
+def _pick(keys: list[_Key], kid: str | None, alg: str) -> _Key | None:
+    """The one key for this token, None when the kid is unknown; raises when the choice is ambiguous."""
+    if kid is None:
+        fitting = [key for key in keys if key.fits(alg)]
+        if len(fitting) > 1:
+            raise Unauthorized(
+                f"the token header has no 'kid' and several JWKS keys fit {alg}; add the key's kid",
+                code="invalid_token",
+            )
+        return fitting[0] if fitting else None
+    named = [key for key in keys if key.kid == kid]
+    if named and not any(key.fits(alg) for key in named):
+        raise Unauthorized(
+            f"the JWKS key named by the token's 'kid' is not a {alg} key", code="invalid_token"
+        )
+    return next((key for key in named if key.fits(alg)), None)
+
+
+def _reason(exc: jwt.PyJWTError, audience: str | None, issuer: str | None) -> str:
+    """A message for a rejected token that names the problem and never repeats the token."""
+    if isinstance(exc, jwt.MissingRequiredClaimError):
+        return f"the token has no '{exc.claim}' claim"
+    if isinstance(exc, jwt.InvalidAudienceError):
+        return f"the token's audience ('aud') is not {audience!r}"
+    if isinstance(exc, jwt.InvalidIssuerError):
+        return f"the token's issuer ('iss') is not {issuer!r}"
+    if isinstance(exc, jwt.ImmatureSignatureError):
+        return "the token is not valid yet ('nbf' or 'iat' is in the future)"
+    if isinstance(exc, jwt.InvalidSignatureError):
+        return "the token's signature does not verify"
+    if isinstance(exc, InvalidSubjectError):
+        return "the token's 'sub' claim must be a non-empty string"
+    if isinstance(exc, (jwt.DecodeError, jwt.InvalidIssuedAtError)):
+        return "the token is malformed (not a JWT, or 'exp', 'nbf' or 'iat' is not a number)"
+    return "the token is not valid"
+
+
 class TokenVerifier:
-    def __init__(self, settings: Settings) -> None:
+    """Verifies ``Authorization: Bearer <JWT>`` headers and returns the :class:`Principal`."""
+
+    def __init__(
+        self, settings: Settings, *, jwks_ttl_s: float = 600, jwks_min_refetch_s: float = 30
+    ) -> None:
         self.secret = settings.jwt_secret
         self.audience = settings.jwt_audience
         self.issuer = settings.jwt_issuer
-        self._jwks = (
-            jwt.PyJWKClient(settings.jwt_jwks_url, cache_keys=True) if settings.jwt_jwks_url else None
+        self.jwks = (
+            JwksKeys(settings.jwt_jwks_url, ttl_s=jwks_ttl_s, min_refetch_s=jwks_min_refetch_s)
+            if settings.jwt_jwks_url
+            else None
         )
 
     async def verify(self, authorization: str | None) -> Principal:
+        """The principal of a valid bearer token; raises :class:`Unauthorized` otherwise."""
         if not authorization:
             raise Unauthorized("missing Authorization header; send 'Authorization: Bearer <JWT>'")
         scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Unauthorized("the Authorization header must be 'Bearer <JWT>'")
         token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthorized("the Authorization header must be 'Bearer <JWT>'")
+        if len(token) > _MAX_TOKEN_CHARS:
+            raise Unauthorized("the token is larger than 8 KiB", code="invalid_token")
         try:
             claims = await self._decode(token)
         except jwt.ExpiredSignatureError:
             raise Unauthorized("the token has expired", code="token_expired") from None
         except jwt.PyJWTError as exc:
-            raise Unauthorized(f"invalid token: {exc}", code="invalid_token") from None
+            raise Unauthorized(_reason(exc, self.audience, self.issuer), code="invalid_token") from None
         sub = claims.get("sub")
-        if not isinstance(sub, str) or not sub:
-            raise Unauthorized("the token has no 'sub' claim", code="invalid_token")
+        if not isinstance(sub, str) or not sub.strip():
+            raise Unauthorized("the token's 'sub' claim must be a non-empty string", code="invalid_token")
         role = claims.get("role")
         return Principal(user_id=sub, role=role if isinstance(role, str) else None)
 
     async def _decode(self, token: str) -> dict[str, Any]:
-        options = {"require": ["exp", "sub"], "verify_aud": self.audience is not None}
-        common: dict[str, Any] = {"audience": self.audience, "issuer": self.issuer, "options": options}
         header = jwt.get_unverified_header(token)
-        if header.get("alg") == "HS256" and self.secret:
-            return jwt.decode(token, self.secret, algorithms=["HS256"], **common)
-        if self._jwks is not None and header.get("alg") in _ASYMMETRIC:
-            key = await asyncio.to_thread(self._jwks.get_signing_key_from_jwt, token)
-            return jwt.decode(token, key.key, algorithms=_ASYMMETRIC, **common)
-        raise jwt.InvalidAlgorithmError(f"algorithm {header.get('alg')!r} is not accepted")
+        alg, kid = header.get("alg"), header.get("kid")
+        if alg == "HS256":
+            if not self.secret:
+                raise Unauthorized(
+                    "HS256 tokens are not accepted here (no secret is set)", code="invalid_token"
+                )
+            return self._claims(token, self.secret, alg)
+        if not isinstance(alg, str) or alg not in _KEY_TYPES:
+            raise Unauthorized("the token's algorithm is not accepted", code="invalid_token")
+        if self.jwks is None:
+            raise Unauthorized(
+                f"{alg} tokens are not accepted here (no JWKS URL is set)", code="invalid_token"
+            )
+        if kid is not None and not isinstance(kid, str):
+            raise Unauthorized("the token header's 'kid' must be a string", code="invalid_token")
+        key = _pick(await self.jwks.get(), kid, alg)
+        if key is None:  # a rotated key: look again, at most once per interval
+            key = _pick(await self.jwks.get(refetch=True), kid, alg)
+        if key is None:
+            if self.jwks.unavailable:
+                raise Unauthorized(
+                    "the signing keys (JWKS) cannot be fetched right now", code="invalid_token"
+                )
+            raise Unauthorized(f"no {alg} key in the JWKS matches the token", code="invalid_token")
+        return self._claims(token, key.key, alg)
+
+    def _claims(self, token: str, key: Any, alg: str) -> dict[str, Any]:
+        require = ["exp", "sub"] + ["aud"] * bool(self.audience) + ["iss"] * bool(self.issuer)
+        return jwt.decode(
+            token,
+            key,
+            algorithms=[alg],
+            audience=self.audience,
+            issuer=self.issuer,
+            leeway=_LEEWAY_S,
+            options={"require": require, "verify_aud": self.audience is not None},
+        )
 
 
 def issue_token(secret: str, user_id: str, *, ttl_s: int = 24 * 3600, role: str | None = None) -> str:
     """A signed HS256 token (the dev server hands these out; tests use it too)."""
-    import time
-
-    claims: dict[str, Any] = {"sub": user_id, "exp": int(time.time()) + ttl_s, "iat": int(time.time())}
+    now = int(time.time())
+    claims: dict[str, Any] = {"sub": user_id, "exp": now + ttl_s, "iat": now}
     if role:
         claims["role"] = role
     return jwt.encode(claims, secret, algorithm="HS256")

@@ -94,7 +94,13 @@ async def _worker(settings: Settings, concurrency: int) -> int:
 
     services = Services.create(settings)
     try:
-        await build_worker(services.queue.queue, services.drainer(), concurrency=concurrency).start()
+        worker = build_worker(
+            services.queue.queue,
+            services.drainer(),
+            concurrency=concurrency,
+            background=services.expiry_scanner,
+        )
+        await worker.start()
     finally:
         await services.aclose()
     return 0

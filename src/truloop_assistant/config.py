@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     google_places_api_key: str | None = None
     google_places_api_url: str = "https://places.googleapis.com"
     tool_timeout_s: float = Field(default=10.0, gt=0)
+    model_timeout_s: float = Field(default=60.0, gt=0)
+    turn_timeout_s: float = Field(default=180.0, gt=0)
+    max_message_chars: int = Field(default=4000, ge=1)
+    max_calls_per_turn: int = Field(default=8, ge=1)
+    max_client_failures: int = Field(default=3, ge=1)
 
     timezone: str = "Asia/Seoul"
     history_max_messages: int = Field(default=40, ge=2)
@@ -52,6 +57,16 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _check_safe(self) -> Settings:
+        for name, value in (
+            ("TRULOOP_RATE_LIMIT_USER", self.rate_limit_user),
+            ("TRULOOP_RATE_LIMIT_ADMIN", self.rate_limit_admin),
+        ):
+            try:
+                parse_limit(value)
+            except ValueError:
+                raise ValueError(
+                    f"{name}={value!r} is not a rate like '20/minute' or '100 per hour'"
+                ) from None
         if self.channel == "sendbird":
             missing = [
                 name
@@ -84,6 +99,13 @@ class Settings(BaseSettings):
         if self.sendbird_api_url:
             return self.sendbird_api_url.rstrip("/")
         return f"https://api-{self.sendbird_app_id}.sendbird.com"
+
+
+def parse_limit(value: str) -> object:
+    """A rate such as ``20/minute`` as a ``limits`` item (raises ValueError when it is not one)."""
+    from limits import parse
+
+    return parse(value)
 
 
 def load_settings(**overrides: object) -> Settings:

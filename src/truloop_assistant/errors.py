@@ -9,9 +9,17 @@ class AppError(Exception):
     status: int = 500
     code: str = "internal_error"
 
-    def __init__(self, message: str, *, code: str | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
+        self.headers = headers or {}
         if code is not None:
             self.code = code
         if status is not None:

@@ -31,8 +31,11 @@ from .channels.relay import LocalRelay, Relay, SendbirdRelay
 from .channels.sendbird import SendbirdChannel
 from .config import Settings
 from .conversations import ConversationDrainer
+from .expiry import run_expiry_scanner
 from .intake import Intake
+from .notices import Notices
 from .queue import TurnQueue, make_queue
+from .ratelimit import RateLimiter
 from .store.inbox import Inbox
 from .store.turns import TurnStore
 
@@ -47,6 +50,8 @@ class Services:
     inbox: Inbox
     intake: Intake
     auth: TokenVerifier
+    limiter: RateLimiter
+    notices: Notices
 
     @classmethod
     def create(cls, settings: Settings) -> Services:
@@ -78,6 +83,8 @@ class Services:
             inbox=inbox,
             intake=Intake(inbox, queue),
             auth=TokenVerifier(settings),
+            limiter=RateLimiter(settings),
+            notices=Notices(redis, channel),
         )
 
     def runner(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> TurnRunner:
@@ -139,7 +146,12 @@ class Services:
             self.inbox, self.runner(model=model, agent=agent), heartbeat_s=self.settings.worker_heartbeat_s
         )
 
+    async def expiry_scanner(self) -> None:
+        """Resume turns whose device calls expired (runs in every worker)."""
+        await run_expiry_scanner(self.store, self.intake)
+
     async def aclose(self) -> None:
+        await self.notices.drain()
         await self.queue.queue.disconnect()
         await self.channel.aclose()
         await self.redis.aclose()

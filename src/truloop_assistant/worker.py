@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Coroutine
+from contextlib import suppress
 from typing import Any, cast
 
 from saq import Queue, Worker
@@ -32,10 +35,25 @@ class EmbeddedWorker(Worker):
 
 
 def build_worker(
-    queue: Queue, drainer: ConversationDrainer, *, concurrency: int, embedded: bool = False
+    queue: Queue,
+    drainer: ConversationDrainer,
+    *,
+    concurrency: int,
+    embedded: bool = False,
+    background: Callable[[], Coroutine[Any, Any, None]] | None = None,
 ) -> Worker:
+    """A saq worker for conversations; ``background`` runs beside it (the expiry scanner)."""
+
     async def startup(ctx: dict[str, Any]) -> None:
         ctx["drainer"] = drainer
+        if background is not None:
+            ctx["background"] = asyncio.create_task(background(), name="worker-background")
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        if task := ctx.get("background"):
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
 
     # A standalone worker lets turns in flight finish on SIGTERM (deploys); the 1 s blocking
     # dequeue is what lets its idle loops notice the stop.
@@ -49,6 +67,7 @@ def build_worker(
         functions=[drain_conversation],
         concurrency=concurrency,
         startup=startup,
+        shutdown=shutdown,
         timers=_TIMERS,
         **extra,  # type: ignore[arg-type]
     )

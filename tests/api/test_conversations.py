@@ -62,7 +62,9 @@ async def test_messages_typed_in_a_row_are_answered_one_at_a_time_in_order(start
 async def test_forty_conversations_at_once_are_each_answered_exactly_once(start_server: Any) -> None:
     echo = SlowEcho(default_delay=0.05)
     async with start_server(model=echo.model()) as h:
-        responses = await asyncio.gather(*(h.user_says(f"c{i}:hi", channel=f"c{i}") for i in range(40)))
+        responses = await asyncio.gather(
+            *(h.user_says(f"c{i}:hi", channel=f"c{i}", user=f"user-{i}") for i in range(40))
+        )
         assert all(r.json() == {"status": "queued"} for r in responses)
         await h.sendbird.wait_for(lambda msgs: len(msgs) >= 40)
         await asyncio.sleep(0.5)  # room for any duplicate to show up

@@ -92,7 +92,7 @@ async def test_auth_failures_are_401(pending: tuple[Harness, str]) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": call_id, "result": GOOD}).encode()
     assert_error(await h.post_tool_message(body, token=None), 401)
     assert_error(await h.post_tool_message(body, token="not-a-jwt"), 401, "invalid_token")
-    expired = jwt.encode({"sub": "jeff", "exp": int(time.time()) - 10}, JWT_SECRET, algorithm="HS256")
+    expired = jwt.encode({"sub": "jeff", "exp": int(time.time()) - 300}, JWT_SECRET, algorithm="HS256")
     assert_error(await h.post_tool_message(body, token=expired), 401, "token_expired")
     wrong_key = jwt.encode({"sub": "jeff", "exp": int(time.time()) + 60}, "x" * 40, algorithm="HS256")
     assert_error(await h.post_tool_message(body, token=wrong_key), 401)

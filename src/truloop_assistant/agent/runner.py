@@ -50,6 +50,10 @@ SUPERSEDED_TEXT = (
     "Superseded: the user sent a new message before their device answered, so this call was "
     "cancelled and did not run. Answer the new message; do not assume this call's result."
 )
+EXPIRED_TEXT = (
+    "Expired: the user's device did not answer in time, so this call did not run. Tell the user and "
+    "suggest trying again (for example with the app open)."
+)
 ERROR_TEXT = {
     "ko": "죄송해요, 지금은 답변을 드릴 수 없어요. 잠시 후 다시 시도해 주세요.",
     "en": "Sorry, I can't answer right now. Please try again in a moment.",
@@ -150,7 +154,8 @@ class TurnRunner:
         if snapshot is None or snapshot.state != "resuming":
             return
         paused = snapshot.turn
-        results = _results(paused, snapshot.answers, missing=None)
+        # Calls without an answer here expired: the device did not answer in time.
+        results = _results(paused, snapshot.answers, missing=EXPIRED_TEXT)
         turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent)
         await self._run(turn, ModelMessagesTypeAdapter.validate_json(paused.messages), results=results)
 
@@ -287,7 +292,7 @@ class TurnRunner:
         await self.store.finish(turn.channel_url, history, turn_id=turn.turn_id if turn.step else None)
 
 
-def _results(paused: PausedTurn, answers: dict[str, str], *, missing: str | None) -> DeferredToolResults:
+def _results(paused: PausedTurn, answers: dict[str, str], *, missing: str) -> DeferredToolResults:
     """Results for a paused turn, built only from the calls the server stored.
 
     A client cannot move an answer between buckets or answer a call the server did not issue.
@@ -299,11 +304,9 @@ def _results(paused: PausedTurn, answers: dict[str, str], *, missing: str | None
     for ref in paused.calls:
         raw = answers.get(ref.call_id)
         if ref.bucket == "approval":
-            approvals[ref.tool_call_id] = (
-                _approval_value(json.loads(raw)) if raw else ToolDenied(str(missing))
-            )
+            approvals[ref.tool_call_id] = _approval_value(json.loads(raw)) if raw else ToolDenied(missing)
         else:
-            calls[ref.tool_call_id] = _call_value(ref, json.loads(raw)) if raw else ToolFailed(str(missing))
+            calls[ref.tool_call_id] = _call_value(ref, json.loads(raw)) if raw else ToolFailed(missing)
     return requests.build_results(calls=calls, approvals=approvals)
 
 

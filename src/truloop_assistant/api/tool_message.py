@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from ..deferred.handlers import HANDLERS_BY_METHOD
-from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, Unprocessable
+from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, TooManyRequests, Unprocessable
 from ..metrics import TOOL_MESSAGES
 from ..protocol.jsonrpc import JsonRpcResponse, parse_response
 from ..protocol.methods import ConfirmResult
@@ -43,7 +43,22 @@ async def _handle(request: Request, services: ServicesDep) -> JSONResponse:
     body = await read_body(request, MAX_TOOL_MESSAGE_BYTES)
     principal = await services.auth.verify(request.headers.get("authorization"))
     answer = parse_response(body)
+    rate = await services.limiter.hit(principal.user_id, scope="tool-message", admin=principal.is_admin)
+    if not rate.allowed:
+        raise TooManyRequests(
+            f"too many tool messages: at most {rate.limit} per window; try again in {rate.retry_after} s",
+            headers=rate.headers(),
+        )
+    try:
+        response = await _record(services, principal.user_id, answer)
+    except AppError as exc:
+        exc.headers.update(rate.headers())
+        raise
+    response.headers.update(rate.headers())
+    return response
 
+
+async def _record(services: ServicesDep, user_id: str, answer: JsonRpcResponse) -> JSONResponse:
     call = await services.store.get_call(answer.call_id)
     if call is None:
         raise NotFound(f"no call with id {answer.call_id!r} is known", code="unknown_call")
@@ -51,7 +66,7 @@ async def _handle(request: Request, services: ServicesDep) -> JSONResponse:
         raise Gone(
             f"call {call.call_id} has {call.state}; its result is no longer needed", code=f"call_{call.state}"
         )
-    if call.user_id != principal.user_id:
+    if call.user_id != user_id:
         raise Forbidden("this call belongs to another user", code="not_your_call")
     fingerprint = answer.fingerprint()
     if call.state == "answered":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
@@ -13,6 +12,7 @@ from ..agent.runner import InboundMessage
 from ..channels.base import AGENT_RPC
 from ..errors import BadRequest, Unauthorized
 from ..metrics import WEBHOOKS
+from ..protocol.jsonrpc import load_json
 from ..protocol.sendbird import WebhookEvent
 from .body import read_body
 from .deps import ServicesDep
@@ -41,8 +41,8 @@ async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str,
         WEBHOOKS.labels("bad_signature").inc()
         raise Unauthorized("the x-sendbird-signature header does not match the body", code="bad_signature")
     try:
-        event = WebhookEvent.model_validate(json.loads(body))
-    except (ValueError, UnicodeDecodeError, ValidationError):
+        event = WebhookEvent.model_validate(load_json(body))
+    except (BadRequest, ValidationError):
         WEBHOOKS.labels("bad_request").inc()
         raise BadRequest("the body is not a Sendbird webhook event", code="invalid_webhook") from None
 
@@ -50,10 +50,32 @@ async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str,
     if message is None:
         WEBHOOKS.labels("ignored").inc()
         return {"status": "ignored"}
+    # Sendbird must never see an error for a message we choose not to run (it would re-send it):
+    # the user is told in the channel instead.
+    if refusal := await refuse(services, message):
+        WEBHOOKS.labels(refusal).inc()
+        return {"status": "duplicate" if refusal == "duplicate" else "ignored"}
     status = await services.intake.message(message)
     WEBHOOKS.labels(status).inc()
     # Never an error to Sendbird for a message we will not run: it would only re-send it.
     return {"status": "ignored" if status == "dropped" else status}
+
+
+async def refuse(services: ServicesDep, message: InboundMessage) -> str | None:
+    """Why this message will not be run (a re-delivery, too long, over the rate limit), or None."""
+    if await services.inbox.seen(message.channel_url, message.message_id):
+        return "duplicate"  # a re-delivery must not count against the user's rate
+    settings = services.settings
+    if len(message.text) > settings.max_message_chars:
+        await services.notices.send(
+            message, "too_long", limit=settings.max_message_chars, length=len(message.text)
+        )
+        return "too_long"
+    rate = await services.limiter.hit(message.user_id, scope="turns")
+    if not rate.allowed:
+        await services.notices.send(message, "rate_limited", window_s=services.limiter.window_s(), once=True)
+        return "rate_limited"
+    return None
 
 
 def to_message(event: WebhookEvent, *, bot_user_id: str) -> InboundMessage | None:

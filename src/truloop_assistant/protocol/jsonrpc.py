@@ -67,12 +67,35 @@ class JsonRpcResponse(BaseModel):
         return json.dumps(self.payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def parse_response(body: bytes) -> JsonRpcResponse:
-    """Parse a request body into a :class:`JsonRpcResponse` or raise :class:`BadRequest`."""
+MAX_JSON_DEPTH = 32
+
+
+def load_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse JSON from a request body; too deep, invalid or non-UTF-8 input is a 400."""
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise BadRequest("the body is not valid JSON", code="invalid_json") from None
+    if _depth(data) > max_depth:
+        raise BadRequest(f"the JSON is nested deeper than {max_depth} levels", code="json_too_deep")
+    return data
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def parse_response(body: bytes) -> JsonRpcResponse:
+    """Parse a request body into a :class:`JsonRpcResponse` or raise :class:`BadRequest`."""
+    data = load_json(body)
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON-RPC 2.0 response object", code="invalid_jsonrpc")
     try:

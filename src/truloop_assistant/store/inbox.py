@@ -125,6 +125,10 @@ class Inbox:
             args=[event.model_dump_json(exclude_none=True), owner or "", 1 if dedup_id else 0],
         )
 
+    async def seen(self, channel_url: str, message_id: str) -> bool:
+        """Whether a message with this id was already accepted (a re-delivery)."""
+        return bool(await self.redis.exists(keys.seen(keys.conversation_tag(channel_url), message_id)))
+
     async def claim(self, channel_url: str, owner: str) -> bool:
         """Take (or keep) the right to drain this conversation."""
         tag = keys.conversation_tag(channel_url)

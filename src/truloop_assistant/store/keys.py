@@ -87,6 +87,24 @@ def call_index(call_id: str) -> str:
     return f"{PREFIX}:call:{call_id}"
 
 
+RATE_LIMIT_PREFIX = f"{PREFIX}:rl"
+"""Prefix of the rate-limit counters (the ``limits`` library names the rest; they expire with the window)."""
+
+
+def rate_limit_notice(tag: str, user_id: str) -> str:
+    """Set while a user has been told they are sending too fast (once per window)."""
+    return _conv(tag, "rl-notice", user_id)
+
+
+EXPIRY_GRACE_S = 120
+"""A pending call's key outlives its deadline by this much, so the expiry scanner settles it (410)."""
+
+
+def deadlines() -> str:
+    """Sorted set of paused turns by the time their calls expire (app-wide; one entry per paused turn)."""
+    return f"{PREFIX}:deadlines"
+
+
 def local_message_seq() -> str:
     return f"{PREFIX}:local:seq"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Literal, cast
@@ -81,6 +82,10 @@ if state then
 end
 local user = redis.call('HGET', KEYS[1], 'user_id')
 if not user then return {'unknown', ''} end
+local now = redis.call('TIME')
+if tonumber(redis.call('HGET', KEYS[1], 'expires_at')) < tonumber(now[1]) + tonumber(now[2]) / 1e6 then
+  return {'gone', 'expired'}
+end
 redis.call('HSET', KEYS[3], 'r:' .. ARGV[1], ARGV[3])
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[2], 'state', 'answered', 'fp', ARGV[2], 'user_id', user,
@@ -101,22 +106,27 @@ return 0
 """
 
 
-# Cuts a paused turn short (the user wrote again): its unanswered calls become 'superseded'.
+# Cuts a paused turn short: its unanswered calls end as ARGV[6] ('superseded': the user wrote again;
+# 'expired': the device did not answer in time). A superseded turn is closed; an expired one resumes.
 # KEYS: turn, active marker, then (pending, settled) per call. ARGV: settled ttl, turn id, user, channel,
-# done ttl. Returns the turn's state before: only 'paused' turns are cut.
-_SUPERSEDE = """
+# done ttl, how. Returns the turn's state before: only 'paused' turns are cut.
+_CUT = """
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'paused' then return state or '' end
 for i = 3, #KEYS, 2 do
   if redis.call('DEL', KEYS[i]) == 1 then
-    redis.call('HSET', KEYS[i + 1], 'state', 'superseded', 'user_id', ARGV[3], 'turn_id', ARGV[2],
+    redis.call('HSET', KEYS[i + 1], 'state', ARGV[6], 'user_id', ARGV[3], 'turn_id', ARGV[2],
                'channel_url', ARGV[4])
     redis.call('EXPIRE', KEYS[i + 1], ARGV[1])
   end
 end
-redis.call('HSET', KEYS[1], 'state', 'superseded')
-redis.call('EXPIRE', KEYS[1], ARGV[5])
-if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+if ARGV[6] == 'superseded' then
+  redis.call('HSET', KEYS[1], 'state', 'superseded')
+  redis.call('EXPIRE', KEYS[1], ARGV[5])
+  if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+else
+  redis.call('HSET', KEYS[1], 'state', 'resuming')
+end
 return 'paused'
 """
 
@@ -128,7 +138,7 @@ class TurnStore:
         self.history_max_messages = history_max_messages
         self._record_answer = redis.register_script(_RECORD_ANSWER)
         self._clear_active = redis.register_script(_DELETE_IF_EQUAL)
-        self._supersede = redis.register_script(_SUPERSEDE)
+        self._cut = redis.register_script(_CUT)
 
     # -- history -------------------------------------------------------------------------------
 
@@ -145,6 +155,7 @@ class TurnStore:
         tag = keys.conversation_tag(turn.channel_url)
         turn_key = keys.turn(tag, turn.turn_id)
         ttl = self.pending_ttl_s
+        deadline = time.time() + ttl
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(turn_key)
             pipe.hset(
@@ -153,6 +164,7 @@ class TurnStore:
             )
             pipe.expire(turn_key, ttl + keys.SETTLED_TTL_S)
             pipe.set(keys.active_turn(tag), turn.turn_id, ex=ttl + keys.SETTLED_TTL_S)
+            pipe.zadd(keys.deadlines(), {_deadline_member(turn.channel_url, turn.turn_id): deadline})
             for call in turn.calls:
                 pipe.hset(
                     keys.pending(tag, call.call_id),
@@ -163,10 +175,10 @@ class TurnStore:
                         "tool_name": call.tool_name,
                         "method": call.method,
                         "bucket": call.bucket,
-                        "expires_at": time.time() + ttl,
+                        "expires_at": deadline,
                     },
                 )
-                pipe.expire(keys.pending(tag, call.call_id), ttl)
+                pipe.expire(keys.pending(tag, call.call_id), ttl + keys.EXPIRY_GRACE_S)
                 pipe.set(keys.call_index(call.call_id), tag, ex=ttl + keys.SETTLED_TTL_S)
             await pipe.execute()
 
@@ -183,7 +195,9 @@ class TurnStore:
             fields, state = _decode(settled), None
             state = fields["state"]
         elif pending:
-            fields, state = _decode(pending), "pending"
+            fields = _decode(pending)
+            # Past its deadline it is expired, even before the expiry scanner has settled it.
+            state = "expired" if float(fields.get("expires_at", "inf")) < time.time() else "pending"
         else:
             return None
         return CallView(
@@ -241,15 +255,39 @@ class TurnStore:
 
     async def supersede(self, turn: PausedTurn) -> bool:
         """End a paused turn's unanswered calls as superseded; False if it was no longer paused."""
+        return await self._cut_short(turn, "superseded")
+
+    async def expire(self, turn: PausedTurn) -> bool:
+        """End a paused turn's unanswered calls as expired and mark it for resuming; False if not paused."""
+        return await self._cut_short(turn, "expired")
+
+    async def _cut_short(self, turn: PausedTurn, how: str) -> bool:
         tag = keys.conversation_tag(turn.channel_url)
         call_keys = [
             k for c in turn.calls for k in (keys.pending(tag, c.call_id), keys.settled(tag, c.call_id))
         ]
-        before = await self._supersede(
+        before = await self._cut(
             keys=[keys.turn(tag, turn.turn_id), keys.active_turn(tag), *call_keys],
-            args=[keys.SETTLED_TTL_S, turn.turn_id, turn.user_id, turn.channel_url, keys.DONE_TURN_TTL_S],
+            args=[
+                keys.SETTLED_TTL_S,
+                turn.turn_id,
+                turn.user_id,
+                turn.channel_url,
+                keys.DONE_TURN_TTL_S,
+                how,
+            ],
         )
         return bool(before == b"paused")
+
+    async def due(self, now: float, *, limit: int = 100) -> list[tuple[str, str]]:
+        """Paused turns whose calls expired by ``now``: (channel_url, turn_id)."""
+        members = cast(
+            list[bytes], await self.redis.zrangebyscore(keys.deadlines(), "-inf", now, start=0, num=limit)
+        )
+        return [(channel_url, turn_id) for channel_url, turn_id in (json.loads(m) for m in members)]
+
+    async def forget_deadline(self, channel_url: str, turn_id: str) -> None:
+        await self.redis.zrem(keys.deadlines(), _deadline_member(channel_url, turn_id))
 
     async def finish(self, channel_url: str, messages: list[ModelMessage], *, turn_id: str | None) -> None:
         """Save the conversation's history and close the turn that produced it (if it was paused)."""
@@ -259,10 +297,15 @@ class TurnStore:
             if turn_id is not None:
                 pipe.hset(keys.turn(tag, turn_id), "state", "done")
                 pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
+                pipe.zrem(keys.deadlines(), _deadline_member(channel_url, turn_id))
             await pipe.execute()
         if turn_id is not None:
             # Only clear the marker if it still names this turn (a later turn may have paused since).
             await self._clear_active(keys=[keys.active_turn(tag)], args=[turn_id])
+
+
+def _deadline_member(channel_url: str, turn_id: str) -> str:
+    return json.dumps([channel_url, turn_id])
 
 
 def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelMessage]:

@@ -1,0 +1,47 @@
+"""Pending calls that reach their deadline are not silent: the run resumes and the user is answered.
+
+Deadlines live in Redis (a sorted set), so nothing depends on a timer in one process: every
+worker scans once a second, and whichever sees a due turn first cuts it short and queues its resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from .intake import Intake
+from .store.turns import TurnStore
+
+log = logging.getLogger(__name__)
+
+SCAN_INTERVAL_S = 1.0
+
+
+async def expire_due(store: TurnStore, intake: Intake, *, now: float | None = None) -> int:
+    """Resume every paused turn whose calls are past their deadline; returns how many were expired."""
+    expired = 0
+    for channel_url, turn_id in await store.due(time.time() if now is None else now):
+        snapshot = await store.load_turn(channel_url, turn_id)
+        if snapshot is not None and snapshot.state in ("paused", "resuming"):
+            if await store.expire(snapshot.turn):
+                expired += 1
+                log.info("calls of turn %s in %s expired; resuming without them", turn_id, channel_url)
+            # Also for 'resuming': a resume queued twice runs once (the turn's state says so).
+            await intake.resume(channel_url, turn_id)
+        await store.forget_deadline(channel_url, turn_id)
+    return expired
+
+
+async def run_expiry_scanner(
+    store: TurnStore, intake: Intake, *, interval_s: float = SCAN_INTERVAL_S
+) -> None:
+    """Scan for expired calls until cancelled."""
+    while True:
+        try:
+            await expire_due(store, intake)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("expiry scan failed; trying again")
+        await asyncio.sleep(interval_s)

@@ -1,0 +1,63 @@
+"""Short notes to a user from the server itself (not the model): why a message was not answered."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from redis.asyncio import Redis
+
+from .agent.runner import InboundMessage, language_of
+from .channels.base import Channel
+from .store import keys
+
+log = logging.getLogger(__name__)
+
+_TEXTS = {
+    "rate_limited": {
+        "ko": (
+            "요청 한도를 초과했습니다. 메시지를 너무 빠르게 보내고 있어요: "
+            "{window_s}초 뒤에 다시 보내 주세요."
+        ),
+        "en": "You're sending messages too fast (rate limit reached). Please try again in {window_s} s.",
+    },
+    "too_long": {
+        "ko": "메시지가 너무 길어요 ({length}자). {limit}자 이내로 나눠서 보내 주세요.",
+        "en": "Your message is too long ({length} characters). Please keep it under {limit} characters.",
+    },
+}
+
+
+class Notices:
+    def __init__(self, redis: Redis, channel: Channel) -> None:
+        self.redis = redis
+        self.channel = channel
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def send(self, message: InboundMessage, kind: str, *, once: bool = False, **values: Any) -> None:
+        """Tell the user in their channel, in the background (the webhook answers at once).
+
+        With ``once``, a user is told at most once per window (``window_s``).
+        """
+        if once:
+            key = keys.rate_limit_notice(keys.conversation_tag(message.channel_url), message.user_id)
+            if not await self.redis.set(key, b"1", nx=True, ex=int(values.get("window_s", 60))):
+                return
+        text = _TEXTS[kind][language_of(message.text)].format(**values)
+        task = asyncio.create_task(self._deliver(message, text, kind))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver(self, message: InboundMessage, text: str, kind: str) -> None:
+        try:
+            await self.channel.send_text(
+                message.channel_url, text, dedup_id=f"notice:{kind}:{message.message_id}"
+            )
+        except Exception:
+            log.exception("could not tell %s in %s about %s", message.user_id, message.channel_url, kind)
+
+    async def drain(self) -> None:
+        """Wait for notices still being sent (at shutdown)."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=5)

@@ -1,0 +1,65 @@
+"""Per-user rate limits (AC-005), kept in Redis with the ``limits`` library (moving windows)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from limits import RateLimitItem, parse
+from limits.aio.storage import RedisStorage
+from limits.aio.strategies import MovingWindowRateLimiter
+
+from .config import Settings
+from .store import keys
+
+
+@dataclass(frozen=True)
+class RateDecision:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_at: int
+    """Unix time (seconds) when the window frees up again."""
+
+    @property
+    def retry_after(self) -> int:
+        return max(1, math.ceil(self.reset_at - time.time()))
+
+    def headers(self) -> dict[str, str]:
+        headers = {
+            "X-RateLimit-Limit": str(self.limit),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset_at),
+        }
+        if not self.allowed:
+            headers["Retry-After"] = str(self.retry_after)
+        return headers
+
+
+class RateLimiter:
+    """Counts requests per user and scope; admins (JWT ``role: admin``) get the admin limit."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.user: RateLimitItem = parse(settings.rate_limit_user)
+        self.admin: RateLimitItem = parse(settings.rate_limit_admin)
+        url = settings.redis_url.replace("redis://", "async+redis://", 1).replace(
+            "rediss://", "async+rediss://", 1
+        )
+        self._storage = RedisStorage(url, implementation="redispy", key_prefix=keys.RATE_LIMIT_PREFIX)
+        self._limiter = MovingWindowRateLimiter(self._storage)
+
+    async def hit(self, user_id: str, *, scope: str, admin: bool = False) -> RateDecision:
+        """Count one request; the decision says whether it is within the limit."""
+        item = self.admin if admin else self.user
+        allowed = await self._limiter.hit(item, scope, user_id)
+        stats = await self._limiter.get_window_stats(item, scope, user_id)
+        return RateDecision(
+            allowed=allowed,
+            limit=item.amount,
+            remaining=max(0, stats.remaining),
+            reset_at=math.ceil(stats.reset_time),
+        )
+
+    def window_s(self, *, admin: bool = False) -> int:
+        return (self.admin if admin else self.user).get_expiry()
