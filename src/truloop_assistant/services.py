@@ -16,7 +16,7 @@ from .agent.agents import (
     build_notification_agent,
 )
 from .agent.models import resolve_model
-from .agent.runner import TurnRunner
+from .agent.runner import TurnLimits, TurnRunner
 from .auth import TokenVerifier
 from .backends import Backends
 from .backends.events import RedisEventStore
@@ -107,7 +107,13 @@ class Services:
             channel=self.channel,
             timezone=zone,
             backends=self.backends(build_notification_agent(chosen, tool_timeout_s=timeout)),
-            max_model_requests=settings.max_model_requests,
+            limits=TurnLimits(
+                max_model_requests=settings.max_model_requests,
+                model_timeout_s=settings.model_timeout_s,
+                turn_timeout_s=settings.turn_timeout_s,
+                max_calls_per_turn=settings.max_calls_per_turn,
+                max_client_failures=settings.max_client_failures,
+            ),
         )
 
     def backends(self, notification_agent: MemberAgent) -> Backends:

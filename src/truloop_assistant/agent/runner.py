@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -18,6 +19,9 @@ from pydantic_ai import (
     DeferredToolRequests,
     DeferredToolResults,
     ModelMessagesTypeAdapter,
+    ModelQuotaExceededError,
+    ModelRateLimitError,
+    ModelTimeoutError,
     ToolDenied,
     ToolFailed,
     UsageLimitExceeded,
@@ -29,7 +33,7 @@ from ..backends import Backends
 from ..channels.base import Channel
 from ..deferred.approvals import CONFIRM_METHOD, ApprovalContext, describe_approval
 from ..deferred.handlers import HANDLERS, error_to_failure
-from ..metrics import UNPAIRED_TOOL_CALLS
+from ..metrics import TURNS, UNPAIRED_TOOL_CALLS
 from ..protocol.jsonrpc import JsonRpcError, JsonRpcRequest
 from ..protocol.methods import ConfirmResult
 from ..store.turns import CallRef, PausedTurn, TurnStore
@@ -46,6 +50,21 @@ TURN_LIMIT_TEXT = {
     "ko": "죄송해요, 이 요청은 한 번에 처리하기 어려웠어요. 조금 더 간단하게 다시 말씀해 주시겠어요?",
     "en": "Sorry, I couldn't finish that in one go. Could you ask again in a simpler way?",
 }
+# What the user reads when the model cannot answer (AC-902): never silence, never a stack trace.
+FAILURE_TEXTS = {
+    "timeout": {
+        "ko": "요청 시간이 초과되었습니다. 잠시 후 다시 시도해 주세요.",
+        "en": "The request timed out. Please try again in a moment.",
+    },
+    "rate_limited": {
+        "ko": "요청 한도를 초과했습니다. 잠시 후 다시 시도해 주세요.",
+        "en": "The assistant is over its request limit right now. Please try again in a moment.",
+    },
+    "server_error": {
+        "ko": "서버 오류가 발생했습니다. 잠시 후 다시 시도해 주세요.",
+        "en": "Something went wrong on our side. Please try again in a moment.",
+    },
+}
 SUPERSEDED_TEXT = (
     "Superseded: the user sent a new message before their device answered, so this call was "
     "cancelled and did not run. Answer the new message; do not assume this call's result."
@@ -54,10 +73,29 @@ EXPIRED_TEXT = (
     "Expired: the user's device did not answer in time, so this call did not run. Tell the user and "
     "suggest trying again (for example with the app open)."
 )
-ERROR_TEXT = {
-    "ko": "죄송해요, 지금은 답변을 드릴 수 없어요. 잠시 후 다시 시도해 주세요.",
-    "en": "Sorry, I can't answer right now. Please try again in a moment.",
-}
+
+
+def failure_kind(exc: BaseException) -> str:
+    """Which of the failure texts fits an exception that ended a run."""
+    if isinstance(exc, TimeoutError | ModelTimeoutError):
+        return "timeout"
+    if isinstance(exc, ModelRateLimitError | ModelQuotaExceededError):
+        return "rate_limited"
+    return "server_error"
+
+
+@dataclass(frozen=True)
+class TurnLimits:
+    max_model_requests: int = 8
+    """Model requests per run; a looping model ends with a polite answer."""
+    model_timeout_s: float = 60.0
+    """One model request."""
+    turn_timeout_s: float = 180.0
+    """One whole run."""
+    max_calls_per_turn: int = 8
+    """Device calls one step may send; the rest fail at once (the model is told)."""
+    max_client_failures: int = 3
+    """A device tool that failed this many times in a row in a conversation is not sent again."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +140,7 @@ class TurnRunner:
         channel: Channel,
         timezone: ZoneInfo,
         backends: Backends | None = None,
-        max_model_requests: int = 8,
+        limits: TurnLimits | None = None,
         clock: Callable[[], datetime] = _utcnow,
     ) -> None:
         self.agents = agents
@@ -111,7 +149,8 @@ class TurnRunner:
         self.channel = channel
         self.timezone = timezone
         self.clock = clock
-        self.usage_limits = UsageLimits(request_limit=max_model_requests)
+        self.limits = limits or TurnLimits()
+        self.usage_limits = UsageLimits(request_limit=self.limits.max_model_requests)
 
     async def handle_message(self, message: InboundMessage) -> None:
         """Answer a user message (or pause for the device). Safe to run again for the same message."""
@@ -156,6 +195,7 @@ class TurnRunner:
         paused = snapshot.turn
         # Calls without an answer here expired: the device did not answer in time.
         results = _results(paused, snapshot.answers, missing=EXPIRED_TEXT)
+        await self.store.record_client_outcomes(channel_url, _device_outcomes(paused, snapshot.answers))
         turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent)
         await self._run(turn, ModelMessagesTypeAdapter.validate_json(paused.messages), results=results)
 
@@ -176,20 +216,24 @@ class TurnRunner:
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         try:
-            result = await agent.run(
-                prompt,
-                message_history=history,
-                deferred_tool_results=results,
-                deps=deps,
-                usage_limits=self.usage_limits,
-            )
+            async with asyncio.timeout(self.limits.turn_timeout_s):
+                result = await agent.run(
+                    prompt,
+                    message_history=history,
+                    deferred_tool_results=results,
+                    deps=deps,
+                    usage_limits=self.usage_limits,
+                    model_settings={"timeout": self.limits.model_timeout_s},
+                )
         except UsageLimitExceeded:
             log.warning("turn %s in %s hit the model request limit", turn.turn_id, turn.channel_url)
             await self._give_up(turn, TURN_LIMIT_TEXT)
             return
-        except Exception:
-            log.exception("turn %s in %s failed", turn.turn_id, turn.channel_url)
-            await self._give_up(turn, ERROR_TEXT)
+        except (Exception, TimeoutError) as exc:
+            kind = failure_kind(exc)
+            log.exception("turn %s in %s failed (%s)", turn.turn_id, turn.channel_url, kind)
+            TURNS.labels(kind).inc()
+            await self._give_up(turn, FAILURE_TEXTS[kind])
             return
 
         output = result.output
@@ -230,6 +274,7 @@ class TurnRunner:
             )
             for part in requests.approvals
         ]
+        local = await self._answer_locally(turn.channel_url, refs)
         paused = PausedTurn(
             turn_id=turn.turn_id,
             step=turn.step,
@@ -241,9 +286,39 @@ class TurnRunner:
             messages=messages,
             requests=_REQUESTS.dump_json(requests).decode(),
             calls=refs,
+            local_answers=local,
         )
         await self.store.save_paused(paused)
+        if len(local) == len(refs):  # nothing to wait for: go on at once
+            await self.resume(turn.channel_url, turn.turn_id)
+            return
         await self._send_requests(paused)
+
+    async def _answer_locally(self, channel_url: str, refs: list[CallRef]) -> dict[str, str]:
+        """Device calls the server fails itself: over the per-turn limit, or failing again and again."""
+        failures = await self.store.client_failures(channel_url)
+        answers: dict[str, str] = {}
+        sent = 0
+        for ref in refs:
+            if ref.bucket != "call":
+                continue
+            reason = None
+            if failures.get(ref.tool_name, 0) >= self.limits.max_client_failures:
+                reason = (
+                    f"{ref.tool_name} failed {failures[ref.tool_name]} times in a row on the user's device, "
+                    "so it was not sent again. Do not call it again now; tell the user what went wrong "
+                    "and what to do."
+                )
+            elif sent >= self.limits.max_calls_per_turn:
+                reason = (
+                    f"Too many device calls in one step (at most {self.limits.max_calls_per_turn}); this one "
+                    "was not sent. Ask for less at once."
+                )
+            else:
+                sent += 1
+            if reason:
+                answers[ref.call_id] = json.dumps({"failed": reason})
+        return answers
 
     async def _send_requests(self, paused: PausedTurn) -> None:
         requests = _REQUESTS.validate_json(paused.requests)
@@ -255,6 +330,8 @@ class TurnRunner:
             user_id=paused.user_id,
         )
         for ref in paused.calls:
+            if ref.call_id in paused.local_answers:
+                continue
             part = parts[ref.tool_call_id]
             if ref.bucket == "approval":
                 params = await describe_approval(part, context)
@@ -310,7 +387,20 @@ def _results(paused: PausedTurn, answers: dict[str, str], *, missing: str) -> De
     return requests.build_results(calls=calls, approvals=approvals)
 
 
+def _device_outcomes(paused: PausedTurn, answers: dict[str, str]) -> dict[str, bool]:
+    """Per tool, whether the device succeeded (answers the server made itself do not count)."""
+    outcomes: dict[str, bool] = {}
+    for ref in paused.calls:
+        raw = answers.get(ref.call_id)
+        if ref.bucket == "call" and raw is not None and ref.call_id not in paused.local_answers:
+            ok = "error" not in json.loads(raw)
+            outcomes[ref.tool_name] = outcomes.get(ref.tool_name, True) and ok
+    return outcomes
+
+
 def _call_value(ref: CallRef, answer: dict[str, Any]) -> Any:
+    if "failed" in answer:
+        return ToolFailed(answer["failed"])
     if "error" in answer:
         return error_to_failure(JsonRpcError.model_validate(answer["error"]))
     handler = HANDLERS[ref.tool_name]

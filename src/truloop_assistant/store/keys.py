@@ -74,6 +74,15 @@ def owner(tag: str) -> str:
     return _conv(tag, "owner")
 
 
+CLIENT_FAILURES_TTL_S = 3600
+"""A conversation's count of consecutive device failures per tool is forgotten after an hour."""
+
+
+def client_failures(tag: str) -> str:
+    """Hash: tool name -> how many times in a row the device failed it in this conversation."""
+    return _conv(tag, "client-failures")
+
+
 def seen(tag: str, message_id: str) -> str:
     return _conv(tag, "seen", message_id)
 

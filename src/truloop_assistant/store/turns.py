@@ -45,6 +45,8 @@ class PausedTurn(BaseModel):
     requests: str
     """The run's ``DeferredToolRequests`` as JSON; results are built only from this."""
     calls: list[CallRef]
+    local_answers: dict[str, str] = {}
+    """Calls the server answered itself (a failure) instead of sending them: call id -> answer JSON."""
 
 
 @dataclass(frozen=True)
@@ -158,14 +160,22 @@ class TurnStore:
         deadline = time.time() + ttl
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(turn_key)
+            remaining = len(turn.calls) - len(turn.local_answers)
             pipe.hset(
                 turn_key,
-                mapping={"record": turn.model_dump_json(), "state": "paused", "remaining": len(turn.calls)},
+                mapping={
+                    "record": turn.model_dump_json(),
+                    "state": "paused" if remaining else "resuming",
+                    "remaining": remaining,
+                    **{f"r:{call_id}": answer for call_id, answer in turn.local_answers.items()},
+                },
             )
             pipe.expire(turn_key, ttl + keys.SETTLED_TTL_S)
             pipe.set(keys.active_turn(tag), turn.turn_id, ex=ttl + keys.SETTLED_TTL_S)
             pipe.zadd(keys.deadlines(), {_deadline_member(turn.channel_url, turn.turn_id): deadline})
             for call in turn.calls:
+                if call.call_id in turn.local_answers:
+                    continue
                 pipe.hset(
                     keys.pending(tag, call.call_id),
                     mapping={
@@ -247,6 +257,28 @@ class TurnStore:
         return TurnSnapshot(
             state=fields["state"], turn=PausedTurn.model_validate_json(fields["record"]), answers=answers
         )
+
+    async def client_failures(self, channel_url: str) -> dict[str, int]:
+        """Tool name -> consecutive device failures in this conversation."""
+        raw = cast(
+            dict[bytes, bytes],
+            await self.redis.hgetall(keys.client_failures(keys.conversation_tag(channel_url))),
+        )
+        return {k.decode(): int(v) for k, v in raw.items()}
+
+    async def record_client_outcomes(self, channel_url: str, outcomes: dict[str, bool]) -> None:
+        """Count a device failure per tool, or reset the count when the device succeeded."""
+        if not outcomes:
+            return
+        key = keys.client_failures(keys.conversation_tag(channel_url))
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for tool, ok in outcomes.items():
+                if ok:
+                    pipe.hdel(key, tool)
+                else:
+                    pipe.hincrby(key, tool, 1)
+            pipe.expire(key, keys.CLIENT_FAILURES_TTL_S)
+            await pipe.execute()
 
     async def active_turn(self, channel_url: str) -> str | None:
         """The id of the conversation's paused (or resuming) turn, if any."""
