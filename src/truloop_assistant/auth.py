@@ -164,21 +164,21 @@ class JwksKeys:
         return json.loads(body)
 
 
+def _invalid(message: str) -> Unauthorized:
+    """A 401 ``invalid_token`` error."""
+    return Unauthorized(message, code="invalid_token")
+
+
 def _pick(keys: list[_Key], kid: str | None, alg: str) -> _Key | None:
     """The one key for this token, None when the kid is unknown; raises when the choice is ambiguous."""
     if kid is None:
         fitting = [key for key in keys if key.fits(alg)]
         if len(fitting) > 1:
-            raise Unauthorized(
-                f"the token header has no 'kid' and several JWKS keys fit {alg}; add the key's kid",
-                code="invalid_token",
-            )
+            raise _invalid(f"the token header has no 'kid' and several JWKS keys fit {alg}; add the kid")
         return fitting[0] if fitting else None
     named = [key for key in keys if key.kid == kid]
     if named and not any(key.fits(alg) for key in named):
-        raise Unauthorized(
-            f"the JWKS key named by the token's 'kid' is not a {alg} key", code="invalid_token"
-        )
+        raise _invalid(f"the JWKS key named by the token's 'kid' is not a {alg} key")
     return next((key for key in named if key.fits(alg)), None)
 
 
@@ -208,8 +208,8 @@ class TokenVerifier:
         self, settings: Settings, *, jwks_ttl_s: float = 600, jwks_min_refetch_s: float = 30
     ) -> None:
         self.secret = settings.jwt_secret
-        self.audience = settings.jwt_audience
-        self.issuer = settings.jwt_issuer
+        self.audience = settings.jwt_audience or None
+        self.issuer = settings.jwt_issuer or None
         self.jwks = (
             JwksKeys(settings.jwt_jwks_url, ttl_s=jwks_ttl_s, min_refetch_s=jwks_min_refetch_s)
             if settings.jwt_jwks_url
@@ -225,16 +225,16 @@ class TokenVerifier:
         if scheme.lower() != "bearer" or not token:
             raise Unauthorized("the Authorization header must be 'Bearer <JWT>'")
         if len(token) > _MAX_TOKEN_CHARS:
-            raise Unauthorized("the token is larger than 8 KiB", code="invalid_token")
+            raise _invalid("the token is larger than 8 KiB")
         try:
             claims = await self._decode(token)
         except jwt.ExpiredSignatureError:
             raise Unauthorized("the token has expired", code="token_expired") from None
         except jwt.PyJWTError as exc:
-            raise Unauthorized(_reason(exc, self.audience, self.issuer), code="invalid_token") from None
+            raise _invalid(_reason(exc, self.audience, self.issuer)) from None
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub.strip():
-            raise Unauthorized("the token's 'sub' claim must be a non-empty string", code="invalid_token")
+            raise _invalid("the token's 'sub' claim must be a non-empty string")
         role = claims.get("role")
         return Principal(user_id=sub, role=role if isinstance(role, str) else None)
 
@@ -243,31 +243,26 @@ class TokenVerifier:
         alg, kid = header.get("alg"), header.get("kid")
         if alg == "HS256":
             if not self.secret:
-                raise Unauthorized(
-                    "HS256 tokens are not accepted here (no secret is set)", code="invalid_token"
-                )
+                raise _invalid("HS256 tokens are not accepted here (no secret is set)")
             return self._claims(token, self.secret, alg)
         if not isinstance(alg, str) or alg not in _KEY_TYPES:
-            raise Unauthorized("the token's algorithm is not accepted", code="invalid_token")
+            raise _invalid(f"the token's algorithm is not accepted; use HS256 or {', '.join(_KEY_TYPES)}")
         if self.jwks is None:
-            raise Unauthorized(
-                f"{alg} tokens are not accepted here (no JWKS URL is set)", code="invalid_token"
-            )
+            raise _invalid(f"{alg} tokens are not accepted here (no JWKS URL is set)")
         if kid is not None and not isinstance(kid, str):
-            raise Unauthorized("the token header's 'kid' must be a string", code="invalid_token")
+            raise _invalid("the token header's 'kid' must be a string")
+        seen = self.jwks.fetches
         key = _pick(await self.jwks.get(), kid, alg)
-        if key is None:  # a rotated key: look again, at most once per interval
+        if key is None and self.jwks.fetches == seen:  # perhaps a rotated key: look again, rate-limited
             key = _pick(await self.jwks.get(refetch=True), kid, alg)
         if key is None:
             if self.jwks.unavailable:
-                raise Unauthorized(
-                    "the signing keys (JWKS) cannot be fetched right now", code="invalid_token"
-                )
-            raise Unauthorized(f"no {alg} key in the JWKS matches the token", code="invalid_token")
+                raise _invalid("the signing keys (JWKS) cannot be fetched right now; try again later")
+            raise _invalid(f"no {alg} key in the JWKS matches the token")
         return self._claims(token, key.key, alg)
 
     def _claims(self, token: str, key: Any, alg: str) -> dict[str, Any]:
-        require = ["exp", "sub"] + ["aud"] * bool(self.audience) + ["iss"] * bool(self.issuer)
+        require = ["exp", "sub"] + ["aud"] * (self.audience is not None) + ["iss"] * (self.issuer is not None)
         return jwt.decode(
             token,
             key,

@@ -70,6 +70,8 @@ async def _record(services: ServicesDep, user_id: str, answer: JsonRpcResponse) 
         raise Forbidden("this call belongs to another user", code="not_your_call")
     fingerprint = answer.fingerprint()
     if call.state == "answered":
+        if call.fingerprint == fingerprint:
+            await _make_sure_it_resumes(services, call)
         return _already_answered(same=call.fingerprint == fingerprint)
     _check_result(call, answer)
 
@@ -86,6 +88,16 @@ async def _record(services: ServicesDep, user_id: str, answer: JsonRpcResponse) 
     if outcome == "gone":
         raise Gone(f"call {call.call_id} is no longer pending", code="call_gone")
     raise NotFound(f"no call with id {answer.call_id!r} is pending", code="unknown_call")
+
+
+async def _make_sure_it_resumes(services: ServicesDep, call: CallView) -> None:
+    """A retried answer re-queues a resume that may have been lost (the first try failed midway).
+
+    Queuing a resume twice is harmless: the turn runs once.
+    """
+    snapshot = await services.store.load_turn(call.channel_url, call.turn_id)
+    if snapshot is not None and snapshot.state == "resuming":
+        await services.intake.resume(call.channel_url, call.turn_id)
 
 
 def _already_answered(*, same: bool) -> JSONResponse:

@@ -28,7 +28,9 @@ def signature_ok(body: bytes, signature: str | None, token: str) -> bool:
     if not signature:
         return False
     expected = hmac.new(token.encode(), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, signature.strip().lower())
+    candidate = signature.strip().lower()
+    # compare_digest raises TypeError on non-ASCII str; such a header can never be a hex digest.
+    return candidate.isascii() and hmac.compare_digest(expected, candidate)
 
 
 @router.post("/api/v1/webhooks/sendbird", tags=["sendbird"])
