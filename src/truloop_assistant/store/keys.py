@@ -12,6 +12,8 @@ PREFIX = "ta"
 
 HISTORY_TTL_S = 7 * 24 * 3600
 """A conversation's history is forgotten a week after its last turn."""
+HISTORY_MAX_BYTES = 512 * 1024
+"""A conversation's stored history is cut (oldest turns first) to stay under this size."""
 SETTLED_TTL_S = 24 * 3600
 """Answered, expired and superseded call ids are remembered this long (200 duplicate / 409 / 410)."""
 SEEN_TTL_S = 24 * 3600

@@ -149,7 +149,13 @@ class TurnStore:
         return ModelMessagesTypeAdapter.validate_json(raw) if raw else []
 
     def _history_value(self, messages: list[ModelMessage]) -> bytes:
-        return ModelMessagesTypeAdapter.dump_json(trim_history(messages, self.history_max_messages))
+        """The history as stored: at most the configured messages, and at most HISTORY_MAX_BYTES."""
+        kept = trim_history(messages, self.history_max_messages)
+        value = ModelMessagesTypeAdapter.dump_json(kept)
+        while len(value) > keys.HISTORY_MAX_BYTES and len(kept) > 1:
+            kept = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
+            value = ModelMessagesTypeAdapter.dump_json(kept)
+        return value
 
     # -- paused turns ----------------------------------------------------------------------------
 

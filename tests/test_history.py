@@ -1,0 +1,27 @@
+"""Conversation history stays bounded: by message count and by size, cut only between turns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+from truloop_assistant.store.keys import HISTORY_MAX_BYTES
+from truloop_assistant.store.turns import TurnStore
+
+
+def turn(i: int, size: int = 10) -> list[Any]:
+    return [ModelRequest(parts=[UserPromptPart(f"q{i}")]), ModelResponse(parts=[TextPart("x" * size)])]
+
+
+async def test_history_keeps_the_newest_turns_within_count_and_size(redis: Any) -> None:
+    store = TurnStore(redis, pending_ttl_s=60, history_max_messages=6)
+    await store.finish("c", [m for i in range(10) for m in turn(i)], turn_id=None)
+    kept = await store.load_history("c")
+    assert [m.parts[0].content for m in kept[::2]] == ["q7", "q8", "q9"]
+
+    big = [m for i in range(3) for m in turn(i, size=HISTORY_MAX_BYTES // 2)]
+    await store.finish("c", big, turn_id=None)
+    kept = await store.load_history("c")
+    assert [m.parts[0].content for m in kept[::2]] == ["q2"]  # the two older big turns were cut
+    assert isinstance(kept[0].parts[0], UserPromptPart)  # it still starts with a user prompt
