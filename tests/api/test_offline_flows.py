@@ -75,3 +75,10 @@ async def test_remembering_and_recalling(start_server: Any) -> None:
         await h.user_says("뭘 기억하고 있어?")
         replies = await h.replies(2)
     assert replies[1].text == "기억하고 있는 것:\n- 나는 창가 자리를 좋아해"
+
+
+async def test_places_without_a_key_are_explained(start_server: Any) -> None:
+    async with start_server() as h:
+        await h.user_says("근처 맛집 찾아줘")
+        [reply] = await h.replies(1)
+    assert reply.text.startswith("장소를 찾지 못했어요: 이 서버에는 그 기능이 설정되어 있지 않아요")

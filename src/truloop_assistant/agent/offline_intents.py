@@ -40,6 +40,18 @@ _KNOWLEDGE_WORDS = (
 )  # fmt: skip
 
 _EVENT_NOUNS = "event|meeting|lunch|dinner|call|appointment|review|sync|session|interview|standup|party"
+_PLACE_WORDS = (
+    "맛집",
+    "카페",
+    "식당",
+    "근처",
+    "restaurant",
+    "cafe",
+    "coffee",
+    "near me",
+    "nearby",
+    "places to",
+)
 _CREATE = re.compile(
     r"(일정|약속|회의|미팅|모임).*(잡아|만들어|추가해|등록해|예약해)|"
     rf"\b(create|schedule|set up|book|add|make|plan)\b.*\b({_EVENT_NOUNS})\b",
@@ -80,7 +92,18 @@ _EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturda
 def choose(prompt: str, ko: bool, tools: set[str], now: datetime) -> ModelResponsePart:
     """Pick a tool call from the prompt's intent, or fall back to the capability reply."""
     text = prompt.lower().strip()
-    for intent in (_remember, _recall, _create_event, _find_user, _weekday, _calendar, _knowledge, _clock):
+    intents = (
+        _remember,
+        _recall,
+        _create_event,
+        _places,
+        _find_user,
+        _weekday,
+        _calendar,
+        _knowledge,
+        _clock,
+    )
+    for intent in intents:
         call = intent(prompt, text, ko, now)
         if call is not None and call.tool_name in tools:
             return call
@@ -204,6 +227,12 @@ def _is_time_word(word: str) -> bool:
         )
         or word.startswith("@")
     )
+
+
+def _places(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
+    if not any(w in text for w in _PLACE_WORDS):
+        return None
+    return ToolCallPart("search_places", {"query": prompt.strip()})
 
 
 def _find_user(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:

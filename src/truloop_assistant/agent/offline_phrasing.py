@@ -24,6 +24,7 @@ _TOOL_ACTIONS = {
     "search_users": ("사람을 찾지 못했어요", "I couldn't look that person up"),
     "save_memory": ("기억하지 못했어요", "I couldn't remember that"),
     "search_memories": ("기억을 찾지 못했어요", "I couldn't look through what I remember"),
+    "search_places": ("장소를 찾지 못했어요", "I couldn't search for places"),
 }
 
 
@@ -92,6 +93,12 @@ def _failure(tool_name: str, text: str, ko: bool) -> str:
             f"설정에서 {what_ko}을 허용한 뒤 다시 말씀해 주세요."
             if ko
             else f"Please allow {what_en} in Settings and ask me again."
+        )
+    elif "not configured" in text:
+        return (
+            f"{ko_action}: 이 서버에는 그 기능이 설정되어 있지 않아요 (관리자가 API 키를 설정해야 해요)."
+            if ko
+            else f"{en_action}: that isn't set up on this server (an administrator needs to add its API key)."
         )
     else:
         hint = "잠시 후 다시 시도해 주세요." if ko else "Please try again in a moment."
@@ -197,7 +204,20 @@ def _memories(data: Any, ko: bool, zone: ZoneInfo) -> str:
     return ("기억하고 있는 것:\n" if ko else "Here's what I remember:\n") + "\n".join(lines)
 
 
+def _places(data: Any, ko: bool, zone: ZoneInfo) -> str:
+    places = data.get("places", data) if isinstance(data, dict) else data
+    if not isinstance(places, list) or not places:
+        return "찾는 장소가 없어요." if ko else "I found no places for that."
+    lines = [
+        f"- {p.get('name')} — {p.get('address')}" + (f" (★{p['rating']})" if p.get("rating") else "")
+        for p in places[:5]
+        if isinstance(p, dict)
+    ]
+    return ("찾은 장소:\n" if ko else "Places I found:\n") + "\n".join(lines)
+
+
 _PHRASES = {
+    "search_places": _places,
     "create_event": _created,
     "search_knowledge_base": _knowledge,
     "search_users": _people,

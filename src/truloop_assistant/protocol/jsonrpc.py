@@ -78,6 +78,10 @@ def load_json(body: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
         raise BadRequest("the body is not valid JSON", code="invalid_json") from None
     if _depth(data) > max_depth:
         raise BadRequest(f"the JSON is nested deeper than {max_depth} levels", code="json_too_deep")
+    try:  # "\ud800" escapes (or UTF-16/surrogatepass bodies) give strings that cannot be stored or sent
+        json.dumps(data, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise BadRequest("the JSON has a string with a lone surrogate", code="invalid_json") from None
     return data
 
 
