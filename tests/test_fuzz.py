@@ -20,20 +20,31 @@ Design
   401, a body over the limit always 413, a well-formed answer never 400, another user's token never
   gets past 403, a correctly signed well-formed Sendbird message is 200 ``queued``/``duplicate`` (or
   ``ignored`` exactly when the assistant does not answer that event), and so on.
-* After each run: ``/healthz`` still answers, no request was logged as an unhandled error, and a
-  normal webhook in a fresh channel is still answered by the worker (it survived what it was fed).
+* Inputs are built as bytes/JSON text rather than Python values, so that everything a client can
+  send is reachable: invalid UTF-8, UTF-16/32 bodies, lone surrogates (``"\\ud800"`` escapes),
+  NaN/Infinity, integers past Python's 4300-digit limit, duplicate keys, nesting thousands deep,
+  chunked bodies around the size limits, odd Authorization and signature headers (as raw bytes).
+  Header values are limited to what an HTTP/1.1 parser accepts (tab, space, VCHAR, obs-text): other
+  bytes are refused by uvicorn before the app runs, with its own plain-text 400, which is outside
+  the app's contract.
+* After each run: ``/healthz`` still answers, a normal webhook in a fresh channel is still answered
+  by the worker (it survived what it was fed), and nothing at all was logged at ERROR level (no
+  unhandled request error, no failed turn).
 * Reproducible: ``derandomize=True``, no example database, ``deadline=None``. ``TRULOOP_FUZZ_SCALE=N``
   multiplies every ``max_examples``; ``TRULOOP_FUZZ_SEED=S`` switches to random generation with that
   seed (for longer local hunts). Each test prints how many examples and requests it ran (``-s``).
-* schemathesis: the live ``/openapi.json`` declares no request body, header or error response for
-  the two endpoints (they read the raw body themselves, to check the HMAC over the exact bytes and
-  the size before anything else), so schemathesis alone can only send empty POSTs. The schemathesis
-  test therefore runs twice: on the live schema as served (``from_url``), and on that schema with
-  the documented contract filled in (request bodies from the protocol's pydantic models, the auth and
-  signature headers, the 4xx error shape) loaded with ``from_dict``, in positive and negative
-  generation modes, with schemathesis' own ``not_a_server_error``, ``status_code_conformance`` and
-  ``response_schema_conformance`` checks. Requests go through our client so webhook bodies can be
-  signed over the exact bytes sent.
+* schemathesis (``test_schemathesis_openapi``): the live ``/openapi.json`` declares no request body,
+  header or error response for the two endpoints (they read the raw body themselves, to check the
+  HMAC over the exact bytes and the size before anything else), so schemathesis alone can only send
+  empty POSTs. The test therefore runs it twice: on the live schema as served (``from_url``, the
+  empty POST, positive mode only as there is nothing to negate), and on that schema with the README's
+  contract filled in, loaded with ``from_dict``: request bodies from the protocol's pydantic models
+  (``jsonrpc`` pinned to "2.0", real call ids, exactly one of result/error), the Authorization
+  header, the success bodies and the 4xx error shape — in positive and negative generation modes,
+  with schemathesis' ``not_a_server_error``, ``status_code_conformance`` and
+  ``response_schema_conformance`` checks. Its cases are sent through our client (from
+  ``case.as_transport_kwargs``) so that webhook bodies can be signed over the exact bytes sent, and
+  most carry a valid token or signature so that they get past authentication.
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import ctypes
 import hashlib
 import hmac
 import json
@@ -48,15 +60,19 @@ import logging
 import os
 import re
 import string
+import sys
+import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import httpx
 import jwt
+import pytest
 from h11._abnf import field_value
 from hypothesis import HealthCheck, given, note, seed, settings
 from hypothesis import strategies as st
@@ -187,7 +203,7 @@ def fuzz_model() -> FunctionModel:
 
 
 class ErrorLog(logging.Handler):
-    """Collects ERROR records logged while the server runs (unhandled request errors, worker crashes)."""
+    """Collects ERROR records logged while the server runs (unhandled request errors, failed turns)."""
 
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
@@ -195,13 +211,6 @@ class ErrorLog(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
-
-    def unhandled(self) -> list[str]:
-        return [
-            self.format(r)
-            for r in self.records
-            if r.getMessage().startswith("unhandled error") or "Exception in ASGI application" in r.getMessage()
-        ]
 
 
 @dataclass
@@ -215,10 +224,12 @@ class Fuzz:
     statuses: Counter[tuple[str, int]] = field(default_factory=Counter)
     codes: Counter[str] = field(default_factory=Counter)
     requests: int = 0
+    slowest: tuple[float, str] = (0.0, "")
     # pending calls of user jeff, by slot; a slot's channel gets a new call once its call is answered
     live: list[str] = field(default_factory=list)
     slot_channels: list[str] = field(default_factory=list)
     answered: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
     superseded: str = ""
     _refills: list[Any] = field(default_factory=list)
     _refilling: set[int] = field(default_factory=set)
@@ -231,12 +242,21 @@ class Fuzz:
         codes: dict[int, set[str]],
     ) -> httpx.Response:
         headers = [(name, value.strip()) for name, value in headers]
-        r = self.client.post(path, content=content, headers=headers)
+        shown_body = content[:300] if isinstance(content, bytes) else "(chunked)"
+        shown = f"POST {path} headers={headers!r} body={shown_body!r}"
+        started = time.perf_counter()
+        try:
+            r = self.client.post(path, content=content, headers=headers)
+        except httpx.TransportError as exc:  # the server dropped the connection: as bad as a 500
+            raise AssertionError(f"{shown} -> {type(exc).__name__}: {exc}") from exc
+        self.slowest = max(self.slowest, (time.perf_counter() - started, shown[:300]))
         self.requests += 1
         self.statuses[(path.rsplit("/", 1)[-1], r.status_code)] += 1
-        shown = content[:300] if isinstance(content, bytes) else "(chunked)"
-        note(f"POST {path} headers={headers!r} body={shown!r} -> {r.status_code} {r.text[:300]!r}")
-        check_contract(r, codes)
+        note(f"{shown} -> {r.status_code} {r.text[:300]!r}")
+        try:
+            check_contract(r, codes)
+        except AssertionError as exc:
+            raise AssertionError(f"{shown} -> {exc}") from None
         if r.status_code >= 400:
             self.codes[r.json()["error"]["code"]] += 1
         return r
@@ -275,7 +295,10 @@ class Fuzz:
 
     def summary(self, name: str, examples: int) -> str:
         statuses = ", ".join(f"{p}:{s}={n}" for (p, s), n in sorted(self.statuses.items()))
-        return f"[fuzz] {name}: {examples} examples, {self.requests} requests; {statuses}"
+        return (
+            f"[fuzz] {name}: {examples} examples, {self.requests} requests; {statuses}; "
+            f"codes {dict(sorted(self.codes.items()))}; slowest request {self.slowest[0]:.2f}s"
+        )
 
 
 async def open_calls(fz: Fuzz) -> None:
@@ -298,25 +321,83 @@ async def open_calls(fz: Fuzz) -> None:
     assert r.status_code == 410, r.text
 
 
+class EventLoopBlocked(BaseException):
+    """Raised by the watchdog in the server's event loop when it stopped turning.
+
+    A BaseException, so that no ``except Exception`` (a turn's error handling, the queue's retry)
+    catches it and walks back into the same loop: it ends the task that hung, nothing more.
+    """
+
+
+@contextmanager
+def watchdog(loop: asyncio.AbstractEventLoop, blocked: list[str], after_s: float) -> Iterator[None]:
+    """Turn a hung event loop (a server that stopped answering) into a test failure, not a hung run.
+
+    A thread pings the loop; when a ping goes unanswered for ``after_s`` it records where the loop
+    thread is stuck and raises :class:`EventLoopBlocked` in that thread, which ends the task that is
+    looping so that the test fails with that stack, and the server's shutdown can go on.
+    """
+    ident = threading.get_ident()  # called from the loop's thread
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            pong = threading.Event()
+            try:
+                loop.call_soon_threadsafe(pong.set)
+            except RuntimeError:  # the loop is closed
+                return
+            if pong.wait(after_s) or stop.is_set():
+                stop.wait(0.2)
+                continue
+            frame = sys._current_frames().get(ident)
+            blocked.append("".join(traceback.format_stack(frame)[-12:]) if frame else "(no frame)")
+            # Again and again until the loop answers: one that lands in a callback from C code (a
+            # serializer) can come back as an ordinary error that the looping code catches.
+            for _ in range(int(after_s / 0.05)):
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(ident), ctypes.py_object(EventLoopBlocked)
+                )
+                if pong.wait(0.05):
+                    break
+
+    thread = threading.Thread(target=watch, name="fuzz-watchdog", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(after_s + 1)
+
+
 @asynccontextmanager
-async def fuzz_server(start_server: Any, *, calls: bool = False) -> AsyncIterator[Fuzz]:
+async def fuzz_server(
+    start_server: Any, *, calls: bool = False, hang_after_s: float = 10.0
+) -> AsyncIterator[Fuzz]:
     errors = ErrorLog()
     errors.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(errors)
+    blocked: list[str] = []
     try:
-        async with start_server(model=fuzz_model(), **GENEROUS) as h:
-            base_url = str(h.http.base_url)
-            with httpx.Client(base_url=base_url, timeout=30) as client:
-                fz = Fuzz(h=h, loop=asyncio.get_running_loop(), client=client, errors=errors)
-                if calls:
-                    await open_calls(fz)
-                yield fz
-                await fz.settle()
-                await still_alive(fz)
+        with watchdog(asyncio.get_running_loop(), blocked, hang_after_s):
+            async with start_server(model=fuzz_model(), **GENEROUS) as h:
+                base_url = str(h.http.base_url)
+                with httpx.Client(base_url=base_url, timeout=30) as client:
+                    fz = Fuzz(
+                        h=h, loop=asyncio.get_running_loop(), client=client, errors=errors, blocked=blocked
+                    )
+                    if calls:
+                        await open_calls(fz)
+                    yield fz
+                    await fz.settle()
+                    assert not blocked, f"the event loop hung; it was here:\n{blocked[0]}"
+                    await still_alive(fz)
     finally:
         root.removeHandler(errors)
-    assert not errors.unhandled(), errors.unhandled()[:5]
+    assert not blocked, f"the event loop hung; it was here:\n{blocked[0]}"
+    # No request ended in an unhandled error, and the worker logged no error for anything it was fed.
+    assert not errors.records, [errors.format(r) for r in errors.records[:5]]
 
 
 async def still_alive(fz: Fuzz) -> None:
@@ -335,8 +416,29 @@ async def still_alive(fz: Fuzz) -> None:
 # (lone surrogates, NaN/Infinity, numbers past the int-digit limit, duplicate keys, deep nesting)
 # ------------------------------------------------------------------------------------------------
 
-any_char = st.one_of(st.characters(), st.characters(categories=["Cs"]), st.sampled_from("\x00\n\"\\/\u2028"))
-texts = st.text(any_char, max_size=40)
+
+def weighted(*options: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """Like one_of, with weights (one_of merges repeated strategies, so repeating them does not weigh)."""
+    total = sum(weight for weight, _ in options)
+
+    @st.composite
+    def pick(draw: st.DrawFn) -> Any:
+        n = draw(st.integers(0, total - 1))
+        for weight, strategy in options:
+            if n < weight:
+                return draw(strategy)
+            n -= weight
+        raise AssertionError("unreachable")
+
+    return pick()
+
+
+# Mostly ordinary characters; lone surrogates and JSON-significant ones as a spice.
+any_char = weighted(
+    (12, st.characters()), (1, st.characters(categories=["Cs"])), (1, st.sampled_from('\x00\n"\\/\u2028'))
+)
+# (st.text() would drop the surrogates of a one_of alphabet, so the characters are joined by hand)
+texts = st.lists(any_char, max_size=40).map("".join)
 clean_texts = st.text(st.characters(categories=["L", "N", "P", "Zs"]), min_size=1, max_size=40)
 
 
@@ -344,13 +446,17 @@ def _render_str(s: str, ascii_only: bool) -> str:
     return json.dumps(s, ensure_ascii=ascii_only)
 
 
-json_strings = st.builds(_render_str, texts, st.booleans())
-json_numbers = st.one_of(
-    st.integers().map(str),
-    st.integers(min_value=-(10**40), max_value=10**40).map(str),
-    st.floats().map(json.dumps),  # includes NaN, Infinity, -Infinity
-    st.sampled_from(["1e400", "-1e400", "-0", "0.0", "1E-400", "12345678901234567890.5", "1" * 4300]),
-    st.integers(4290, 4400).map(lambda n: "7" * n),
+json_strings = weighted(
+    (3, st.builds(_render_str, st.text(max_size=40), st.booleans())),
+    (1, st.builds(_render_str, texts, st.booleans())),  # lone surrogates, escaped or raw
+)
+json_numbers = weighted(
+    (4, st.integers().map(str)),
+    (2, st.integers(min_value=-(10**40), max_value=10**40).map(str)),
+    (2, st.floats(allow_nan=False, allow_infinity=False).map(json.dumps)),
+    (1, st.floats().map(json.dumps)),  # NaN, Infinity, -Infinity too
+    (1, st.sampled_from(["1e400", "-1e400", "-0", "0.0", "1E-400", "12345678901234567890.5", "1" * 4300])),
+    (1, st.integers(4290, 4400).map(lambda n: "7" * n)),  # past Python's int-digit limit
 )
 json_leaves = st.one_of(st.sampled_from(["null", "true", "false"]), json_numbers, json_strings)
 
@@ -365,10 +471,23 @@ def _object(pairs: list[tuple[str, str]]) -> str:
 
 json_text = st.recursive(
     json_leaves,
-    lambda kids: st.lists(kids, max_size=5).map(_array)
-    | st.lists(st.tuples(json_strings, kids), max_size=5).map(_object),
+    lambda kids: (
+        st.lists(kids, max_size=5).map(_array)
+        | st.lists(st.tuples(json_strings, kids), max_size=5).map(_object)
+    ),
     max_leaves=25,
 )
+
+
+def _json_value(text: str) -> Any:
+    """A JSON text fragment as a Python value, for building payload objects (None when unparsable)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+json_values = json_text.map(_json_value)
 
 
 def _nest(n: int, leaf: str, as_array: bool) -> str:
@@ -378,7 +497,7 @@ def _nest(n: int, leaf: str, as_array: bool) -> str:
 deep_json = st.builds(
     _nest, st.integers(0, 1200) | st.integers(20_000, 50_000), json_leaves | st.just("{}"), st.booleans()
 )
-json_docs = st.one_of(json_text, json_text, deep_json)
+json_docs = weighted((2, json_text), (1, deep_json))
 encodings = st.sampled_from(["utf-8", "utf-8", "utf-8", "utf-16", "utf-32"])
 affixes = st.sampled_from(["", "", " ", "\n", "\ufeff", "\x00", "garbage"])
 
@@ -398,7 +517,7 @@ class Ref(NamedTuple):
     """A call id chosen when the request is sent: a live, answered or superseded call of jeff's."""
 
     kind: str
-    index: int
+    n: int
 
 
 @dataclass(frozen=True)
@@ -417,14 +536,16 @@ class Doc:
 
 def resolve(fz: Fuzz, ref: Ref) -> str:
     if ref.kind == "live" and fz.live:
-        return fz.live[ref.index % len(fz.live)]
+        return fz.live[ref.n % len(fz.live)]
     if ref.kind == "answered" and fz.answered:
-        return fz.answered[ref.index % len(fz.answered)]
+        return fz.answered[ref.n % len(fz.answered)]
     if ref.kind == "superseded" and fz.superseded:
         return fz.superseded
     if ref.kind == "prefix" and fz.live:  # a near miss: a real id with one character more
-        return fz.live[ref.index % len(fz.live)] + "0"
-    return f"call_{ref.index:032x}"
+        return fz.live[ref.n % len(fz.live)] + "0"
+    if ref.kind == "poisoned" and fz.live:  # a real id with a lone surrogate (sent as a \udXXX escape)
+        return fz.live[ref.n % len(fz.live)] + chr(0xD800 + ref.n)
+    return f"call_{ref.n:032x}"
 
 
 class Auth(NamedTuple):
@@ -439,8 +560,10 @@ def _b64(data: bytes) -> str:
 # Header values a client can put on the wire and the HTTP server parses (tab, SP, VCHAR, obs-text);
 # anything else is refused by uvicorn's HTTP parser before the app sees it, which is not the app's contract.
 HEADER_BYTES = [9, *range(0x20, 0x7F), *range(0x80, 0x100)]
-header_bytes = st.lists(st.sampled_from(HEADER_BYTES), max_size=200).map(lambda b: bytes(b).strip()).filter(
-    lambda b: re.fullmatch(field_value.encode(), b) is not None
+header_bytes = (
+    st.lists(st.sampled_from(HEADER_BYTES), max_size=200)
+    .map(lambda b: bytes(b).strip())
+    .filter(lambda b: re.fullmatch(field_value.encode(), b) is not None)
 )
 token_chars = st.text(string.ascii_letters + string.digits + "-_.=+/ ", max_size=300)
 claim_values = st.one_of(
@@ -473,9 +596,9 @@ def auths(draw: st.DrawFn) -> Auth:
     kind = draw(
         st.sampled_from(
             [
-                "jeff", "jeff", "jeff", "jeff", "other", "admin", "none", "expired", "wrong_key",
+                *["jeff"] * 20, "other", "other", "admin", "none", "expired", "wrong_key",
                 "alg_none", "no_exp", "truncated", "scheme", "random_bearer", "random_header",
-                "fake_jwt", "signed_claims",
+                "fake_jwt", "signed_claims", "signed_claims", "odd_sub", "odd_sub",
             ]
         )
     )  # fmt: skip
@@ -497,7 +620,7 @@ def auths(draw: st.DrawFn) -> Auth:
         token = jwt.encode({"sub": "jeff", "exp": now + 600}, "k" * 40, algorithm="HS256")
         return Auth("bad", b"Bearer " + token.encode())
     if kind == "alg_none":
-        token = jwt.encode({"sub": "jeff", "exp": now + 600}, None, algorithm="none")
+        token = jwt.encode({"sub": "jeff", "exp": now + 600}, None, algorithm="none")  # type: ignore[arg-type]
         return Auth("bad", b"Bearer " + token.encode())
     if kind == "no_exp":
         return Auth("bad", b"Bearer " + jwt.encode({"sub": "jeff"}, JWT_SECRET, algorithm="HS256").encode())
@@ -512,11 +635,19 @@ def auths(draw: st.DrawFn) -> Auth:
         return Auth("unknown", b"Bearer " + draw(token_chars).encode())
     if kind == "random_header":
         return Auth("unknown", draw(header_bytes))
+    if kind == "odd_sub":  # a valid token whose subject is any string at all (the issuer is trusted)
+        sub = draw(texts) + draw(st.sampled_from(["", "x"]) | st.characters(categories=["Cs"]))
+        claims_json = json.dumps({"sub": sub or "x", "exp": now + 600})
+        return Auth(
+            "unknown", b"Bearer " + hs256({"alg": "HS256", "typ": "JWT"}, claims_json.encode()).encode()
+        )
     if kind == "fake_jwt":  # well-formed segments with random JSON inside, random or no signature
         head = draw(st.one_of(json_text, st.sampled_from(['{"alg":"HS256"}', '{"alg":"RS256","kid":"x"}'])))
         body = draw(st.one_of(json_text, st.just('{"sub":"jeff","exp":99999999999}')))
         sig = _b64(draw(st.binary(max_size=64)))
-        token = ".".join([_b64(head.encode("utf-8", "surrogatepass")), _b64(body.encode("utf-8", "surrogatepass")), sig])
+        token = ".".join(
+            [_b64(head.encode("utf-8", "surrogatepass")), _b64(body.encode("utf-8", "surrogatepass")), sig]
+        )
         return Auth("unknown", b"Bearer " + token.encode())
     # signed with the real secret, random claims: valid or not, it must never be a 500
     payload = json.dumps(draw(claims)).encode()  # NaN, Infinity and escaped surrogates included
@@ -530,19 +661,23 @@ def hs256(header: dict[str, Any], payload: bytes) -> str:
     return signing_input + "." + _b64(mac)
 
 
-refs = st.builds(Ref, st.sampled_from(["live", "live", "live", "answered", "superseded", "prefix", "unknown"]), st.integers(0, 7))
-rpc_ids = st.one_of(
-    refs, refs, refs,
-    json_strings,
-    json_numbers,
-    st.sampled_from(["true", "false", "null", "{}", "[]", '{"id":"x"}', '""', "0", "-1", "1.0"]),
-    json_text,
-)  # fmt: skip
-jsonrpc_values = st.one_of(
-    st.just('"2.0"'), st.just('"2.0"'), st.just('"2.0"'),
-    st.sampled_from(['"1.0"', '"2"', "2.0", "2", "null", '"2.0 "', '" 2.0"', '"2.00"', "[]"]),
-    json_text,
-)  # fmt: skip
+refs = st.builds(
+    Ref,
+    st.sampled_from(["live", "live", "live", "answered", "superseded", "prefix", "unknown"]),
+    st.integers(0, 7),
+)
+rpc_ids = weighted(
+    (6, refs),
+    (1, json_strings),
+    (1, json_numbers),
+    (1, st.sampled_from(["true", "false", "null", "{}", "[]", '{"id":"x"}', '""', "0", "-1", "1.0"])),
+    (1, json_text),
+)
+jsonrpc_values = weighted(
+    (3, st.just('"2.0"')),
+    (1, st.sampled_from(['"1.0"', '"2"', "2.0", "2", "null", '"2.0 "', '" 2.0"', '"2.00"', "[]"])),
+    (1, json_text),
+)
 
 
 def _dumps(value: Any, ascii_only: bool = True) -> str:
@@ -555,18 +690,38 @@ calendar_event = st.fixed_dictionaries(
     optional={"location": texts, "allDay": st.booleans(), "attendees": st.lists(texts, max_size=3)},
 )  # fmt: skip
 calendar_results = st.builds(
-    _dumps, st.fixed_dictionaries({"events": st.lists(calendar_event, max_size=4)}, optional={"extra": st.integers()})
+    _dumps,
+    st.fixed_dictionaries(
+        {"events": st.lists(calendar_event, max_size=4)}, optional={"extra": st.integers()}
+    ),
 )
-results = st.one_of(
-    calendar_results,
-    calendar_results,
-    st.sampled_from(['{"events":[]}', '{"events":null}', '{"events":"none"}', '{"events":[{}]}', '{"confirmed":true}', "{}", "[]", "null"]),
-    json_text,
-    deep_json,
+results = weighted(
+    (2, calendar_results),
+    (
+        1,
+        st.sampled_from(
+            [
+                '{"events":[]}',
+                '{"events":null}',
+                '{"events":"none"}',
+                '{"events":[{}]}',
+                '{"confirmed":true}',
+                "{}",
+                "[]",
+                "null",
+            ]
+        ),
+    ),
+    (1, json_text),
+    (1, deep_json),
 )
-error_codes = st.one_of(st.sampled_from(["-32010", "-32001", "-32002", "-32603", "0"]), json_numbers, json_text)
+error_codes = st.one_of(
+    st.sampled_from(["-32010", "-32001", "-32002", "-32603", "0"]), json_numbers, json_text
+)
 error_messages = st.one_of(
-    st.sampled_from(['"PermissionRequired"', '"UserCanceled"', '""', '"' + "m" * 1001 + '"', '"' + "m" * 1000 + '"']),
+    st.sampled_from(
+        ['"PermissionRequired"', '"UserCanceled"', '""', '"' + "m" * 1001 + '"', '"' + "m" * 1000 + '"']
+    ),
     json_strings,
     json_text,
 )
@@ -588,10 +743,59 @@ def error_objects(draw: st.DrawFn) -> str:
     return _object(draw(st.permutations(pairs)))
 
 
+valid_errors = st.builds(
+    _dumps,
+    st.fixed_dictionaries(
+        {"code": st.one_of(st.sampled_from([-32010, -32001, -32002]), st.integers()), "message": clean_texts},
+        optional={
+            "data": st.one_of(
+                st.none(),
+                st.fixed_dictionaries({"requiredPermission": clean_texts, "canPromptAgain": st.booleans()}),
+                json_values,
+            )
+        },
+    ),
+    st.booleans(),
+)
+well_formed_outcomes = st.one_of(
+    st.tuples(st.just('"result"'), calendar_results),
+    st.tuples(st.just('"error"'), valid_errors),
+    st.tuples(st.just('"result"'), results),  # mostly results that do not fit calendar.getEvents: 422
+    st.tuples(
+        st.just('"result"'),
+        st.one_of(
+            results, st.sampled_from(['{"confirmed":false}', '{"status":"granted","canPromptAgain":true}'])
+        ),
+    ),
+)
+encodings_rpc = st.sampled_from(["utf-8"] * 6 + ["utf-16"])
+
+
 @st.composite
 def rpc_docs(draw: st.DrawFn) -> Doc:
-    """JSON-RPC-shaped objects: each member present or not, of the right type or not, plus extras."""
+    """JSON-RPC-shaped objects: half well formed (some mutated once), half with random members."""
     members: list[tuple[str, str | Ref]] = []
+    if draw(st.booleans()):
+        members = [('"jsonrpc"', '"2.0"'), ('"id"', draw(refs)), draw(well_formed_outcomes)]
+        mutations = [None, None, None, "drop", "replace", "extra", "duplicate", "poison_id", "poison_result"]
+        mutation = draw(st.sampled_from(mutations))
+        if mutation == "drop":
+            members.pop(draw(st.integers(0, 2)))
+        elif mutation == "replace":
+            i = draw(st.integers(0, 2))
+            members[i] = (members[i][0], draw(json_text))
+        elif mutation == "extra":
+            members.append(draw(st.tuples(json_strings, json_text)))
+        elif mutation == "duplicate":
+            members.append(draw(st.sampled_from(members)))
+        elif mutation == "poison_id":
+            members[1] = ('"id"', Ref("poisoned", draw(st.integers(0, 7))))
+        elif mutation == "poison_result":  # a lone surrogate deep inside an answer that otherwise fits
+            members[2] = (
+                '"result"',
+                '{"events":[{"id":"e1","title":"\\ud800","start":{"dateTime":"x"},"end":{"dateTime":"y"}}]}',
+            )
+        return _members_doc(draw(st.permutations(members)), draw(encodings_rpc))
     if draw(st.integers(0, 9)) > 0:
         members.append(('"jsonrpc"', draw(jsonrpc_values)))
     if draw(st.integers(0, 9)) > 0:
@@ -605,12 +809,15 @@ def rpc_docs(draw: st.DrawFn) -> Doc:
         members.extend(draw(st.lists(st.tuples(json_strings, json_text), min_size=1, max_size=2)))
     if draw(st.integers(0, 9)) == 0 and members:  # a duplicate member: the last one wins
         members.append(draw(st.sampled_from(members)))
-    members = draw(st.permutations(members))
+    return _members_doc(draw(st.permutations(members)), draw(encodings_rpc))
+
+
+def _members_doc(members: list[tuple[str, str | Ref]], encoding: str) -> Doc:
     parts: list[str | Ref] = ["{"]
     for i, (key, value) in enumerate(members):
         parts.extend([("," if i else "") + key + ":", value])
     parts.append("}")
-    return Doc(tuple(parts), draw(st.sampled_from(["utf-8"] * 6 + ["utf-16"])))
+    return Doc(tuple(parts), encoding)
 
 
 @st.composite
@@ -624,10 +831,9 @@ def sized_docs(draw: st.DrawFn) -> Doc:
 def render_sized(fz: Fuzz, doc: Doc) -> bytes:
     target = int(doc.encoding.removeprefix("pad:"))
     call_id = resolve(fz, doc.parts[1])  # type: ignore[arg-type]
-    head = json.dumps({"jsonrpc": "2.0", "id": call_id, "result": {"events": [], "pad": ""}})[:-3]
-    pad = max(0, target - len(head) - 3)
-    body = (head + '"' + "x" * pad + '"}}').encode()
-    return body
+    template = json.dumps({"jsonrpc": "2.0", "id": call_id, "result": {"events": [], "pad": "<PAD>"}})
+    pad = max(0, target - (len(template.encode()) - len("<PAD>")))
+    return template.replace("<PAD>", "x" * pad).encode()
 
 
 content_types = st.one_of(
@@ -644,6 +850,8 @@ content_types = st.one_of(
 
 
 def as_chunks(body: bytes, size: int) -> Iterator[bytes]:
+    """Transfer-Encoding: chunked, at most ~32 chunks (tiny chunks of a big body only cost time)."""
+    size = max(size, len(body) // 32 + 1)
     for i in range(0, len(body), size):
         yield body[i : i + size]
 
@@ -746,7 +954,7 @@ def send_tool(fz: Fuzz, body: bytes, auth: Auth, content_type: bytes | None, chu
 tool_requests = st.tuples(
     auths(),
     content_types,
-    st.one_of(st.none(), st.none(), st.none(), st.integers(1, 4096)),
+    weighted((3, st.none()), (1, st.integers(1, 4096))),
 )
 
 
@@ -759,52 +967,65 @@ def sign(body: bytes, token: str = API_TOKEN) -> str:
     return hmac.new(token.encode(), body, hashlib.sha256).hexdigest()
 
 
-def _json_value(text: str) -> Any:
-    """A JSON text fragment as a Python value, for building payload objects (None when unparsable)."""
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-
-
-json_values = json_text.map(_json_value)
 channel_urls = st.one_of(
-    st.sampled_from(["sendbird_group_channel_1", "a/b c?d=e&f#g", "%2F..%2F", "", " ", "ch-1", "../../x", "채널"]),
+    st.sampled_from(
+        ["sendbird_group_channel_1", "a/b c?d=e&f#g", "%2F..%2F", "", " ", "ch-1", "../../x", "채널"]
+    ),
     st.text(max_size=60),
     texts,
 )
-message_ids = st.one_of(
-    st.integers(min_value=0, max_value=2**63),
-    st.integers(),
-    st.text(max_size=30),
-    texts,
-    st.floats(),
-    st.none(),
-    st.booleans(),
-    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
-    st.lists(st.integers(), max_size=2),
-    st.integers(min_value=10**100, max_value=10**300),
+message_ids = weighted(
+    (6, st.integers(min_value=0, max_value=2**63)),
+    (2, st.text(string.digits, min_size=1, max_size=20)),
+    (
+        1,
+        st.one_of(
+            st.integers(),
+            st.text(max_size=30),
+            texts,
+            st.floats(),
+            st.none(),
+            st.booleans(),
+            st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+            st.lists(st.integers(), max_size=2),
+            st.integers(min_value=10**100, max_value=10**300),
+        ),
+    ),
 )
 ABSENT = object()
 
 
-def maybe(strategy: st.SearchStrategy[Any], weird: st.SearchStrategy[Any] = json_values) -> st.SearchStrategy[Any]:
+def maybe(
+    strategy: st.SearchStrategy[Any], weird: st.SearchStrategy[Any] = json_values
+) -> st.SearchStrategy[Any]:
     """Mostly the right shape, sometimes absent, sometimes any JSON value."""
-    return st.one_of(strategy, strategy, strategy, st.just(ABSENT), weird)
+    return weighted((8, strategy), (1, st.just(ABSENT)), (1, weird))
 
 
 @st.composite
 def sendbird_events(draw: st.DrawFn) -> dict[str, Any]:
-    sender = {"user_id": draw(maybe(st.one_of(st.sampled_from(["jeff", BOT, "mina"]), texts))), "nickname": "n"}
+    sender = {
+        "user_id": draw(maybe(st.one_of(st.sampled_from(["jeff", BOT, "mina"]), texts))),
+        "nickname": "n",
+    }
     payload = {
         "message_id": draw(maybe(message_ids)),
-        "message": draw(maybe(st.one_of(st.sampled_from(["hello", "  ", "", "calendar"]), texts, st.text(max_size=200)))),
+        "message": draw(
+            maybe(st.one_of(st.sampled_from(["hello", "  ", "", "calendar"]), texts, st.text(max_size=200)))
+        ),
         "custom_type": draw(maybe(st.sampled_from(["", "agent-rpc", "other"]) | texts)),
         "created_at": draw(json_values),
     }
     channel = {"channel_url": draw(maybe(channel_urls)), "name": draw(texts)}
     event: dict[str, Any] = {
-        "category": draw(maybe(st.sampled_from([MESSAGE_SEND, MESSAGE_SEND, "group_channel:join", "open_channel:message_send"]) | texts)),
+        "category": draw(
+            maybe(
+                st.sampled_from(
+                    [MESSAGE_SEND, MESSAGE_SEND, "group_channel:join", "open_channel:message_send"]
+                )
+                | texts
+            )
+        ),
         "type": draw(maybe(st.sampled_from(["MESG", "MESG", "FILE", "ADMM", "mesg"]) | st.none() | texts)),
         "custom_type": draw(maybe(st.sampled_from(["", "agent-rpc"]) | texts)),
         "sender": draw(maybe(st.just(sender) | st.none())),
@@ -816,6 +1037,15 @@ def sendbird_events(draw: st.DrawFn) -> dict[str, Any]:
     for part in (event, sender, payload, channel):
         for key in [k for k, v in part.items() if v is ABSENT]:
             del part[key]
+    if draw(st.integers(0, 3)) == 0:  # a lone surrogate (or NUL) in one of the fields a turn is built from
+        part, key = draw(
+            st.sampled_from(
+                [(sender, "user_id"), (payload, "message"), (channel, "channel_url"), (payload, "message_id")]
+            )
+        )
+        part[key] = draw(st.sampled_from(["hi", "", "42"])) + draw(
+            st.sampled_from(["\ud800", "\udfff", "\x00", "\ud83d"])
+        )
     return event
 
 
@@ -824,9 +1054,13 @@ def _webhook_field_ok(event: dict[str, Any]) -> tuple[bool, bool]:
     if not isinstance(event, dict) or not _clean_text(event) or _depth(event) > 8:
         return False, False
     category, kind, custom = event.get("category"), event.get("type", None), event.get("custom_type", "")
-    if not isinstance(category, str) or not (kind is None or isinstance(kind, str)) or not isinstance(custom, str):
+    if (
+        not isinstance(category, str)
+        or not (kind is None or isinstance(kind, str))
+        or not isinstance(custom, str)
+    ):
         return False, False
-    parts = {}
+    parts: dict[str, Any] = {}
     for name, required in (("sender", "user_id"), ("payload", "message_id"), ("channel", "channel_url")):
         part = event.get(name)
         if part is None:
@@ -843,7 +1077,9 @@ def _webhook_field_ok(event: dict[str, Any]) -> tuple[bool, bool]:
     if payload is not None:
         if type(payload["message_id"]) not in (int, str):
             return False, False
-        if not isinstance(payload.get("message", ""), str) or not isinstance(payload.get("custom_type", ""), str):
+        if not isinstance(payload.get("message", ""), str) or not isinstance(
+            payload.get("custom_type", ""), str
+        ):
             return False, False
     answered = (
         category == MESSAGE_SEND
@@ -856,7 +1092,9 @@ def _webhook_field_ok(event: dict[str, Any]) -> tuple[bool, bool]:
     return True, answered
 
 
-def send_webhook(fz: Fuzz, body: bytes, headers: list[tuple[bytes, bytes]], signed: bool, event: Any = None) -> None:
+def send_webhook(
+    fz: Fuzz, body: bytes, headers: list[tuple[bytes, bytes]], signed: bool, event: Any = None
+) -> None:
     r = fz.post(WEBHOOK_PATH, body, headers, WEBHOOK_CODES)
     if len(body) > WEBHOOK_LIMIT:
         assert r.status_code == 413, r.text
@@ -930,12 +1168,32 @@ async def test_tool_message_near_the_size_limit(start_server: Any) -> None:
 
         def prop(doc: Doc, request: tuple[Auth, bytes | None, int | None]) -> None:
             body = render_sized(fz, doc)
-            assert abs(len(body) - int(doc.encoding[4:])) <= 1
+            assert len(body) == int(doc.encoding[4:])
             auth, content_type, chunk = request
             send_tool(fz, body, auth, content_type, chunk and chunk * 16)
 
         ran = await asyncio.to_thread(run_property, prop, 40, sized_docs(), tool_requests)
         print(fz.summary("tool-message size", ran))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the watchdog's exception cuts a serializer short
+async def test_tool_message_two_answers_at_the_limit_in_one_turn(start_server: Any) -> None:
+    """Both calls of one turn answered with bodies of exactly 256 KiB (allowed): the turn resumes and
+    is answered, and the server keeps serving. Found by the size test with a random seed."""
+    async with fuzz_server(start_server, calls=True, hang_after_s=3) as fz:
+        token = issue_token(JWT_SECRET, "jeff")
+        for slot in (4, 5):  # the two calls of the 'calendar x2' turn in channel fz-two
+            body = render_sized(fz, Doc(("", Ref("live", slot), ""), f"pad:{TOOL_LIMIT}"))
+            assert len(body) == TOOL_LIMIT
+            r = await fz.h.post_tool_message(body, token=token)
+            assert r.status_code == 202, r.text
+        for _ in range(100):  # the answer arrives, or the watchdog finds the event loop stuck
+            replies = [m for m in fz.h.sendbird.in_channel("fz-two") if not m.is_rpc]
+            if replies or fz.blocked:
+                break
+            await asyncio.sleep(0.1)
+        assert not fz.blocked, f"the event loop hung; it was here:\n{fz.blocked[0]}"
+        assert [m.text for m in replies] == ["done"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -957,14 +1215,18 @@ async def test_webhook_signed_arbitrary_bytes(start_server: Any) -> None:
 
 async def test_webhook_signed_random_objects(start_server: Any) -> None:
     """Random JSON objects (any keys and values), signed correctly."""
-    objects = st.dictionaries(st.one_of(st.sampled_from(["category", "type", "sender", "payload", "channel"]), texts), json_values, max_size=6)
+    objects = st.dictionaries(
+        st.one_of(st.sampled_from(["category", "type", "sender", "payload", "channel"]), texts),
+        json_values,
+        max_size=6,
+    )
     async with fuzz_server(start_server) as fz:
 
         def prop(event: dict[str, Any], ascii_only: bool) -> None:
             body = json.dumps(event, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
             send_webhook(fz, body, signed_headers(body), signed=True, event=event)
 
-        ran = await asyncio.to_thread(run_property, prop, 200, objects, st.booleans())
+        ran = await asyncio.to_thread(run_property, prop, 120, objects, st.booleans())
         print(fz.summary("webhook objects", ran))
 
 
@@ -982,9 +1244,15 @@ async def test_webhook_sendbird_shaped_payloads(start_server: Any) -> None:
 
 @st.composite
 def bad_signatures(draw: st.DrawFn) -> tuple[bytes, list[tuple[bytes, bytes]]]:
-    body = draw(st.one_of(st.binary(max_size=300), st.just(json.dumps(webhook_payload("hi", message_id=5)).encode())))
+    body = draw(
+        st.one_of(st.binary(max_size=300), st.just(json.dumps(webhook_payload("hi", message_id=5)).encode()))
+    )
     right = sign(body)
-    kind = draw(st.sampled_from(["none", "empty", "hex", "other_token", "other_body", "truncated", "random", "x_signature"]))
+    kind = draw(
+        st.sampled_from(
+            ["none", "empty", "hex", "other_token", "other_body", "truncated", "random", "x_signature"]
+        )
+    )
     headers = [(b"content-type", b"application/json")]
     name = b"x-sendbird-signature"
     if kind == "none":
@@ -994,7 +1262,9 @@ def bad_signatures(draw: st.DrawFn) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     elif kind == "hex":
         value = draw(st.text("0123456789abcdef", max_size=80))
     elif kind == "other_token":
-        value = sign(body, token=draw(st.text(string.printable, max_size=30).filter(lambda t: t != API_TOKEN)))
+        value = sign(
+            body, token=draw(st.text(string.printable, max_size=30).filter(lambda t: t != API_TOKEN))
+        )
     elif kind == "other_body":
         value = sign(body + draw(st.binary(min_size=1, max_size=5)))
     elif kind == "truncated":
@@ -1087,11 +1357,12 @@ ERROR_SCHEMA = {
 
 def _error_responses(statuses: list[int]) -> dict[str, Any]:
     return {
-        str(s): {"description": "error", "content": {"application/json": {"schema": ERROR_SCHEMA}}} for s in statuses
+        str(s): {"description": "error", "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+        for s in statuses
     }
 
 
-def contract_schema(live: dict[str, Any]) -> dict[str, Any]:
+def contract_schema(live: dict[str, Any], call_ids: list[str]) -> dict[str, Any]:
     """The live schema with the README's contract for the two endpoints filled in."""
     from truloop_assistant.protocol.jsonrpc import JsonRpcResponse
     from truloop_assistant.protocol.sendbird import WebhookEvent
@@ -1105,21 +1376,67 @@ def contract_schema(live: dict[str, Any]) -> dict[str, Any]:
         components.update(model_schema.pop("$defs", {}))
         components[model.__name__] = model_schema
         refs[model] = {"$ref": template.format(model=model.__name__)}
+    # What the model's "before" validator checks; real call ids (random ones are fuzzed above).
+    answer = components["JsonRpcResponse"]
+    answer["properties"]["jsonrpc"] = {"const": "2.0"}
+    answer["properties"]["id"] = {"anyOf": [{"enum": [*call_ids, "call_unknown", ""]}, {"type": "integer"}]}
+    answer["oneOf"] = [{"required": ["result"]}, {"required": ["error"]}]
 
     tool = schema["paths"][TOOL_PATH]["post"]
-    tool["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[JsonRpcResponse]}}}
-    tool["parameters"] = [{"name": "authorization", "in": "header", "required": False, "schema": {"type": "string"}}]
+    tool["requestBody"] = {
+        "required": True,
+        "content": {"application/json": {"schema": refs[JsonRpcResponse]}},
+    }
+    tool["parameters"] = [
+        {"name": "authorization", "in": "header", "required": False, "schema": {"type": "string"}}
+    ]
     tool["responses"] = {
-        "200": {"description": "duplicate", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"const": "duplicate"}}}}}},
-        "202": {"description": "accepted", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"enum": ["accepted", "resuming"]}, "remaining": {"type": "integer", "minimum": 1}}}}}},
+        "200": {
+            "description": "duplicate",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["status"],
+                        "properties": {"status": {"const": "duplicate"}},
+                    }
+                }
+            },
+        },
+        "202": {
+            "description": "accepted",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["status"],
+                        "properties": {
+                            "status": {"enum": ["accepted", "resuming"]},
+                            "remaining": {"type": "integer", "minimum": 1},
+                        },
+                    }
+                }
+            },
+        },
         **_error_responses([400, 401, 403, 404, 409, 410, 413, 422]),
-    }  # fmt: skip
+    }
     hook = schema["paths"][WEBHOOK_PATH]["post"]
     hook["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[WebhookEvent]}}}
     hook["responses"] = {
-        "200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object", "required": ["status"], "properties": {"status": {"enum": ["queued", "duplicate", "ignored"]}}}}}},
+        "200": {
+            "description": "ok",
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["status"],
+                        "properties": {"status": {"enum": ["queued", "duplicate", "ignored"]}},
+                    }
+                }
+            },
+        },
         **_error_responses([400, 401, 413]),
-    }  # fmt: skip
+    }
     return schema
 
 
@@ -1131,14 +1448,15 @@ def run_schemathesis(fz: Fuzz, base_url: str) -> tuple[int, int]:
 
     live = schemathesis.openapi.from_url(f"{base_url}/openapi.json")
     live_ops = [live[TOOL_PATH]["POST"], live[WEBHOOK_PATH]["POST"]]
-    contract = schemathesis.openapi.from_dict(contract_schema(live.raw_schema))
+    contract = schemathesis.openapi.from_dict(contract_schema(live.raw_schema, sorted(fz.known_ids)))
     contract_ops = [contract[TOOL_PATH]["POST"], contract[WEBHOOK_PATH]["POST"]]
     token = issue_token(JWT_SECRET, "jeff")
+    mostly_true = st.sampled_from([True, True, True, False])
     examples = 0
 
     # 1. The live schema as served: no body or header is declared, so this is the empty POST.
-    for op in live_ops:
-        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+    for op in live_ops:  # (nothing is declared, so there is nothing to negate: positive mode only)
+        for mode in (GenerationMode.POSITIVE,):
 
             def as_served(case: Any) -> None:
                 response = case.call(base_url=base_url, timeout=30)
@@ -1146,7 +1464,10 @@ def run_schemathesis(fz: Fuzz, base_url: str) -> tuple[int, int]:
                 fz.statuses[(case.path.rsplit("/", 1)[-1], response.status_code)] += 1
                 case.validate_response(response, checks=[not_a_server_error])
                 assert response.status_code in (400, 401), response.text
-                check_contract(httpx.Response(response.status_code, headers=dict(response.headers), content=response.content))
+                headers = {k: v[0] if isinstance(v, list) else v for k, v in response.headers.items()}
+                check_contract(
+                    httpx.Response(response.status_code, headers=headers, content=response.content)
+                )
 
             examples += run_property(as_served, 5, op.as_strategy(generation_mode=mode))
 
@@ -1158,22 +1479,22 @@ def run_schemathesis(fz: Fuzz, base_url: str) -> tuple[int, int]:
         else:
             body = kwargs.get("data") or kwargs.get("content") or b""
             body = body.encode() if isinstance(body, str) else body
-        headers = {k.lower(): v for k, v in (kwargs.get("headers") or {}).items()}
+        headers = {k.lower(): str(v) for k, v in (kwargs.get("headers") or {}).items()}
         headers["content-type"] = "application/json"
         if case.path == TOOL_PATH and valid_token:
             headers["authorization"] = f"Bearer {token}"
         if case.path == WEBHOOK_PATH and valid_signature:
             headers["x-sendbird-signature"] = sign(body)
-        r = fz.client.post(case.path, content=body, headers=headers)
-        fz.requests += 1
-        fz.statuses[(case.path.rsplit("/", 1)[-1], r.status_code)] += 1
-        check_contract(r, TOOL_CODES if case.path == TOOL_PATH else WEBHOOK_CODES)
-        case.validate_response(r, checks=[not_a_server_error, status_code_conformance, response_schema_conformance])
+        pairs = [(k.encode(), v.encode("utf-8", "surrogateescape")) for k, v in headers.items()]
+        r = fz.post(case.path, body, pairs, TOOL_CODES if case.path == TOOL_PATH else WEBHOOK_CODES)
+        case.validate_response(
+            r, checks=[not_a_server_error, status_code_conformance, response_schema_conformance]
+        )
 
     for op in contract_ops:
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             examples += run_property(
-                with_contract, 60, op.as_strategy(generation_mode=mode), st.booleans(), st.booleans()
+                with_contract, 60, op.as_strategy(generation_mode=mode), mostly_true, mostly_true
             )
     return examples, len(live_ops) + len(contract_ops)
 

@@ -25,3 +25,13 @@ async def test_history_keeps_the_newest_turns_within_count_and_size(redis: Any) 
     kept = await store.load_history("c")
     assert [m.parts[0].content for m in kept[::2]] == ["q2"]  # the two older big turns were cut
     assert isinstance(kept[0].parts[0], UserPromptPart)  # it still starts with a user prompt
+
+
+async def test_one_turn_bigger_than_the_cap_keeps_its_question_and_answer(redis: Any) -> None:
+    store = TurnStore(redis, pending_ttl_s=60, history_max_messages=40)
+    request = ModelRequest(parts=[UserPromptPart("q")])
+    huge = [ModelResponse(parts=[TextPart("x" * (HISTORY_MAX_BYTES // 2))]) for _ in range(3)]
+    await store.finish("c", [request, *huge, ModelResponse(parts=[TextPart("final")])], turn_id=None)
+    kept = await store.load_history("c")
+    assert [type(m).__name__ for m in kept] == ["ModelRequest", "ModelResponse"]
+    assert kept[-1].parts[0].content == "final"

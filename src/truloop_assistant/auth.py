@@ -235,6 +235,8 @@ class TokenVerifier:
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub.strip():
             raise _invalid("the token's 'sub' claim must be a non-empty string")
+        if not _valid_unicode(sub):  # a lone surrogate ("\ud800") can neither key Redis nor be compared
+            raise _invalid("the token's 'sub' claim is not valid Unicode")
         role = claims.get("role")
         return Principal(user_id=sub, role=role if isinstance(role, str) else None)
 
@@ -281,3 +283,11 @@ def issue_token(secret: str, user_id: str, *, ttl_s: int = 24 * 3600, role: str 
     if role:
         claims["role"] = role
     return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def _valid_unicode(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -75,7 +75,7 @@ class SigningKey:
 @dataclass
 class FakeJwks:
     keys: list[SigningKey] = field(default_factory=list)
-    raw: list[dict[str, Any]] = field(default_factory=list)
+    raw: list[Any] = field(default_factory=list)
     """Extra JWK entries served as they are (private, encryption or broken keys)."""
     fail: bool = False
     delay_s: float = 0.0

@@ -153,7 +153,11 @@ class TurnStore:
         kept = trim_history(messages, self.history_max_messages)
         value = ModelMessagesTypeAdapter.dump_json(kept)
         while len(value) > keys.HISTORY_MAX_BYTES and len(kept) > 1:
-            kept = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
+            shorter = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
+            if len(shorter) == len(kept):
+                # One turn alone is too big (large tool results): keep its question and final answer.
+                shorter = [kept[0], kept[-1]] if len(kept) > 2 else kept[-1:]
+            kept = shorter
             value = ModelMessagesTypeAdapter.dump_json(kept)
         return value
 
