@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from pydantic_ai import Agent, DeferredToolRequests, models
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 from redis.asyncio import Redis
 
 from truloop_assistant.agent.deps import AgentDeps
@@ -18,6 +15,8 @@ from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from truloop_assistant.tools.event_tools import event_server_toolset
+
+from .support import calls, fixed
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -27,26 +26,6 @@ LUNCH = {
     "start_time": "2026-12-02T12:00:00+09:00",
     "end_time": "2026-12-02T13:00:00+09:00",
 }
-
-
-def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
-    """Call one tool, then answer with its result as the model saw it: ``<outcome>: <content>``."""
-
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        if not returns:
-            return ModelResponse(parts=[ToolCallPart(tool, args)])
-        last = returns[-1]
-        return ModelResponse(
-            parts=[TextPart(f"{last.outcome}: {last.model_response_str(wrap_if_error=False)}")]
-        )
-
-    return FunctionModel(fn)
-
-
-def fixed() -> datetime:
-    """Thursday 2026-11-26 10:49 in Seoul."""
-    return datetime(2026, 11, 26, 1, 49, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -7,8 +7,6 @@ from typing import Any
 import httpx
 import pytest
 from pydantic_ai import Agent, models
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 from redis.asyncio import Redis
 
 from truloop_assistant.agent.deps import AgentDeps
@@ -16,22 +14,9 @@ from truloop_assistant.backends import Backends
 from truloop_assistant.backends.memory import MemoryStore, RedisMemoryStore, SupermemoryStore
 from truloop_assistant.tools.memory_tools import memory_toolset
 
+from .support import calls
+
 models.ALLOW_MODEL_REQUESTS = False
-
-
-def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
-    """Call one tool, then answer with its result as the model saw it: ``<outcome>: <content>``."""
-
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
-        if not returns:
-            return ModelResponse(parts=[ToolCallPart(tool, args)])
-        last = returns[-1]
-        return ModelResponse(
-            parts=[TextPart(f"{last.outcome}: {last.model_response_str(wrap_if_error=False)}")]
-        )
-
-    return FunctionModel(fn)
 
 
 async def ask(store: MemoryStore, tool: str, user: str = "jeff", **args: Any) -> str:
