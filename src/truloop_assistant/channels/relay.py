@@ -6,6 +6,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from .sendbird import platform_client
+
 RELAY_CUSTOM_TYPE = "assistant-relay"
 RELAY_CHANNEL_NAME = "Truloop"
 
@@ -75,12 +77,8 @@ class SendbirdRelay:
     ) -> None:
         self.bot_user_id = bot_user_id
         self.name = name
-        self._client = httpx.AsyncClient(
-            base_url=api_url,
-            headers={"Api-Token": api_token, "Content-Type": "application/json; charset=utf8"},
-            timeout=httpx.Timeout(timeout_s, connect=5.0),
-            limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
-            transport=transport,
+        self._client = platform_client(
+            api_url, api_token, timeout_s=timeout_s, max_connections=20, transport=transport
         )
 
     async def direct_channel(self, user_id: str) -> str:

@@ -17,6 +17,26 @@ log = logging.getLogger(__name__)
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 
 
+def platform_client(
+    api_url: str,
+    api_token: str,
+    *,
+    timeout_s: float = 10.0,
+    max_connections: int = 100,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> httpx.AsyncClient:
+    """A pooled client for the Sendbird Platform API, with the token on every request."""
+    return httpx.AsyncClient(
+        base_url=api_url,
+        headers={"Api-Token": api_token, "Content-Type": "application/json; charset=utf8"},
+        timeout=httpx.Timeout(timeout_s, connect=5.0),
+        limits=httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections // 5 or 1
+        ),
+        transport=transport,
+    )
+
+
 class SendbirdChannel:
     def __init__(
         self,
@@ -34,12 +54,8 @@ class SendbirdChannel:
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
-        self._client = httpx.AsyncClient(
-            base_url=api_url,
-            headers={"Api-Token": api_token, "Content-Type": "application/json; charset=utf8"},
-            timeout=httpx.Timeout(timeout_s, connect=5.0),
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
-            transport=transport,
+        self._client = platform_client(
+            api_url, api_token, timeout_s=timeout_s, max_connections=100, transport=transport
         )
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
