@@ -30,6 +30,8 @@ Design
 * After each run: ``/healthz`` still answers, a normal webhook in a fresh channel is still answered
   by the worker (it survived what it was fed), and nothing at all was logged at ERROR level (no
   unhandled request error, no failed turn).
+* A watchdog thread pings the event loop; if it stops turning (an endless loop in the worker, say)
+  the test fails with the stack where it hung instead of hanging the run (see ``watchdog``).
 * Reproducible: ``derandomize=True``, no example database, ``deadline=None``. ``TRULOOP_FUZZ_SCALE=N``
   multiplies every ``max_examples``; ``TRULOOP_FUZZ_SEED=S`` switches to random generation with that
   seed (for longer local hunts). Each test prints how many examples and requests it ran (``-s``).
