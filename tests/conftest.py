@@ -15,7 +15,7 @@ from pydantic_ai import models
 from redis.asyncio import Redis
 
 from tests.fakes.sendbird import FakeSendbird, SentMessage
-from tests.support import API_TOKEN, serve, sign, webhook_payload
+from tests.support import API_TOKEN, serve, served, sign, webhook_payload
 from truloop_assistant.agent.agents import MemberAgent
 from truloop_assistant.auth import issue_token
 from truloop_assistant.config import Settings, load_settings
@@ -47,10 +47,7 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
 
 @pytest.fixture
 async def sendbird() -> AsyncIterator[FakeSendbird]:
-    fake = FakeSendbird()
-    port = free_port()
-    async with serve(fake.app(), port):
-        fake.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
+    async with served(FakeSendbird()) as fake:
         yield fake
 
 

@@ -7,7 +7,7 @@ import hashlib
 import hmac
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import uvicorn
 
@@ -59,3 +59,23 @@ def webhook_payload(
         "sdk": "JavaScript",
         "app_id": "test-app",
     }
+
+
+class _Fake(Protocol):
+    url: str
+
+    def app(self) -> Any: ...
+
+
+F = TypeVar("F", bound=_Fake)
+
+
+@asynccontextmanager
+async def served(fake: F) -> AsyncIterator[F]:
+    """Serve a fake outside service on a free 127.0.0.1 port; ``fake.url`` is where it answers."""
+    from truloop_assistant.embedded_redis import free_port
+
+    port = free_port()
+    async with serve(fake.app(), port):
+        fake.url = f"http://127.0.0.1:{port}"
+        yield fake

@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.fakes.supermemory import SUPERMEMORY_KEY, FakeSupermemory
-from tests.support import serve
+from tests.support import serve, served
 from truloop_assistant.backends.memory import (
     MemoryBackendError,
     MemoryStore,
@@ -31,10 +31,7 @@ FACTS = [
 
 @pytest.fixture
 async def supermemory() -> AsyncIterator[FakeSupermemory]:
-    fake = FakeSupermemory()
-    port = free_port()
-    async with serve(fake.app(), port):
-        fake.url = f"http://127.0.0.1:{port}"
+    async with served(FakeSupermemory()) as fake:
         yield fake
 
 

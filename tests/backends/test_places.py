@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import make_settings
 from tests.fakes.places import PLACES_KEY, FakePlaces
-from tests.support import serve
+from tests.support import served
 from truloop_assistant.backends.places import (
     GooglePlacesSearch,
     LatLng,
@@ -26,10 +26,7 @@ MASK = (
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakePlaces]:
-    places = FakePlaces()
-    port = free_port()
-    async with serve(places.app(), port):
-        places.url = f"http://127.0.0.1:{port}"
+    async with served(FakePlaces()) as places:
         yield places
 
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from pydantic_ai import Agent, DeferredToolRequests, FunctionToolset
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from truloop_assistant.agent.deps import AgentDeps
+from truloop_assistant.backends import Backends
 
 
 def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
@@ -27,3 +33,25 @@ def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
 def fixed() -> datetime:
     """Thursday 2026-11-26 10:49 in Seoul."""
     return datetime(2026, 11, 26, 1, 49, tzinfo=UTC)
+
+
+async def run_tool(
+    toolset: FunctionToolset[AgentDeps], backends: Backends | None, tool: str, *, user: str, **args: Any
+) -> str:
+    """Have an agent with ``toolset`` call ``tool`` once as ``user``; its answer reports the result."""
+    agent = Agent(
+        calls(tool, args), deps_type=AgentDeps, output_type=[str, DeferredToolRequests], toolsets=[toolset]
+    )
+    deps = AgentDeps(
+        user_id=user, channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed, backends=backends
+    )
+    result = await agent.run("hi", deps=deps)
+    assert isinstance(result.output, str)
+    return result.output
+
+
+def content(answer: str) -> Any:
+    """The JSON a successful tool returned, from a ``run_tool`` answer."""
+    outcome, _, body = answer.partition(": ")
+    assert outcome == "success", answer
+    return json.loads(body)

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
-from pydantic_ai import Agent, DeferredToolRequests, models
+from pydantic_ai import models
 from redis.asyncio import Redis
 
-from truloop_assistant.agent.deps import AgentDeps
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from truloop_assistant.tools.event_tools import event_server_toolset
 
-from .support import calls, fixed
+from .support import content, fixed, run_tool
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -43,24 +40,7 @@ async def backends(redis: Redis) -> Backends:
 
 
 async def ask(backends: Backends, tool: str, user: str = "jeff", **args: Any) -> str:
-    agent = Agent(
-        calls(tool, args),
-        deps_type=AgentDeps,
-        output_type=[str, DeferredToolRequests],
-        toolsets=[event_server_toolset],
-    )
-    deps = AgentDeps(
-        user_id=user, channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed, backends=backends
-    )
-    result = await agent.run("hi", deps=deps)
-    assert isinstance(result.output, str)
-    return result.output
-
-
-def content(answer: str) -> Any:
-    outcome, _, body = answer.partition(": ")
-    assert outcome == "success", answer
-    return json.loads(body)
+    return await run_tool(event_server_toolset, backends, tool, user=user, **args)
 
 
 async def create(backends: Backends, **args: Any) -> dict[str, Any]:

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
-from pydantic_ai import Agent, DeferredToolRequests, models
+from pydantic_ai import models
 from redis.asyncio import Redis
 
-from truloop_assistant.agent.deps import AgentDeps
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from truloop_assistant.tools.guest_tools import guest_toolset
 
-from .support import calls, fixed
+from .support import content, fixed, run_tool
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -58,24 +55,7 @@ async def dinner(store: RedisEventStore) -> Event:
 
 
 async def ask(backends: Backends, tool: str, user: str = GUEST, **args: Any) -> str:
-    agent = Agent(
-        calls(tool, args),
-        deps_type=AgentDeps,
-        output_type=[str, DeferredToolRequests],
-        toolsets=[guest_toolset],
-    )
-    deps = AgentDeps(
-        user_id=user, channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed, backends=backends
-    )
-    result = await agent.run("hi", deps=deps)
-    assert isinstance(result.output, str)
-    return result.output
-
-
-def content(answer: str) -> Any:
-    outcome, _, body = answer.partition(": ")
-    assert outcome == "success", answer
-    return json.loads(body)
+    return await run_tool(guest_toolset, backends, tool, user=user, **args)
 
 
 async def test_availability_is_saved_sorted_and_deduplicated(

@@ -9,11 +9,10 @@ import pytest
 from pydantic_ai import Agent, models
 
 from tests.fakes.places import PLACES_KEY, FakePlaces
-from tests.support import serve
+from tests.support import served
 from truloop_assistant.agent.deps import AgentDeps
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.places import GooglePlacesSearch, PlacesSearch
-from truloop_assistant.embedded_redis import free_port
 from truloop_assistant.tools.places_tools import places_toolset, query_language
 
 from .support import calls
@@ -30,10 +29,7 @@ async def ask(places: PlacesSearch | None, **args: Any) -> str:
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakePlaces]:
-    places = FakePlaces()
-    port = free_port()
-    async with serve(places.app(), port):
-        places.url = f"http://127.0.0.1:{port}"
+    async with served(FakePlaces()) as places:
         yield places
 
 

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
-from pydantic_ai import Agent, DeferredToolRequests, models
+from pydantic_ai import models
 from redis.asyncio import Redis
 
-from truloop_assistant.agent.deps import AgentDeps
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from truloop_assistant.tools.user_tools import user_toolset
 
-from .support import calls, fixed
+from .support import content, run_tool
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -28,29 +25,8 @@ async def directory(redis: Redis) -> RedisUserDirectory:
 
 
 async def ask(directory: RedisUserDirectory | None, tool: str, user: str = "jeff", **args: Any) -> str:
-    agent = Agent(
-        calls(tool, args),
-        deps_type=AgentDeps,
-        output_type=[str, DeferredToolRequests],
-        toolsets=[user_toolset],
-    )
     backends = Backends(users=directory, events=None, knowledge=None, memory=None, places=None, relay=None)  # type: ignore[arg-type]
-    deps = AgentDeps(
-        user_id=user,
-        channel_url="c",
-        timezone=ZoneInfo("Asia/Seoul"),
-        clock=fixed,
-        backends=backends if directory is not None else None,
-    )
-    result = await agent.run("hi", deps=deps)
-    assert isinstance(result.output, str)
-    return result.output
-
-
-def content(answer: str) -> Any:
-    outcome, _, body = answer.partition(": ")
-    assert outcome == "success", answer
-    return json.loads(body)
+    return await run_tool(user_toolset, backends if directory is not None else None, tool, user=user, **args)
 
 
 async def test_own_profile_without_an_id(directory: RedisUserDirectory) -> None:
