@@ -18,6 +18,7 @@ import json
 import statistics
 import time
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 from pydantic import TypeAdapter
@@ -28,11 +29,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import API_TOKEN, serve, sign, webhook_payload
 from truloop_assistant.agent.agents import build_member_agent
-from truloop_assistant.agent.deps import AgentDeps
 from truloop_assistant.app import create_app
 from truloop_assistant.auth import issue_token
 from truloop_assistant.config import load_settings
 from truloop_assistant.embedded_redis import RedisServer, free_port
+from truloop_assistant.tools.deps import AgentDeps
+
+SEOUL = ZoneInfo("Asia/Seoul")
 
 SECRET = "benchmark-secret-0123456789-abcdefghij"
 EVENTS = {
@@ -63,7 +66,7 @@ def model() -> FunctionModel:
 
 
 async def bare_cycle(agent: Any) -> None:
-    deps = AgentDeps(user_id="u", channel_url="c")
+    deps = AgentDeps(user_id="u", channel_url="c", timezone=SEOUL)
     first = await agent.run("calendar", deps=deps)
     requests = _REQUESTS.validate_json(_REQUESTS.dump_json(first.output))
     history = ModelMessagesTypeAdapter.validate_json(first.all_messages_json())
@@ -100,7 +103,7 @@ def summary(name: str, seconds: list[float]) -> str:
 
 
 async def main(turns: int) -> None:
-    agent = build_member_agent(model())
+    agent = build_member_agent(model(), tool_timeout_s=10)
     for _ in range(5):
         await bare_cycle(agent)
     bare = []

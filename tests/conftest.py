@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -14,17 +12,12 @@ import pytest
 from pydantic_ai import models
 from redis.asyncio import Redis
 
-from tests.fakes.sendbird import FakeSendbird, SentMessage
-from tests.support import API_TOKEN, serve, served, sign, webhook_payload
+from tests.fakes.sendbird import FakeSendbird
+from tests.support import Harness, make_settings, serve, served
 from truloop_assistant.agent.agents import MemberAgent
-from truloop_assistant.auth import issue_token
-from truloop_assistant.config import Settings, load_settings
 from truloop_assistant.embedded_redis import RedisServer, free_port
 
 models.ALLOW_MODEL_REQUESTS = False
-
-JWT_SECRET = "test-secret-0123456789abcdef-0123456789"
-BOT = "truloop-assistant"
 
 
 @pytest.fixture(scope="session")
@@ -49,90 +42,6 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
 async def sendbird() -> AsyncIterator[FakeSendbird]:
     async with served(FakeSendbird()) as fake:
         yield fake
-
-
-@dataclass
-class Harness:
-    """The running server, and what a test does with it: send webhooks, answer calls, read the channel."""
-
-    http: httpx.AsyncClient
-    sendbird: FakeSendbird
-    settings: Settings
-    redis: Redis
-    _message_ids: Iterator[int]
-
-    async def user_says(
-        self, text: str, *, user: str = "jeff", channel: str = "ch-1", message_id: int | None = None
-    ) -> httpx.Response:
-        payload = webhook_payload(
-            text, user=user, channel=channel, message_id=message_id or next(self._message_ids)
-        )
-        return await self.post_webhook(payload)
-
-    async def post_webhook(
-        self, payload: dict[str, Any] | bytes, *, signature: str | None = None
-    ) -> httpx.Response:
-        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        sig = signature if signature is not None else sign(body)
-        return await self.http.post(
-            "/api/v1/webhooks/sendbird",
-            content=body,
-            headers={"content-type": "application/json", "x-sendbird-signature": sig},
-        )
-
-    async def answer(
-        self,
-        call_id: str,
-        *,
-        result: Any = None,
-        error: dict[str, Any] | None = None,
-        user: str = "jeff",
-        token: str | None = None,
-    ) -> httpx.Response:
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": call_id}
-        if error is not None:
-            body["error"] = error
-        else:
-            body["result"] = result
-        return await self.post_tool_message(
-            json.dumps(body).encode(), token=token or issue_token(JWT_SECRET, user)
-        )
-
-    async def post_tool_message(self, body: bytes, *, token: str | None) -> httpx.Response:
-        headers = {"content-type": "application/json"}
-        if token is not None:
-            headers["authorization"] = f"Bearer {token}"
-        return await self.http.post("/api/v1/agent/tool-message", content=body, headers=headers)
-
-    async def rpc_requests(self, n: int, channel: str = "ch-1") -> list[dict[str, Any]]:
-        """Wait for n agent-rpc messages in the channel and return their JSON-RPC requests."""
-        await self.sendbird.wait_for(
-            lambda msgs: sum(1 for m in msgs if m.is_rpc and m.channel_url == channel) >= n
-        )
-        return [m.rpc for m in self.sendbird.in_channel(channel) if m.is_rpc]
-
-    async def replies(self, n: int, channel: str = "ch-1", *, timeout: float = 10.0) -> list[SentMessage]:
-        """Wait for n plain text answers in the channel."""
-        await self.sendbird.wait_for(
-            lambda msgs: sum(1 for m in msgs if not m.is_rpc and m.channel_url == channel) >= n,
-            timeout=timeout,
-        )
-        return [m for m in self.sendbird.in_channel(channel) if not m.is_rpc]
-
-
-def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "redis_url": redis_url,
-        "channel": "sendbird",
-        "sendbird_app_id": "test-app",
-        "sendbird_api_token": API_TOKEN,
-        "sendbird_api_url": sendbird_url,
-        "sendbird_bot_user_id": BOT,
-        "jwt_secret": JWT_SECRET,
-        "queue_name": "test",
-    }
-    values.update(overrides)
-    return load_settings(**values)
 
 
 StartServer = Callable[..., Any]

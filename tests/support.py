@@ -1,17 +1,32 @@
-"""Helpers shared by the tests and the benchmarks: serving an app, signing webhooks."""
+"""Helpers shared by the tests and the benchmarks: serving an app, signing webhooks, the harness.
+
+Tests import helpers from here, never from ``conftest.py`` (which only defines fixtures).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import hmac
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import httpx
 import uvicorn
+from redis.asyncio import Redis
+
+from truloop_assistant.auth import issue_token
+from truloop_assistant.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from tests.fakes.sendbird import FakeSendbird, SentMessage
 
 API_TOKEN = "sendbird-master-token"
+JWT_SECRET = "test-secret-0123456789abcdef-0123456789"
+BOT = "truloop-assistant"
 
 
 @asynccontextmanager
@@ -79,3 +94,87 @@ async def served(fake: F) -> AsyncIterator[F]:
     async with serve(fake.app(), port):
         fake.url = f"http://127.0.0.1:{port}"
         yield fake
+
+
+@dataclass
+class Harness:
+    """The running server, and what a test does with it: send webhooks, answer calls, read the channel."""
+
+    http: httpx.AsyncClient
+    sendbird: FakeSendbird
+    settings: Settings
+    redis: Redis
+    _message_ids: Iterator[int]
+
+    async def user_says(
+        self, text: str, *, user: str = "jeff", channel: str = "ch-1", message_id: int | None = None
+    ) -> httpx.Response:
+        payload = webhook_payload(
+            text, user=user, channel=channel, message_id=message_id or next(self._message_ids)
+        )
+        return await self.post_webhook(payload)
+
+    async def post_webhook(
+        self, payload: dict[str, Any] | bytes, *, signature: str | None = None
+    ) -> httpx.Response:
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        sig = signature if signature is not None else sign(body)
+        return await self.http.post(
+            "/api/v1/webhooks/sendbird",
+            content=body,
+            headers={"content-type": "application/json", "x-sendbird-signature": sig},
+        )
+
+    async def answer(
+        self,
+        call_id: str,
+        *,
+        result: Any = None,
+        error: dict[str, Any] | None = None,
+        user: str = "jeff",
+        token: str | None = None,
+    ) -> httpx.Response:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": call_id}
+        if error is not None:
+            body["error"] = error
+        else:
+            body["result"] = result
+        return await self.post_tool_message(
+            json.dumps(body).encode(), token=token or issue_token(JWT_SECRET, user)
+        )
+
+    async def post_tool_message(self, body: bytes, *, token: str | None) -> httpx.Response:
+        headers = {"content-type": "application/json"}
+        if token is not None:
+            headers["authorization"] = f"Bearer {token}"
+        return await self.http.post("/api/v1/agent/tool-message", content=body, headers=headers)
+
+    async def rpc_requests(self, n: int, channel: str = "ch-1") -> list[dict[str, Any]]:
+        """Wait for n agent-rpc messages in the channel and return their JSON-RPC requests."""
+        await self.sendbird.wait_for(
+            lambda msgs: sum(1 for m in msgs if m.is_rpc and m.channel_url == channel) >= n
+        )
+        return [m.rpc for m in self.sendbird.in_channel(channel) if m.is_rpc]
+
+    async def replies(self, n: int, channel: str = "ch-1", *, timeout: float = 10.0) -> list[SentMessage]:
+        """Wait for n plain text answers in the channel."""
+        await self.sendbird.wait_for(
+            lambda msgs: sum(1 for m in msgs if not m.is_rpc and m.channel_url == channel) >= n,
+            timeout=timeout,
+        )
+        return [m for m in self.sendbird.in_channel(channel) if not m.is_rpc]
+
+
+def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "redis_url": redis_url,
+        "channel": "sendbird",
+        "sendbird_app_id": "test-app",
+        "sendbird_api_token": API_TOKEN,
+        "sendbird_api_url": sendbird_url,
+        "sendbird_bot_user_id": BOT,
+        "jwt_secret": JWT_SECRET,
+        "queue_name": "test",
+    }
+    values.update(overrides)
+    return load_settings(**values)

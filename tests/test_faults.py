@@ -14,9 +14,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from tests.conftest import JWT_SECRET, make_settings
 from tests.fakes.llm import FakeLLM
-from tests.support import serve, sign, webhook_payload
+from tests.support import JWT_SECRET, make_settings, serve, sign, webhook_payload
 from truloop_assistant.app import create_app
 from truloop_assistant.auth import issue_token
 from truloop_assistant.embedded_redis import RedisServer, free_port

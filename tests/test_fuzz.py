@@ -89,8 +89,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.conftest import BOT, JWT_SECRET, Harness
-from tests.support import API_TOKEN, webhook_payload
+from tests.support import API_TOKEN, BOT, JWT_SECRET, Harness, webhook_payload
 from truloop_assistant.auth import issue_token
 
 TOOL_PATH = "/api/v1/agent/tool-message"
@@ -1369,28 +1368,29 @@ def _error_responses(statuses: list[int]) -> dict[str, Any]:
 
 def contract_schema(live: dict[str, Any], call_ids: list[str]) -> dict[str, Any]:
     """The live schema with the README's contract for the two endpoints filled in."""
-    from truloop_assistant.protocol.jsonrpc import JsonRpcResponse
+    from pydantic import TypeAdapter
+
+    from truloop_assistant.protocol.jsonrpc import RESPONSE
     from truloop_assistant.protocol.sendbird import WebhookEvent
 
     schema = copy.deepcopy(live)
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     template = "#/components/schemas/{model}"
     refs = {}
-    for model in (JsonRpcResponse, WebhookEvent):
-        model_schema = model.model_json_schema(ref_template=template)
+    for name, adapter in (("JsonRpcResponse", RESPONSE), ("WebhookEvent", TypeAdapter(WebhookEvent))):
+        model_schema = adapter.json_schema(ref_template=template)
         components.update(model_schema.pop("$defs", {}))
-        components[model.__name__] = model_schema
-        refs[model] = {"$ref": template.format(model=model.__name__)}
-    # What the model's "before" validator checks; real call ids (random ones are fuzzed above).
-    answer = components["JsonRpcResponse"]
-    answer["properties"]["jsonrpc"] = {"const": "2.0"}
-    answer["properties"]["id"] = {"anyOf": [{"enum": [*call_ids, "call_unknown", ""]}, {"type": "integer"}]}
-    answer["oneOf"] = [{"required": ["result"]}, {"required": ["error"]}]
+        components[name] = model_schema
+        refs[name] = {"$ref": template.format(model=name)}
+    # Real call ids (random ones are fuzzed above); "jsonrpc" and one-of-result/error are in the schema.
+    for outcome in ("JsonRpcSuccess", "JsonRpcFailure"):
+        ids = {"anyOf": [{"enum": [*call_ids, "call_unknown", ""]}, {"type": "integer"}]}
+        components[outcome]["properties"]["id"] = ids
 
     tool = schema["paths"][TOOL_PATH]["post"]
     tool["requestBody"] = {
         "required": True,
-        "content": {"application/json": {"schema": refs[JsonRpcResponse]}},
+        "content": {"application/json": {"schema": refs["JsonRpcResponse"]}},
     }
     tool["parameters"] = [
         {"name": "authorization", "in": "header", "required": False, "schema": {"type": "string"}}
@@ -1426,7 +1426,10 @@ def contract_schema(live: dict[str, Any], call_ids: list[str]) -> dict[str, Any]
         **_error_responses([400, 401, 403, 404, 409, 410, 413, 422]),
     }
     hook = schema["paths"][WEBHOOK_PATH]["post"]
-    hook["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[WebhookEvent]}}}
+    hook["requestBody"] = {
+        "required": True,
+        "content": {"application/json": {"schema": refs["WebhookEvent"]}},
+    }
     hook["responses"] = {
         "200": {
             "description": "ok",

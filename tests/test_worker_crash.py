@@ -11,9 +11,8 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import JWT_SECRET
 from tests.fakes.llm import FakeLLM
-from tests.support import API_TOKEN, serve, sign, webhook_payload
+from tests.support import API_TOKEN, JWT_SECRET, serve, sign, webhook_payload
 from truloop_assistant.app import create_app
 from truloop_assistant.config import load_settings
 from truloop_assistant.embedded_redis import free_port

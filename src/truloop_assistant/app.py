@@ -17,9 +17,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .agent.agents import MemberAgent
 from .api import dev, health, tool_message, webhooks
 from .config import Settings, get_settings
-from .errors import AppError
+from .errors import AppError, first_problem
+from .pipeline.worker import build_worker
 from .services import Services
-from .worker import build_worker
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +88,7 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first["loc"])
-        return JSONResponse(error_body("invalid_request", f"{where}: {first['msg']}"), status_code=400)
+        return JSONResponse(error_body("invalid_request", first_problem(exc.errors())), status_code=400)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

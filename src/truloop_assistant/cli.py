@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from .commands import kb as kb_command
+from .commands import sendbird as sendbird_command
 from .commands import users as users_command
 from .config import ConfigError, Settings, load_settings
 
@@ -32,15 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
 
-    sendbird = sub.add_parser("sendbird", help="Sendbird administration")
-    sendbird_sub = sendbird.add_subparsers(dest="sendbird_command", required=True)
-    setup = sendbird_sub.add_parser("setup", help="create or update the bot user; print the webhook settings")
-    setup.add_argument(
-        "--public-url", required=True, help="public base URL, e.g. https://assistant.example.com"
-    )
-    setup.add_argument("--nickname", default="Truloop", help="the bot's nickname (default: Truloop)")
-    setup.add_argument("--profile-url", default=None, help="the bot's profile image URL")
-
+    sendbird_command.add_parser(sub)
     users_command.add_parser(sub)
     kb_command.add_parser(sub)
 
@@ -54,9 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "worker":
             return asyncio.run(_worker(load_settings(), args.concurrency))
         if args.command == "sendbird":
-            from .admin import run_setup
-
-            return run_setup(public_url=args.public_url, nickname=args.nickname, profile_url=args.profile_url)
+            return sendbird_command.run(args)
         if args.command == "users":
             return users_command.run(args, _offline_settings())
         if args.command == "kb":
@@ -89,8 +80,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _worker(settings: Settings, concurrency: int) -> int:
+    from .pipeline.worker import build_worker
     from .services import Services
-    from .worker import build_worker
 
     services = Services.create(settings)
     try:
@@ -110,7 +101,7 @@ def _dev(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .app import create_app
-    from .backends.users import SAMPLE_USERS_FILE
+    from .backends.users import SAMPLE_USERS_FILE, load_users_file
     from .embedded_redis import RedisServer
 
     redis_server = None
@@ -125,7 +116,7 @@ def _dev(args: argparse.Namespace) -> int:
         jwt_secret=os.environ.get("TRULOOP_JWT_SECRET") or secrets.token_urlsafe(32),
     )
     users_file = settings.users_file or str(SAMPLE_USERS_FILE)
-    imported = asyncio.run(_import_users(settings.redis_url, users_file))
+    imported = asyncio.run(users_command.import_users(settings.redis_url, load_users_file(users_file)))
     base = f"http://{args.host}:{args.port}"
     print(
         f"""
@@ -148,19 +139,6 @@ truloop-assistant dev server — model: {settings.model}, channel: local
         if redis_server is not None:
             redis_server.stop()
     return 0
-
-
-async def _import_users(redis_url: str, path: str) -> int:
-    """Load the dev server's user directory (the bundled sample unless TRULOOP_USERS_FILE is set)."""
-    from redis.asyncio import Redis
-
-    from .backends.users import RedisUserDirectory, load_users_file
-
-    redis = Redis.from_url(redis_url)
-    try:
-        return await RedisUserDirectory(redis).import_users(load_users_file(path))
-    finally:
-        await redis.aclose()
 
 
 def _reachable(redis_url: str) -> bool:

@@ -3,27 +3,51 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .errors import validation_problems
 
 
 class ConfigError(Exception):
     """A setting is missing or unsafe; the message names the variable and the fix."""
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="TRULOOP_", env_file=".env", extra="ignore")
+class SendbirdSettings(BaseSettings):
+    """The Sendbird application: enough for the admin command, which needs no Redis or JWT."""
 
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    model: str = "offline"
-    channel: Literal["sendbird", "local"] = "sendbird"
+    model_config = SettingsConfigDict(env_prefix="TRULOOP_", env_file=".env", extra="ignore")
 
     sendbird_app_id: str | None = None
     sendbird_api_token: str | None = None
     sendbird_api_url: str | None = None
     sendbird_bot_user_id: str = "truloop-assistant"
+
+    @property
+    def sendbird_base_url(self) -> str:
+        """The Platform API base URL: the override, else the application's own host."""
+        if self.sendbird_api_url:
+            return self.sendbird_api_url.rstrip("/")
+        return f"https://api-{self.sendbird_app_id}.sendbird.com"
+
+    def missing_sendbird(self) -> list[str]:
+        """The variables the Sendbird application needs that are not set."""
+        return [
+            name
+            for name, value in (
+                ("TRULOOP_SENDBIRD_APP_ID", self.sendbird_app_id),
+                ("TRULOOP_SENDBIRD_API_TOKEN", self.sendbird_api_token),
+            )
+            if not value
+        ]
+
+
+class Settings(SendbirdSettings):
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    model: str = "offline"
+    channel: Literal["sendbird", "local"] = "sendbird"
 
     jwt_secret: str | None = None
     jwt_jwks_url: str | None = None
@@ -68,15 +92,7 @@ class Settings(BaseSettings):
                     f"{name}={value!r} is not a rate like '20/minute' or '100 per hour'"
                 ) from None
         if self.channel == "sendbird":
-            missing = [
-                name
-                for name, value in (
-                    ("TRULOOP_SENDBIRD_APP_ID", self.sendbird_app_id),
-                    ("TRULOOP_SENDBIRD_API_TOKEN", self.sendbird_api_token),
-                )
-                if not value
-            ]
-            if missing:
+            if missing := self.missing_sendbird():
                 raise ValueError(
                     f"{' and '.join(missing)} must be set when TRULOOP_CHANNEL=sendbird "
                     "(the API token also verifies webhook signatures); use TRULOOP_CHANNEL=local "
@@ -94,12 +110,6 @@ class Settings(BaseSettings):
             )
         return self
 
-    @property
-    def sendbird_base_url(self) -> str:
-        if self.sendbird_api_url:
-            return self.sendbird_api_url.rstrip("/")
-        return f"https://api-{self.sendbird_app_id}.sendbird.com"
-
 
 def parse_limit(value: str) -> object:
     """A rate such as ``20/minute`` as a ``limits`` item (raises ValueError when it is not one)."""
@@ -108,17 +118,12 @@ def parse_limit(value: str) -> object:
     return parse(value)
 
 
-def load_settings(**overrides: object) -> Settings:
+def load_settings(**overrides: Any) -> Settings:
     """Build settings, turning validation errors into one readable :class:`ConfigError`."""
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return Settings(**overrides)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"])
-            name = f"TRULOOP_{loc.upper()}" if loc else ""
-            msg = err["msg"].removeprefix("Value error, ")
-            lines.append(f"{name}: {msg}" if name else msg)
+        lines = validation_problems(exc.errors(), where=lambda loc: f"TRULOOP_{loc.upper()}")
         raise ConfigError("invalid settings:\n  " + "\n  ".join(lines)) from None
 
 

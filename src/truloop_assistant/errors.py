@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
 
 class AppError(Exception):
     """An error a client can act on. ``code`` is snake_case and stable; ``message`` is for people."""
@@ -64,3 +67,27 @@ class TooManyRequests(AppError):
 
 class ServiceUnavailable(AppError):
     status, code = 503, "unavailable"
+
+
+def validation_problems(
+    errors: Iterable[Mapping[str, Any]],
+    *,
+    where: Callable[[str], str] = lambda loc: loc,
+    default_where: str = "",
+) -> list[str]:
+    """Pydantic's error details (``exc.errors()``) as ``"field.path: what is wrong"`` lines.
+
+    ``where`` renames a dotted field path for the reader (e.g. a setting's variable name).
+    """
+    lines = []
+    for error in errors:
+        loc = ".".join(str(p) for p in error.get("loc", ()))
+        name = where(loc) if loc else default_where
+        msg = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        lines.append(f"{name}: {msg}" if name else msg)
+    return lines
+
+
+def first_problem(errors: Iterable[Mapping[str, Any]], *, default_where: str = "") -> str:
+    """The first of :func:`validation_problems` (clients fix one thing at a time)."""
+    return next(iter(validation_problems(errors, default_where=default_where)), "invalid input")

@@ -1,41 +1,41 @@
-"""The long-lived clients of a process, created once in the app's lifespan (or the worker's start)."""
+"""The long-lived clients of a process, created once in the app's lifespan (or the worker's start).
+
+``Services`` owns every client it creates and closes them all in :meth:`Services.aclose`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from functools import cached_property
 from zoneinfo import ZoneInfo
 
 from pydantic_ai.models import Model
 from redis.asyncio import Redis
 
-from .agent.agents import (
-    Agents,
-    MemberAgent,
-    build_guest_agent,
-    build_member_agent,
-    build_notification_agent,
-)
+from .agent.agents import Agents, MemberAgent, build_guest_agent, build_member_agent, build_notification_agent
 from .agent.models import resolve_model
+from .agent.notifier import Notifier
 from .agent.runner import TurnLimits, TurnRunner
 from .auth import TokenVerifier
 from .backends import Backends
 from .backends.events import RedisEventStore
 from .backends.knowledge import load_knowledge_base
-from .backends.memory import memory_from_settings
-from .backends.notify import Notifier
-from .backends.places import places_from_settings
-from .backends.users import HttpUserDirectory, RedisUserDirectory, UserDirectory
+from .backends.memory import RedisMemoryStore, SupermemoryStore
+from .backends.places import GooglePlacesSearch
+from .backends.users import HttpUserDirectory, RedisUserDirectory
 from .channels.base import Channel
 from .channels.local import LocalChannel
 from .channels.relay import LocalRelay, Relay, SendbirdRelay
-from .channels.sendbird import SendbirdChannel
+from .channels.sendbird import SendbirdChannel, platform_client
 from .config import Settings
-from .conversations import ConversationDrainer
-from .expiry import run_expiry_scanner
-from .intake import Intake
-from .notices import Notices
-from .queue import TurnQueue, make_queue
+from .pipeline.conversations import ConversationDrainer
+from .pipeline.expiry import run_expiry_scanner
+from .pipeline.intake import Intake
+from .pipeline.notices import Notices
+from .pipeline.queue import TurnQueue, make_queue
 from .ratelimit import RateLimiter
+from .store.history import History
 from .store.inbox import Inbox
 from .store.turns import TurnStore
 
@@ -44,47 +44,84 @@ from .store.turns import TurnStore
 class Services:
     settings: Settings
     redis: Redis
+    history: History
     store: TurnStore
     channel: Channel
+    relay: Relay
     queue: TurnQueue
     inbox: Inbox
     intake: Intake
     auth: TokenVerifier
     limiter: RateLimiter
     notices: Notices
+    _stack: AsyncExitStack = field(repr=False)
 
     @classmethod
     def create(cls, settings: Settings) -> Services:
+        stack = AsyncExitStack()
         redis = Redis.from_url(settings.redis_url, health_check_interval=30, socket_timeout=10)
+        stack.push_async_callback(redis.aclose)
         channel: Channel
+        relay: Relay
         if settings.channel == "local":
             channel = LocalChannel(redis, bot_user_id=settings.sendbird_bot_user_id)
+            relay = LocalRelay(bot_user_id=settings.sendbird_bot_user_id)
         else:
-            assert settings.sendbird_api_token is not None
-            channel = SendbirdChannel(
-                api_url=settings.sendbird_base_url,
-                api_token=settings.sendbird_api_token,
-                bot_user_id=settings.sendbird_bot_user_id,
-            )
+            assert settings.sendbird_api_token is not None  # checked by Settings
+            sendbird = platform_client(settings.sendbird_base_url, settings.sendbird_api_token)
+            stack.push_async_callback(sendbird.aclose)
+            channel = SendbirdChannel(sendbird, bot_user_id=settings.sendbird_bot_user_id)
+            relay = SendbirdRelay(sendbird, bot_user_id=settings.sendbird_bot_user_id)
         queue = TurnQueue(
             make_queue(settings.redis_url, settings.queue_name), heartbeat_s=settings.worker_heartbeat_s
         )
+        stack.push_async_callback(queue.queue.disconnect)
         inbox = Inbox(redis, owner_ttl_s=settings.worker_heartbeat_s)
+        history = History(redis, max_messages=settings.history_max_messages)
+        notices = Notices(redis, channel)
+        stack.push_async_callback(notices.drain)  # closed first: notices still use the clients
         return cls(
             settings=settings,
             redis=redis,
-            store=TurnStore(
-                redis,
-                pending_ttl_s=settings.pending_call_ttl_s,
-                history_max_messages=settings.history_max_messages,
-            ),
+            history=history,
+            store=TurnStore(redis, pending_ttl_s=settings.pending_call_ttl_s, history=history),
             channel=channel,
+            relay=relay,
             queue=queue,
             inbox=inbox,
             intake=Intake(inbox, queue),
             auth=TokenVerifier(settings),
             limiter=RateLimiter(settings),
-            notices=Notices(redis, channel),
+            notices=notices,
+            _stack=stack,
+        )
+
+    @cached_property
+    def backends(self) -> Backends:
+        """The tools' backends: defaults that need nothing but Redis, adapters where configured."""
+        settings, timeout = self.settings, self.settings.tool_timeout_s
+        users: HttpUserDirectory | RedisUserDirectory = RedisUserDirectory(self.redis)
+        if settings.users_api_url:
+            users = HttpUserDirectory(settings.users_api_url, settings.users_api_token or "", timeout=timeout)
+            self._stack.push_async_callback(users.aclose)
+        memory: SupermemoryStore | RedisMemoryStore = RedisMemoryStore(self.redis)
+        if settings.supermemory_api_key:
+            memory = SupermemoryStore(
+                settings.supermemory_api_url, settings.supermemory_api_key, timeout_s=timeout
+            )
+            self._stack.push_async_callback(memory.aclose)
+        places = None
+        if settings.google_places_api_key:
+            places = GooglePlacesSearch(
+                settings.google_places_api_url, settings.google_places_api_key, timeout_s=timeout
+            )
+            self._stack.push_async_callback(places.aclose)
+        return Backends(
+            users=users,
+            events=RedisEventStore(self.redis),
+            knowledge=load_knowledge_base(settings.kb_dir),
+            memory=memory,
+            places=places,
         )
 
     def runner(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> TurnRunner:
@@ -101,49 +138,20 @@ class Services:
             member=agent or build_member_agent(chosen, tool_timeout_s=timeout),
             guest=build_guest_agent(chosen, tool_timeout_s=timeout),
         )
+        notifier = Notifier(
+            agent=build_notification_agent(chosen, tool_timeout_s=timeout),
+            relay=self.relay,
+            channel=self.channel,
+        )
         return TurnRunner(
             agents=agents,
             store=self.store,
+            history=self.history,
             channel=self.channel,
             timezone=zone,
-            backends=self.backends(build_notification_agent(chosen, tool_timeout_s=timeout)),
-            limits=TurnLimits(
-                max_model_requests=settings.max_model_requests,
-                model_timeout_s=settings.model_timeout_s,
-                turn_timeout_s=settings.turn_timeout_s,
-                max_calls_per_turn=settings.max_calls_per_turn,
-                max_client_failures=settings.max_client_failures,
-            ),
-        )
-
-    def backends(self, notification_agent: MemberAgent) -> Backends:
-        """The tools' backends: defaults that need nothing but Redis, adapters where configured."""
-        settings = self.settings
-        users: UserDirectory
-        if settings.users_api_url:
-            users = HttpUserDirectory(
-                settings.users_api_url, settings.users_api_token or "", timeout=settings.tool_timeout_s
-            )
-        else:
-            users = RedisUserDirectory(self.redis)
-        relay: Relay
-        if settings.channel == "sendbird":
-            assert settings.sendbird_api_token is not None
-            relay = SendbirdRelay(
-                api_url=settings.sendbird_base_url,
-                api_token=settings.sendbird_api_token,
-                bot_user_id=settings.sendbird_bot_user_id,
-            )
-        else:
-            relay = LocalRelay(bot_user_id=settings.sendbird_bot_user_id)
-        return Backends(
-            users=users,
-            events=RedisEventStore(self.redis),
-            knowledge=load_knowledge_base(settings.kb_dir),
-            memory=memory_from_settings(settings, self.redis),
-            places=places_from_settings(settings),
-            relay=relay,
-            notifier=Notifier(agent=notification_agent, relay=relay, channel=self.channel),
+            limits=TurnLimits.from_settings(settings),
+            backends=self.backends,
+            relay_writer=notifier,
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:
@@ -157,7 +165,5 @@ class Services:
         await run_expiry_scanner(self.store, self.intake)
 
     async def aclose(self) -> None:
-        await self.notices.drain()
-        await self.queue.queue.disconnect()
-        await self.channel.aclose()
-        await self.redis.aclose()
+        """Close every client this process created (notices still being sent finish first)."""
+        await self._stack.aclose()

@@ -12,9 +12,9 @@ from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolFa
 from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolReturnPart
 
 from truloop_assistant.agent.agents import MemberAgent, build_member_agent
-from truloop_assistant.agent.deps import AgentDeps
-from truloop_assistant.agent.offline_model import build_offline_model
+from truloop_assistant.agent.offline import build_offline_model
 from truloop_assistant.tools import datetime_toolset
+from truloop_assistant.tools.deps import AgentDeps
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -28,7 +28,7 @@ def fixed() -> datetime:
 
 @pytest.fixture
 def agent() -> MemberAgent:
-    return build_member_agent(build_offline_model(timezone=SEOUL, clock=fixed))
+    return build_member_agent(build_offline_model(timezone=SEOUL, clock=fixed), tool_timeout_s=10)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from truloop_assistant.agent.agents import build_member_agent
-from truloop_assistant.agent.deps import AgentDeps
+from truloop_assistant.tools.deps import AgentDeps
 
 EVENTS = {
     "events": [
@@ -186,7 +186,7 @@ def approval_agent(ran: list[dict[str, Any]]) -> Any:
             return ModelResponse(parts=[TextPart(f"tool said: {returns[0].content}")])
         return ModelResponse(parts=[ToolCallPart("delete_everything", {"scope": "calendar"})])
 
-    return build_member_agent(FunctionModel(fn), extra_toolsets=[danger])
+    return build_member_agent(FunctionModel(fn), extra_toolsets=[danger], tool_timeout_s=10)
 
 
 async def test_an_approval_is_a_confirm_dialog_and_denial_means_the_tool_never_runs(
@@ -251,8 +251,7 @@ async def test_a_looping_model_ends_with_a_polite_answer(start_server: Any) -> N
 
 
 def _token(user: str) -> str:
+    from tests.support import JWT_SECRET
     from truloop_assistant.auth import issue_token
-
-    from ..conftest import JWT_SECRET
 
     return issue_token(JWT_SECRET, user)

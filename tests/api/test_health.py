@@ -6,10 +6,9 @@ from typing import Any
 
 import httpx
 
+from tests.support import make_settings, serve
 from truloop_assistant.app import create_app
 from truloop_assistant.embedded_redis import free_port
-
-from ..conftest import make_settings, serve
 
 
 async def test_health_ready_and_metrics(start_server: Any) -> None:

@@ -10,9 +10,8 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.support import JWT_SECRET
 from truloop_assistant.auth import issue_token
-
-from ..conftest import JWT_SECRET
 
 CALENDAR = {
     "notification_message": "…",

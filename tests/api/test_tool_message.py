@@ -12,9 +12,8 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.support import JWT_SECRET, Harness
 from truloop_assistant.auth import issue_token
-
-from ..conftest import JWT_SECRET, Harness
 
 GOOD = {"events": []}
 

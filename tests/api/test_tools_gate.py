@@ -20,8 +20,8 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from truloop_assistant.agent.agents import build_member_agent
-from truloop_assistant.agent.deps import AgentDeps
 from truloop_assistant.backends.events import RedisEventStore
+from truloop_assistant.tools.deps import AgentDeps
 
 LUNCH = {
     "title": "Design lunch",

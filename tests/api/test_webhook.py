@@ -9,7 +9,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from ..conftest import sign, webhook_payload
+from tests.support import sign, webhook_payload
 
 
 def echo_model(prompts: list[str]) -> FunctionModel:

@@ -7,15 +7,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from tests.conftest import make_settings
 from tests.fakes.places import PLACES_KEY, FakePlaces
 from tests.support import served
-from truloop_assistant.backends.places import (
-    GooglePlacesSearch,
-    LatLng,
-    PlacesError,
-    places_from_settings,
-)
+from truloop_assistant.backends.places import GooglePlacesSearch, LatLng, PlacesError
 from truloop_assistant.embedded_redis import free_port
 
 MASK = (
@@ -106,11 +100,3 @@ async def test_timeout_and_unreachable() -> None:
         await unreachable.search("ramen")
     assert PLACES_KEY not in str(failed.value)
     await unreachable.aclose()
-
-
-def test_places_from_settings() -> None:
-    assert places_from_settings(make_settings("redis://127.0.0.1:1/0", "http://sb.test")) is None
-    configured = make_settings(
-        "redis://127.0.0.1:1/0", "http://sb.test", google_places_api_key="k", google_places_api_url="http://p"
-    )
-    assert isinstance(places_from_settings(configured), GooglePlacesSearch)

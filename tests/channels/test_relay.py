@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import httpx
 import pytest
 
@@ -15,23 +18,23 @@ from truloop_assistant.channels.relay import (
     get_or_create_direct_channel,
     local_direct_channel_url,
 )
+from truloop_assistant.channels.sendbird import platform_client
 from truloop_assistant.embedded_redis import free_port
 
 BOT = "truloop-assistant"
 
 
-def relay(fake: FakeSendbird, *, token: str = API_TOKEN) -> SendbirdRelay:
-    return SendbirdRelay(api_url=fake.url, api_token=token, bot_user_id=BOT)  # type: ignore[attr-defined]
+@asynccontextmanager
+async def relay(url: str, *, token: str = API_TOKEN) -> AsyncIterator[SendbirdRelay]:
+    async with platform_client(url, token) as client:
+        yield SendbirdRelay(client, bot_user_id=BOT)
 
 
 async def test_same_user_gets_the_same_channel(sendbird: FakeSendbird) -> None:
-    r = relay(sendbird)
-    try:
+    async with relay(sendbird.url) as r:
         first = await r.direct_channel("jeff")
         again = await r.direct_channel("jeff")
         other = await r.direct_channel("mina")
-    finally:
-        await r.aclose()
 
     assert first == again
     assert other != first
@@ -54,12 +57,9 @@ async def test_function_with_own_client(sendbird: FakeSendbird) -> None:
 
 
 async def test_wrong_token_is_a_relay_error(sendbird: FakeSendbird) -> None:
-    r = relay(sendbird, token="not-the-token")
-    try:
+    async with relay(sendbird.url, token="not-the-token") as r:
         with pytest.raises(RelayError, match="HTTP 401") as info:
             await r.direct_channel("jeff")
-    finally:
-        await r.aclose()
     assert info.value.status == 401
     assert info.value.code == 400401
     assert "Api-Token" in str(info.value)
@@ -68,22 +68,16 @@ async def test_wrong_token_is_a_relay_error(sendbird: FakeSendbird) -> None:
 
 async def test_4xx_carries_sendbirds_message(sendbird: FakeSendbird) -> None:
     sendbird.channel_failures.append((400, {"error": True, "code": 400201, "message": '"User" not found.'}))
-    r = relay(sendbird)
-    try:
+    async with relay(sendbird.url) as r:
         with pytest.raises(RelayError, match='"User" not found') as info:
             await r.direct_channel("ghost")
-    finally:
-        await r.aclose()
     assert (info.value.status, info.value.code) == (400, 400201)
 
 
 async def test_unreachable_is_a_relay_error() -> None:
-    r = SendbirdRelay(api_url=f"http://127.0.0.1:{free_port()}", api_token=API_TOKEN, bot_user_id=BOT)
-    try:
+    async with relay(f"http://127.0.0.1:{free_port()}") as r:
         with pytest.raises(RelayError, match="could not reach Sendbird"):
             await r.direct_channel("jeff")
-    finally:
-        await r.aclose()
 
 
 async def test_local_relay_is_deterministic() -> None:

@@ -11,8 +11,8 @@ from pydantic_ai import Agent, DeferredToolRequests, FunctionToolset
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from truloop_assistant.agent.deps import AgentDeps
 from truloop_assistant.backends import Backends
+from truloop_assistant.tools.deps import AgentDeps
 
 
 def calls(tool: str, args: dict[str, Any]) -> FunctionModel:

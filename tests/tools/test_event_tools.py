@@ -8,12 +8,11 @@ import pytest
 from pydantic_ai import models
 from redis.asyncio import Redis
 
+from tests.tools.support import content, fixed, run_tool
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from truloop_assistant.tools.event_tools import event_server_toolset
-
-from .support import content, fixed, run_tool
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -34,8 +33,7 @@ async def backends(redis: Redis) -> Backends:
         events=RedisEventStore(redis, clock=fixed),
         knowledge=None,  # type: ignore[arg-type]
         memory=None,  # type: ignore[arg-type]
-        places=None,
-        relay=None,  # type: ignore[arg-type]
+        places=None,  # type: ignore[arg-type]
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from pydantic_ai import Agent, models
@@ -17,15 +18,17 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from truloop_assistant.agent.deps import AgentDeps
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.knowledge import Bm25KnowledgeBase, KnowledgeHit, load_knowledge_base
+from truloop_assistant.tools.deps import AgentDeps
 from truloop_assistant.tools.knowledge_tools import (
     NOTHING_FOUND,
     KnowledgeSearchResult,
     knowledge_toolset,
     search_knowledge_base,
 )
+
+SEOUL = ZoneInfo("Asia/Seoul")
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -36,8 +39,8 @@ def kb() -> Bm25KnowledgeBase:
 
 
 def _deps(knowledge: Any) -> AgentDeps:
-    backends = Backends(users=None, events=None, knowledge=knowledge, memory=None, places=None, relay=None)  # type: ignore[arg-type]
-    return AgentDeps(user_id="u", channel_url="c", backends=backends)
+    backends = Backends(users=None, events=None, knowledge=knowledge, memory=None, places=None)  # type: ignore[arg-type]
+    return AgentDeps(user_id="u", channel_url="c", backends=backends, timezone=SEOUL)
 
 
 def _returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
@@ -132,7 +135,7 @@ async def test_limit_out_of_range_gets_a_retry_prompt(kb: Bm25KnowledgeBase) -> 
 
 async def test_without_backends_the_tool_fails_clearly() -> None:
     agent = Agent(_searching_model({"query": "연차"}), deps_type=AgentDeps, toolsets=[knowledge_toolset])
-    result = await agent.run("연차", deps=AgentDeps(user_id="u", channel_url="c"))
+    result = await agent.run("연차", deps=AgentDeps(user_id="u", channel_url="c", timezone=SEOUL))
     assert result.output.startswith("[failed] ")
     assert "no backends are configured" in result.output
 

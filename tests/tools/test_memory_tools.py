@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
 from pydantic_ai import Agent, models
 from redis.asyncio import Redis
 
-from truloop_assistant.agent.deps import AgentDeps
+from tests.tools.support import calls
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.memory import MemoryStore, RedisMemoryStore, SupermemoryStore
+from truloop_assistant.tools.deps import AgentDeps
 from truloop_assistant.tools.memory_tools import memory_toolset
 
-from .support import calls
+SEOUL = ZoneInfo("Asia/Seoul")
 
 models.ALLOW_MODEL_REQUESTS = False
 
 
 async def ask(store: MemoryStore, tool: str, user: str = "jeff", **args: Any) -> str:
     agent = Agent(calls(tool, args), deps_type=AgentDeps, toolsets=[memory_toolset])
-    backends = Backends(users=None, events=None, knowledge=None, memory=store, places=None, relay=None)  # type: ignore[arg-type]
-    result = await agent.run("hi", deps=AgentDeps(user_id=user, channel_url="c", backends=backends))
+    backends = Backends(users=None, events=None, knowledge=None, memory=store, places=None)  # type: ignore[arg-type]
+    result = await agent.run(
+        "hi", deps=AgentDeps(user_id=user, channel_url="c", backends=backends, timezone=SEOUL)
+    )
     return result.output
 
 

@@ -4,26 +4,30 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from pydantic_ai import Agent, models
 
 from tests.fakes.places import PLACES_KEY, FakePlaces
 from tests.support import served
-from truloop_assistant.agent.deps import AgentDeps
+from tests.tools.support import calls
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.places import GooglePlacesSearch, PlacesSearch
+from truloop_assistant.tools.deps import AgentDeps
 from truloop_assistant.tools.places_tools import places_toolset, query_language
 
-from .support import calls
+SEOUL = ZoneInfo("Asia/Seoul")
 
 models.ALLOW_MODEL_REQUESTS = False
 
 
 async def ask(places: PlacesSearch | None, **args: Any) -> str:
     agent = Agent(calls("search_places", args), deps_type=AgentDeps, toolsets=[places_toolset])
-    backends = Backends(users=None, events=None, knowledge=None, memory=None, places=places, relay=None)  # type: ignore[arg-type]
-    result = await agent.run("hi", deps=AgentDeps(user_id="jeff", channel_url="c", backends=backends))
+    backends = Backends(users=None, events=None, knowledge=None, memory=None, places=places)  # type: ignore[arg-type]
+    result = await agent.run(
+        "hi", deps=AgentDeps(user_id="jeff", channel_url="c", backends=backends, timezone=SEOUL)
+    )
     return result.output
 
 

@@ -8,13 +8,13 @@ from pydantic.fields import FieldInfo
 from pydantic_ai import FunctionToolset
 from pydantic_core import PydanticUndefined
 
-from truloop_assistant.deferred.approvals import DESTRUCTIVE_TOOLS
 from truloop_assistant.deferred.handlers import HANDLERS
 from truloop_assistant.tools import all_toolsets, guest_toolset, notification_safe_toolsets
 from truloop_assistant.tools.client_tools import event_client_toolset, interaction_toolset, permission_toolset
 from truloop_assistant.tools.datetime_tools import datetime_toolset
 from truloop_assistant.tools.event_tools import event_server_toolset
 from truloop_assistant.tools.knowledge_tools import knowledge_toolset
+from truloop_assistant.tools.marks import is_destructive
 from truloop_assistant.tools.memory_tools import memory_toolset
 from truloop_assistant.tools.places_tools import places_toolset
 from truloop_assistant.tools.relay_tools import relay_toolset
@@ -53,10 +53,25 @@ def test_notification_safe_set_excludes_events_users_and_relay() -> None:
     assert {"search_knowledge_base", "search_places", "save_memory", "get_current_datetime"} <= safe
 
 
-def test_every_deferred_tool_has_a_handler_and_every_destructive_tool_exists() -> None:
+def test_every_deferred_tool_has_a_handler() -> None:
     deferred = names([event_client_toolset, interaction_toolset, permission_toolset])
     assert deferred == set(HANDLERS)
-    assert names(all_toolsets) >= DESTRUCTIVE_TOOLS
+
+
+def test_tools_that_change_things_are_marked_destructive_where_they_are_defined() -> None:
+    marked = {
+        name
+        for toolset in FUNCTION_TOOLSETS
+        for name, tool in toolset.tools.items()
+        if is_destructive(tool.tool_def)
+    }
+    assert marked == {
+        "create_event",
+        "update_event",
+        "invite_to_event",
+        "send_message_to_user",
+        "forget_memory",
+    }
 
 
 def test_required_arguments_are_required_in_the_schema() -> None:

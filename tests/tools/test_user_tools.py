@@ -8,11 +8,10 @@ import pytest
 from pydantic_ai import models
 from redis.asyncio import Redis
 
+from tests.tools.support import content, run_tool
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from truloop_assistant.tools.user_tools import user_toolset
-
-from .support import content, run_tool
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -25,7 +24,7 @@ async def directory(redis: Redis) -> RedisUserDirectory:
 
 
 async def ask(directory: RedisUserDirectory | None, tool: str, user: str = "jeff", **args: Any) -> str:
-    backends = Backends(users=directory, events=None, knowledge=None, memory=None, places=None, relay=None)  # type: ignore[arg-type]
+    backends = Backends(users=directory, events=None, knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
     return await run_tool(user_toolset, backends if directory is not None else None, tool, user=user, **args)
 
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pydantic_ai import AbstractToolset, Agent, ApprovalRequiredToolset, DeferredToolRequests, FilteredToolset
 from pydantic_ai.models import Model
 
-from ..deferred.approvals import DESTRUCTIVE_TOOLS
 from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets
+from ..tools.deps import AgentDeps
 from ..tools.envelope import EnvelopeToolset
-from .deps import AgentDeps
+from ..tools.marks import is_destructive
 from .prompts import GUEST_INSTRUCTIONS, MEMBER_INSTRUCTIONS, NOTIFICATION_INSTRUCTIONS
 
 MemberAgent = Agent[AgentDeps, str | DeferredToolRequests]
@@ -26,7 +26,7 @@ class Agents:
 def gated(toolset: AbstractToolset[AgentDeps], *, timeout_s: float) -> AbstractToolset[AgentDeps]:
     """A toolset behind the confirmation gate and the envelope (errors and timeouts become results)."""
     approval = ApprovalRequiredToolset(
-        toolset, approval_required_func=lambda ctx, tool_def, args: tool_def.name in DESTRUCTIVE_TOOLS
+        toolset, approval_required_func=lambda ctx, tool_def, args: is_destructive(tool_def)
     )
     return EnvelopeToolset(approval, timeout_s=timeout_s)
 
@@ -51,32 +51,25 @@ def _agent(
 def build_member_agent(
     model: Model | str,
     *,
-    tool_timeout_s: float = 10.0,
+    tool_timeout_s: float,
     extra_toolsets: Sequence[AbstractToolset[AgentDeps]] = (),
 ) -> MemberAgent:
     """The agent for people in the user directory: every toolset."""
     return _agent(model, "member", MEMBER_INSTRUCTIONS, [*all_toolsets, *extra_toolsets], tool_timeout_s)
 
 
-def build_guest_agent(model: Model | str, *, tool_timeout_s: float = 10.0) -> MemberAgent:
+def build_guest_agent(model: Model | str, *, tool_timeout_s: float) -> MemberAgent:
     """The agent for invited guests who are not in the directory: their invitations only."""
     return _agent(model, "guest", GUEST_INSTRUCTIONS, guest_toolsets, tool_timeout_s)
 
 
-def build_notification_agent(model: Model | str, *, tool_timeout_s: float = 10.0) -> MemberAgent:
+def build_notification_agent(model: Model | str, *, tool_timeout_s: float) -> MemberAgent:
     """Writes a message relayed to another user; it cannot create events, look people up or relay.
 
     Destructive tools are filtered out too: writing a message must not change anything.
     """
     safe = [
-        FilteredToolset(t, filter_func=lambda ctx, tool_def: tool_def.name not in DESTRUCTIVE_TOOLS)
+        FilteredToolset(t, filter_func=lambda ctx, tool_def: not is_destructive(tool_def))
         for t in notification_safe_toolsets
     ]
     return _agent(model, "notification", NOTIFICATION_INSTRUCTIONS, safe, tool_timeout_s)
-
-
-def build_agents(model: Model | str, *, tool_timeout_s: float = 10.0) -> Agents:
-    return Agents(
-        member=build_member_agent(model, tool_timeout_s=tool_timeout_s),
-        guest=build_guest_agent(model, tool_timeout_s=tool_timeout_s),
-    )

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic_ai.models import Model, infer_model
 
-from .offline_model import build_offline_model
+from .offline import build_offline_model
 
 
 def resolve_model(name: str, *, timezone: ZoneInfo) -> Model:

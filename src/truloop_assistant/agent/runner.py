@@ -1,20 +1,19 @@
-"""Runs one turn of a conversation: a new user message, or the resume of a paused run."""
+"""Runs one turn of a conversation: a new user message, or the resume of a paused run.
+
+A run ends in one of three ways: an answer (sent to the channel; the history is saved), a pause
+(the device calls are stored and sent), or a failure (the user gets a short apology instead).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
-from pydantic import TypeAdapter, ValidationError
 from pydantic_ai import (
     DeferredToolRequests,
     DeferredToolResults,
@@ -22,94 +21,60 @@ from pydantic_ai import (
     ModelQuotaExceededError,
     ModelRateLimitError,
     ModelTimeoutError,
-    ToolDenied,
-    ToolFailed,
     UsageLimitExceeded,
     UsageLimits,
 )
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from ..backends import Backends
-from ..channels.base import Channel
-from ..deferred.approvals import CONFIRM_METHOD, ApprovalContext, describe_approval
-from ..deferred.handlers import HANDLERS, error_to_failure
+from ..channels.base import Channel, InboundMessage
+from ..config import Settings
+from ..deferred.approvals import ApprovalContext
+from ..i18n import Text, language_of, texts
 from ..metrics import TURNS, UNPAIRED_TOOL_CALLS
-from ..protocol.jsonrpc import JsonRpcError, JsonRpcRequest
-from ..protocol.methods import ConfirmResult
-from ..store.turns import CallRef, PausedTurn, TurnStore
+from ..store.history import History
+from ..store.turns import AgentRole, PausedTurn, TurnStore
+from ..tools.deps import AgentDeps, RelayWriter, utcnow
 from .agents import Agents
-from .deps import AgentDeps, _utcnow
+from .calls import call_refs, failed_locally
+from .requests import device_requests
+from .results import EXPIRED_TEXT, REQUESTS, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .verify import unpaired_tool_calls
 
 log = logging.getLogger(__name__)
 
-_REQUESTS = TypeAdapter(DeferredToolRequests)
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-
-TURN_LIMIT_TEXT = {
-    "ko": "죄송해요, 이 요청은 한 번에 처리하기 어려웠어요. 조금 더 간단하게 다시 말씀해 주시겠어요?",
-    "en": "Sorry, I couldn't finish that in one go. Could you ask again in a simpler way?",
-}
-# What the user reads when the model cannot answer (AC-902): never silence, never a stack trace.
-FAILURE_TEXTS = {
-    "timeout": {
-        "ko": "요청 시간이 초과되었습니다. 잠시 후 다시 시도해 주세요.",
-        "en": "The request timed out. Please try again in a moment.",
-    },
-    "rate_limited": {
-        "ko": "요청 한도를 초과했습니다. 잠시 후 다시 시도해 주세요.",
-        "en": "The assistant is over its request limit right now. Please try again in a moment.",
-    },
-    "server_error": {
-        "ko": "서버 오류가 발생했습니다. 잠시 후 다시 시도해 주세요.",
-        "en": "Something went wrong on our side. Please try again in a moment.",
-    },
-}
-SUPERSEDED_TEXT = (
-    "Superseded: the user sent a new message before their device answered, so this call was "
-    "cancelled and did not run. Answer the new message; do not assume this call's result."
-)
-EXPIRED_TEXT = (
-    "Expired: the user's device did not answer in time, so this call did not run. Tell the user and "
-    "suggest trying again (for example with the app open)."
-)
-
-
-def failure_kind(exc: BaseException) -> str:
-    """Which of the failure texts fits an exception that ended a run."""
-    if isinstance(exc, TimeoutError | ModelTimeoutError):
-        return "timeout"
-    if isinstance(exc, ModelRateLimitError | ModelQuotaExceededError):
-        return "rate_limited"
-    return "server_error"
-
 
 @dataclass(frozen=True)
 class TurnLimits:
-    max_model_requests: int = 8
+    max_model_requests: int
     """Model requests per run; a looping model ends with a polite answer."""
-    model_timeout_s: float = 60.0
+    model_timeout_s: float
     """One model request."""
-    turn_timeout_s: float = 180.0
+    turn_timeout_s: float
     """One whole run."""
-    max_calls_per_turn: int = 8
+    max_calls_per_turn: int
     """Device calls one step may send; the rest fail at once (the model is told)."""
-    max_client_failures: int = 3
+    max_client_failures: int
     """A device tool that failed this many times in a row in a conversation is not sent again."""
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TurnLimits:
+        return cls(
+            max_model_requests=settings.max_model_requests,
+            model_timeout_s=settings.model_timeout_s,
+            turn_timeout_s=settings.turn_timeout_s,
+            max_calls_per_turn=settings.max_calls_per_turn,
+            max_client_failures=settings.max_client_failures,
+        )
 
-@dataclass(frozen=True)
-class InboundMessage:
-    """A user's chat message, as queued by the webhook (or the dev channel)."""
 
-    message_id: str
-    channel_url: str
-    user_id: str
-    text: str
-
-    @property
-    def turn_id(self) -> str:
-        return f"m{self.message_id}"
+def failure_text(exc: BaseException) -> tuple[str, Text]:
+    """What kind of failure ended a run, and what the user reads then (AC-902)."""
+    if isinstance(exc, TimeoutError | ModelTimeoutError):
+        return "timeout", texts.TIMED_OUT
+    if isinstance(exc, ModelRateLimitError | ModelQuotaExceededError):
+        return "rate_limited", texts.MODEL_RATE_LIMITED
+    return "server_error", texts.SERVER_ERROR
 
 
 @dataclass(frozen=True)
@@ -119,16 +84,7 @@ class _Turn:
     channel_url: str
     user_id: str
     prompt: str
-    agent: str = "member"
-
-
-def new_call_id() -> str:
-    """A JSON-RPC id: unique across conversations and not guessable."""
-    return "call_" + secrets.token_hex(16)
-
-
-def language_of(text: str) -> str:
-    return "ko" if _HANGUL.search(text) else "en"
+    agent: AgentRole = "member"
 
 
 class TurnRunner:
@@ -137,20 +93,24 @@ class TurnRunner:
         *,
         agents: Agents,
         store: TurnStore,
+        history: History,
         channel: Channel,
         timezone: ZoneInfo,
+        limits: TurnLimits,
         backends: Backends | None = None,
-        limits: TurnLimits | None = None,
-        clock: Callable[[], datetime] = _utcnow,
+        relay_writer: RelayWriter | None = None,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.agents = agents
-        self.backends = backends
         self.store = store
+        self.history = history
         self.channel = channel
         self.timezone = timezone
+        self.limits = limits
+        self.backends = backends
+        self.relay_writer = relay_writer
         self.clock = clock
-        self.limits = limits or TurnLimits()
-        self.usage_limits = UsageLimits(request_limit=self.limits.max_model_requests)
+        self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
 
     async def handle_message(self, message: InboundMessage) -> None:
         """Answer a user message (or pause for the device). Safe to run again for the same message."""
@@ -165,8 +125,7 @@ class TurnRunner:
         active = await self.store.active_turn(message.channel_url)
         if active is not None and await self._supersede(turn, active):
             return
-        history = await self.store.load_history(message.channel_url)
-        await self._run(turn, history, prompt=message.text)
+        await self._run(turn, await self.history.load(message.channel_url), prompt=message.text)
 
     async def _supersede(self, turn: _Turn, active_id: str) -> bool:
         """The user wrote while a turn waited for the device: close that turn, then answer.
@@ -179,7 +138,7 @@ class TurnRunner:
         if snapshot.state == "paused" and await self.store.supersede(snapshot.turn):
             # Answers that arrived before the cut count; the rest are reported as superseded.
             snapshot = await self.store.load_turn(turn.channel_url, active_id) or snapshot
-            results = _results(snapshot.turn, snapshot.answers, missing=SUPERSEDED_TEXT)
+            results = deferred_results(snapshot.turn, snapshot.answers, missing=SUPERSEDED_TEXT)
             history = ModelMessagesTypeAdapter.validate_json(snapshot.turn.messages)
             await self._run(turn, history, prompt=turn.prompt, results=results)
             return True
@@ -194,8 +153,8 @@ class TurnRunner:
             return
         paused = snapshot.turn
         # Calls without an answer here expired: the device did not answer in time.
-        results = _results(paused, snapshot.answers, missing=EXPIRED_TEXT)
-        await self.store.record_client_outcomes(channel_url, _device_outcomes(paused, snapshot.answers))
+        results = deferred_results(paused, snapshot.answers, missing=EXPIRED_TEXT)
+        await self.store.record_client_outcomes(channel_url, device_outcomes(paused, snapshot.answers))
         turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent)
         await self._run(turn, ModelMessagesTypeAdapter.validate_json(paused.messages), results=results)
 
@@ -213,6 +172,7 @@ class TurnRunner:
             timezone=self.timezone,
             clock=self.clock,
             backends=self.backends,
+            relay_writer=self.relay_writer,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         try:
@@ -227,13 +187,13 @@ class TurnRunner:
                 )
         except UsageLimitExceeded:
             log.warning("turn %s in %s hit the model request limit", turn.turn_id, turn.channel_url)
-            await self._give_up(turn, TURN_LIMIT_TEXT)
+            await self._give_up(turn, texts.TURN_LIMIT)
             return
         except (Exception, TimeoutError) as exc:
-            kind = failure_kind(exc)
+            kind, text = failure_text(exc)
             log.exception("turn %s in %s failed (%s)", turn.turn_id, turn.channel_url, kind)
             TURNS.labels(kind).inc()
-            await self._give_up(turn, FAILURE_TEXTS[kind])
+            await self._give_up(turn, text)
             return
 
         output = result.output
@@ -255,26 +215,13 @@ class TurnRunner:
         )
 
     async def _pause(self, turn: _Turn, messages: str, requests: DeferredToolRequests) -> None:
-        refs = [
-            CallRef(
-                call_id=new_call_id(),
-                tool_call_id=part.tool_call_id,
-                bucket="call",
-                tool_name=part.tool_name,
-                method=HANDLERS[part.tool_name].method,
-            )
-            for part in requests.calls
-        ] + [
-            CallRef(
-                call_id=new_call_id(),
-                tool_call_id=part.tool_call_id,
-                bucket="approval",
-                tool_name=part.tool_name,
-                method=CONFIRM_METHOD,
-            )
-            for part in requests.approvals
-        ]
-        local = await self._answer_locally(turn.channel_url, refs)
+        refs = call_refs(requests)
+        failed = failed_locally(
+            refs,
+            await self.store.client_failures(turn.channel_url),
+            max_calls=self.limits.max_calls_per_turn,
+            max_failures=self.limits.max_client_failures,
+        )
         paused = PausedTurn(
             turn_id=turn.turn_id,
             step=turn.step,
@@ -284,70 +231,29 @@ class TurnRunner:
             prompt=turn.prompt,
             agent=turn.agent,
             messages=messages,
-            requests=_REQUESTS.dump_json(requests).decode(),
+            requests=REQUESTS.dump_json(requests).decode(),
             calls=refs,
-            local_answers=local,
+            local_answers=failed,
         )
         await self.store.save_paused(paused)
-        if len(local) == len(refs):  # nothing to wait for: go on at once
+        if not paused.sent_calls:  # nothing to wait for: go on at once
             await self.resume(turn.channel_url, turn.turn_id)
             return
         await self._send_requests(paused)
 
-    async def _answer_locally(self, channel_url: str, refs: list[CallRef]) -> dict[str, str]:
-        """Device calls the server fails itself: over the per-turn limit, or failing again and again."""
-        failures = await self.store.client_failures(channel_url)
-        answers: dict[str, str] = {}
-        sent = 0
-        for ref in refs:
-            if ref.bucket != "call":
-                continue
-            reason = None
-            if failures.get(ref.tool_name, 0) >= self.limits.max_client_failures:
-                reason = (
-                    f"{ref.tool_name} failed {failures[ref.tool_name]} times in a row on the user's device, "
-                    "so it was not sent again. Do not call it again now; tell the user what went wrong "
-                    "and what to do."
-                )
-            elif sent >= self.limits.max_calls_per_turn:
-                reason = (
-                    f"Too many device calls in one step (at most {self.limits.max_calls_per_turn}); this one "
-                    "was not sent. Ask for less at once."
-                )
-            else:
-                sent += 1
-            if reason:
-                answers[ref.call_id] = json.dumps({"failed": reason})
-        return answers
-
     async def _send_requests(self, paused: PausedTurn) -> None:
-        requests = _REQUESTS.validate_json(paused.requests)
-        parts = {p.tool_call_id: p for p in [*requests.calls, *requests.approvals]}
         context = ApprovalContext(
             language=language_of(paused.prompt),
             timezone=self.timezone,
             backends=self.backends,
             user_id=paused.user_id,
         )
-        for ref in paused.calls:
-            if ref.call_id in paused.local_answers:
-                continue
-            part = parts[ref.tool_call_id]
-            if ref.bucket == "approval":
-                params = await describe_approval(part, context)
-                notification = params["title"]
-            else:
-                params = HANDLERS[ref.tool_name].create_params(part)
-                notification = str(part.args_as_dict().get("notification_message") or "")
-            request = JsonRpcRequest(id=ref.call_id, method=ref.method, params=params)
+        for out in await device_requests(paused, context):
             await self.channel.send_rpc(
-                paused.channel_url,
-                request,
-                notification=notification,
-                dedup_id=f"{paused.turn_id}:{paused.step}:{ref.call_id}",
+                paused.channel_url, out.request, notification=out.notification, dedup_id=out.dedup_id
             )
 
-    async def _role(self, user_id: str) -> str:
+    async def _role(self, user_id: str) -> AgentRole:
         """'member' for people in the directory, 'guest' for everyone else (invited guests).
 
         With no directory at all (nothing imported, no users API) everyone is a member.
@@ -357,63 +263,13 @@ class TurnRunner:
             return "member"
         return "guest"
 
-    async def _give_up(self, turn: _Turn, texts: dict[str, str]) -> None:
+    async def _give_up(self, turn: _Turn, text: Text) -> None:
         """End the turn with a short apology instead of silence, keeping the history valid."""
-        text = texts[language_of(turn.prompt)]
-        await self.channel.send_text(turn.channel_url, text, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
-        history = await self.store.load_history(turn.channel_url)
+        said = text(language_of(turn.prompt))
+        await self.channel.send_text(turn.channel_url, said, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
+        history = await self.history.load(turn.channel_url)
         history += [
             ModelRequest(parts=[UserPromptPart(turn.prompt)]),
-            ModelResponse(parts=[TextPart(text)]),
+            ModelResponse(parts=[TextPart(said)]),
         ]
         await self.store.finish(turn.channel_url, history, turn_id=turn.turn_id if turn.step else None)
-
-
-def _results(paused: PausedTurn, answers: dict[str, str], *, missing: str) -> DeferredToolResults:
-    """Results for a paused turn, built only from the calls the server stored.
-
-    A client cannot move an answer between buckets or answer a call the server did not issue.
-    Calls without an answer get ``missing`` as their failure (when the turn is cut short).
-    """
-    requests = _REQUESTS.validate_json(paused.requests)
-    calls: dict[str, Any] = {}
-    approvals: dict[str, Any] = {}
-    for ref in paused.calls:
-        raw = answers.get(ref.call_id)
-        if ref.bucket == "approval":
-            approvals[ref.tool_call_id] = _approval_value(json.loads(raw)) if raw else ToolDenied(missing)
-        else:
-            calls[ref.tool_call_id] = _call_value(ref, json.loads(raw)) if raw else ToolFailed(missing)
-    return requests.build_results(calls=calls, approvals=approvals)
-
-
-def _device_outcomes(paused: PausedTurn, answers: dict[str, str]) -> dict[str, bool]:
-    """Per tool, whether the device succeeded (answers the server made itself do not count)."""
-    outcomes: dict[str, bool] = {}
-    for ref in paused.calls:
-        raw = answers.get(ref.call_id)
-        if ref.bucket == "call" and raw is not None and ref.call_id not in paused.local_answers:
-            ok = "error" not in json.loads(raw)
-            outcomes[ref.tool_name] = outcomes.get(ref.tool_name, True) and ok
-    return outcomes
-
-
-def _call_value(ref: CallRef, answer: dict[str, Any]) -> Any:
-    if "failed" in answer:
-        return ToolFailed(answer["failed"])
-    if "error" in answer:
-        return error_to_failure(JsonRpcError.model_validate(answer["error"]))
-    handler = HANDLERS[ref.tool_name]
-    try:
-        return handler.transform_result(handler.validate_result(answer["result"]))
-    except ValidationError:  # checked at the edge already; stay safe if the schema changed since
-        return ToolFailed(f"the device sent a result {ref.method} does not accept")
-
-
-def _approval_value(answer: dict[str, Any]) -> bool | ToolDenied:
-    if "error" in answer:
-        failure = error_to_failure(JsonRpcError.model_validate(answer["error"]))
-        return ToolDenied(f"The user did not confirm: {failure.message}")
-    if ConfirmResult.model_validate(answer["result"]).confirmed:
-        return True
-    return ToolDenied("The user declined in the confirmation dialog; the action was not performed.")

@@ -11,8 +11,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 
-from ..agent.runner import InboundMessage
 from ..auth import issue_token
+from ..channels.base import InboundMessage
 from ..channels.local import LocalChannel
 from ..errors import BadRequest
 from .deps import ServicesDep

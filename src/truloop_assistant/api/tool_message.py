@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from ..deferred.handlers import HANDLERS_BY_METHOD
-from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, TooManyRequests, Unprocessable
+from ..errors import (
+    AppError,
+    Conflict,
+    Forbidden,
+    Gone,
+    NotFound,
+    TooManyRequests,
+    Unprocessable,
+    first_problem,
+)
 from ..metrics import TOOL_MESSAGES
-from ..protocol.jsonrpc import JsonRpcResponse, parse_response
+from ..protocol.jsonrpc import JsonRpcFailure, JsonRpcSuccess, parse_response
 from ..protocol.methods import ConfirmResult
+from ..store.answers import answer_of
 from ..store.turns import CallView
 from .body import read_body
 from .deps import ServicesDep
@@ -58,7 +66,9 @@ async def _handle(request: Request, services: ServicesDep) -> JSONResponse:
     return response
 
 
-async def _record(services: ServicesDep, user_id: str, answer: JsonRpcResponse) -> JSONResponse:
+async def _record(
+    services: ServicesDep, user_id: str, answer: JsonRpcSuccess | JsonRpcFailure
+) -> JSONResponse:
     call = await services.store.get_call(answer.call_id)
     if call is None:
         raise NotFound(f"no call with id {answer.call_id!r} is known", code="unknown_call")
@@ -75,9 +85,7 @@ async def _record(services: ServicesDep, user_id: str, answer: JsonRpcResponse) 
         return _already_answered(same=call.fingerprint == fingerprint)
     _check_result(call, answer)
 
-    outcome, remaining = await services.store.record_answer(
-        call, fingerprint, json.dumps(answer.payload, ensure_ascii=False)
-    )
+    outcome, remaining = await services.store.record_answer(call, fingerprint, answer_of(answer))
     if outcome == "accepted":
         return JSONResponse({"status": "accepted", "remaining": remaining}, status_code=202)
     if outcome == "resume":
@@ -106,8 +114,8 @@ def _already_answered(*, same: bool) -> JSONResponse:
     raise Conflict("this call was already answered with a different response", code="already_answered")
 
 
-def _check_result(call: CallView, answer: JsonRpcResponse) -> None:
-    if answer.error is not None:
+def _check_result(call: CallView, answer: JsonRpcSuccess | JsonRpcFailure) -> None:
+    if isinstance(answer, JsonRpcFailure):
         return
     try:
         if call.bucket == "approval":
@@ -115,8 +123,7 @@ def _check_result(call: CallView, answer: JsonRpcResponse) -> None:
         else:
             HANDLERS_BY_METHOD[call.method].validate_result(answer.result)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "result"
+        problem = first_problem(exc.errors(), default_where="result")
         raise Unprocessable(
-            f"the result does not fit {call.method}: {where}: {first['msg']}", code="invalid_result"
+            f"the result does not fit {call.method}: {problem}", code="invalid_result"
         ) from None

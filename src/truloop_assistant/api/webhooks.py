@@ -8,8 +8,7 @@ import hmac
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
 
-from ..agent.runner import InboundMessage
-from ..channels.base import AGENT_RPC
+from ..channels.base import AGENT_RPC, InboundMessage
 from ..errors import BadRequest, Unauthorized
 from ..metrics import WEBHOOKS
 from ..protocol.jsonrpc import load_json

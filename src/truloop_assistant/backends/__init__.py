@@ -11,11 +11,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..channels.relay import Relay
     from .events import EventStore
     from .knowledge import KnowledgeBase
     from .memory import MemoryStore
-    from .notify import Notifier
     from .places import PlacesSearch
     from .users import UserDirectory
 
@@ -28,7 +26,3 @@ class Backends:
     memory: MemoryStore
     places: PlacesSearch | None
     """None when no places provider is configured: the tool says so."""
-    relay: Relay
-    """Direct channels between the assistant and a user."""
-    notifier: Notifier | None = None
-    """Writes and delivers messages relayed to other users (needs the model, so set by the server)."""

@@ -26,7 +26,7 @@ import secrets
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 from urllib.parse import quote
 
 import httpx
@@ -34,9 +34,6 @@ from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from ..store import keys
-
-if TYPE_CHECKING:
-    from ..config import Settings
 
 
 class Memory(BaseModel):
@@ -171,7 +168,7 @@ class RedisMemoryStore:
     async def search(self, user_id: str, query: str, *, limit: int = 5) -> list[Memory]:
         if not query.strip():
             return await self.list_recent(user_id, limit)
-        raw = await self._redis.hgetall(keys.memories(user_id))  # type: ignore[misc]
+        raw = await self._redis.hgetall(keys.memories(user_id))
         return rank(query, [_parse(v) for v in raw.values()], limit)
 
     async def forget(self, user_id: str, memory_id: str) -> bool:
@@ -187,7 +184,7 @@ class RedisMemoryStore:
         ids = cast(list[bytes], await self._redis.zrevrange(keys.memory_order(user_id), 0, limit - 1))
         if not ids:
             return []
-        values = await self._redis.hmget(keys.memories(user_id), ids)  # type: ignore[misc]
+        values = await self._redis.hmget(keys.memories(user_id), ids)
         return [_parse(v) for v in values if v is not None]
 
 
@@ -334,12 +331,3 @@ def _from_document(document: Any) -> Memory | None:
         return None
     text = document.get("content") or document.get("summary") or document.get("title") or ""
     return Memory(memory_id=document["id"], text=str(text), created_at=str(document.get("createdAt") or ""))
-
-
-def memory_from_settings(settings: Settings, redis: Redis) -> MemoryStore:
-    """Supermemory when its API key is configured, else memories in the server's Redis."""
-    if settings.supermemory_api_key:
-        return SupermemoryStore(
-            settings.supermemory_api_url, settings.supermemory_api_key, timeout_s=settings.tool_timeout_s
-        )
-    return RedisMemoryStore(redis)

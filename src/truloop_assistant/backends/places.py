@@ -7,13 +7,10 @@ the server has no places backend and the tool says so.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import httpx
 from pydantic import BaseModel, Field
-
-if TYPE_CHECKING:
-    from ..config import Settings
 
 FIELD_MASK = ",".join(
     [
@@ -134,13 +131,4 @@ def _parse_place(raw: Any) -> Place | None:
         maps_url=raw.get("googleMapsUri") if isinstance(raw.get("googleMapsUri"), str) else None,
         open_now=open_now if isinstance(open_now, bool) else None,
         types=[t for t in types if isinstance(t, str)] if isinstance(types, list) else [],
-    )
-
-
-def places_from_settings(settings: Settings) -> PlacesSearch | None:
-    """Google Places when ``TRULOOP_GOOGLE_PLACES_API_KEY`` is set, else None (the tool explains)."""
-    if not settings.google_places_api_key:
-        return None
-    return GooglePlacesSearch(
-        settings.google_places_api_url, settings.google_places_api_key, timeout_s=settings.tool_timeout_s
     )

@@ -1,12 +1,27 @@
-"""What the server needs from a messaging channel: send the answer, send a JSON-RPC request."""
+"""A messaging channel: the user messages it delivers, and what the server sends back through it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..protocol.jsonrpc import JsonRpcRequest
 
 AGENT_RPC = "agent-rpc"
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    """A user's chat message, as queued by the webhook (or the dev channel)."""
+
+    message_id: str
+    channel_url: str
+    user_id: str
+    text: str
+
+    @property
+    def turn_id(self) -> str:
+        return f"m{self.message_id}"
 
 
 class Channel(Protocol):
@@ -19,8 +34,6 @@ class Channel(Protocol):
     ) -> None:
         """Post an ``agent-rpc`` message: ``notification`` as its text, the request as ``data``."""
         ...
-
-    async def aclose(self) -> None: ...
 
 
 class ChannelSendError(Exception):

@@ -71,6 +71,3 @@ class LocalChannel:
         raw = await self.redis.lrange(keys.local_messages(keys.conversation_tag(channel_url)), 0, -1)
         items = [json.loads(r) for r in raw]
         return [m for m in items if m["message_id"] > after]
-
-    async def aclose(self) -> None:
-        return None

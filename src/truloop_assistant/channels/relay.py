@@ -6,8 +6,6 @@ from typing import Any, Protocol
 
 import httpx
 
-from .sendbird import platform_client
-
 RELAY_CUSTOM_TYPE = "assistant-relay"
 RELAY_CHANNEL_NAME = "Truloop"
 
@@ -25,8 +23,6 @@ class Relay(Protocol):
     async def direct_channel(self, user_id: str) -> str:
         """Return the URL of the bot's direct channel with ``user_id``, creating it if needed."""
         ...
-
-    async def aclose(self) -> None: ...
 
 
 async def get_or_create_direct_channel(
@@ -63,33 +59,20 @@ async def get_or_create_direct_channel(
 
 
 class SendbirdRelay:
-    """Direct channels on Sendbird, over an httpx client set up like :class:`SendbirdChannel`'s."""
+    """Direct channels on Sendbird, through a :func:`platform_client` it does not own."""
 
     def __init__(
-        self,
-        *,
-        api_url: str,
-        api_token: str,
-        bot_user_id: str,
-        name: str = RELAY_CHANNEL_NAME,
-        timeout_s: float = 10.0,
-        transport: httpx.AsyncBaseTransport | None = None,
+        self, client: httpx.AsyncClient, *, bot_user_id: str, name: str = RELAY_CHANNEL_NAME
     ) -> None:
         self.bot_user_id = bot_user_id
         self.name = name
-        self._client = platform_client(
-            api_url, api_token, timeout_s=timeout_s, max_connections=20, transport=transport
-        )
+        self._client = client
 
     async def direct_channel(self, user_id: str) -> str:
         """Return the URL of the bot's distinct channel with ``user_id``, creating it if needed."""
         return await get_or_create_direct_channel(
             self._client, bot_user_id=self.bot_user_id, user_id=user_id, name=self.name
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self._client.aclose()
 
 
 def local_direct_channel_url(bot_user_id: str, user_id: str) -> str:
@@ -108,10 +91,6 @@ class LocalRelay:
     async def direct_channel(self, user_id: str) -> str:
         """Return ``relay-<bot>-<user>``; local channels exist as soon as a message is written."""
         return local_direct_channel_url(self.bot_user_id, user_id)
-
-    async def aclose(self) -> None:
-        """Nothing to close."""
-        return None
 
 
 def _json(response: httpx.Response) -> dict[str, Any]:

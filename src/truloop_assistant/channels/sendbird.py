@@ -38,25 +38,22 @@ def platform_client(
 
 
 class SendbirdChannel:
+    """Sends through a :func:`platform_client` it does not own (the relay shares it)."""
+
     def __init__(
         self,
+        client: httpx.AsyncClient,
         *,
-        api_url: str,
-        api_token: str,
         bot_user_id: str,
         max_attempts: int = 5,
         backoff_base_s: float = 0.2,
         backoff_cap_s: float = 5.0,
-        timeout_s: float = 10.0,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.bot_user_id = bot_user_id
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
-        self._client = platform_client(
-            api_url, api_token, timeout_s=timeout_s, max_connections=100, transport=transport
-        )
+        self._client = client
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
         await self._send(channel_url, {"message": text}, dedup_id=dedup_id)
@@ -106,6 +103,3 @@ class SendbirdChannel:
             return min(float(value), 60.0) if value else None
         except ValueError:
             return None
-
-    async def aclose(self) -> None:
-        await self._client.aclose()

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run a ``users`` subcommand; 0 on success, 1 with a one-line reason on stderr otherwise."""
     try:
         users = load_users_file(args.file)
-        count = asyncio.run(_import(settings.redis_url, users))
+        count = asyncio.run(import_users(settings.redis_url, users))
     except (UsersFileError, UserDirectoryError) as exc:
         print(f"truloop-assistant: {exc}", file=sys.stderr)
         return 1
@@ -45,7 +45,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _import(redis_url: str, users: list[UserProfile]) -> int:
+async def import_users(redis_url: str, users: list[UserProfile]) -> int:
+    """Insert or replace ``users`` in the directory in that Redis; how many were written."""
     redis = Redis.from_url(redis_url)
     try:
         return await RedisUserDirectory(redis).import_users(users)

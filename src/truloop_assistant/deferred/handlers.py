@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from pydantic_ai import ToolFailed
 from pydantic_ai.messages import ToolCallPart
 
-from ..protocol.jsonrpc import PERMISSION_DENIED, PERMISSION_REQUIRED, USER_CANCELED, JsonRpcError
+from ..protocol.jsonrpc import ErrorCode, JsonRpcError
 from ..protocol.methods import (
     CalendarEventsResult,
     CalendarParams,
@@ -91,10 +91,10 @@ HANDLERS: dict[str, DeferredToolHandler] = {
 }
 HANDLERS_BY_METHOD: dict[str, DeferredToolHandler] = {h.method: h for h in HANDLERS.values()}
 
-_ERROR_HINTS = {
-    PERMISSION_REQUIRED: "the app needs an OS permission the user has not granted",
-    PERMISSION_DENIED: "the user denied the OS permission",
-    USER_CANCELED: "the user canceled",
+_ERROR_HINTS: dict[int, str] = {
+    ErrorCode.PERMISSION_REQUIRED: "the app needs an OS permission the user has not granted",
+    ErrorCode.PERMISSION_DENIED: "the user denied the OS permission",
+    ErrorCode.USER_CANCELED: "the user canceled",
 }
 
 

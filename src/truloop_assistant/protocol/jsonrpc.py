@@ -3,22 +3,36 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from enum import IntEnum
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictInt,
+    StrictStr,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+)
 
-from ..errors import BadRequest
+from ..errors import BadRequest, first_problem
 
-# Error codes the mobile client sends back (DESIGN section 6).
-PERMISSION_REQUIRED = -32010
-PERMISSION_DENIED = -32001
-USER_CANCELED = -32002
+
+class ErrorCode(IntEnum):
+    """Error codes the mobile client sends back (DESIGN section 6); any other integer is allowed too."""
+
+    PERMISSION_REQUIRED = -32010
+    PERMISSION_DENIED = -32001
+    USER_CANCELED = -32002
 
 
 class JsonRpcRequest(BaseModel):
     """A request from the server to the device, carried in an ``agent-rpc`` channel message."""
 
-    jsonrpc: str = "2.0"
+    jsonrpc: Literal["2.0"] = "2.0"
     id: str
     method: str
     params: dict[str, Any]
@@ -32,25 +46,11 @@ class JsonRpcError(BaseModel):
     data: Any = None
 
 
-class JsonRpcResponse(BaseModel):
-    """The device's answer: exactly one of ``result`` or ``error``."""
-
+class _Response(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    jsonrpc: str
+    jsonrpc: Literal["2.0"]
     id: StrictStr | StrictInt
-    result: Any = None
-    error: JsonRpcError | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _one_of(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            if data.get("jsonrpc") != "2.0":
-                raise ValueError('"jsonrpc" must be "2.0"')
-            if ("result" in data) == ("error" in data):
-                raise ValueError('a response carries exactly one of "result" or "error"')
-        return data
 
     @property
     def call_id(self) -> str:
@@ -59,13 +59,57 @@ class JsonRpcResponse(BaseModel):
     @property
     def payload(self) -> dict[str, Any]:
         """What identifies this answer: a re-sent identical answer has the same payload."""
-        if self.error is not None:
-            return {"error": self.error.model_dump(mode="json")}
-        return {"result": self.result}
+        raise NotImplementedError
 
     def fingerprint(self) -> str:
         return json.dumps(self.payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
+
+class JsonRpcSuccess(_Response):
+    """The device did it: ``result`` is checked against the method's result schema later."""
+
+    result: Any
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return {"result": self.result}
+
+
+class JsonRpcFailure(_Response):
+    """The device could not do it (no permission, the user canceled, ...)."""
+
+    error: JsonRpcError
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return {"error": self.error.model_dump(mode="json")}
+
+
+def _outcome(data: Any) -> str | None:
+    if isinstance(data, dict):
+        if ("result" in data) == ("error" in data):
+            return None
+        return "result" if "result" in data else "error"
+    return (
+        "result"
+        if isinstance(data, JsonRpcSuccess)
+        else "error"
+        if isinstance(data, JsonRpcFailure)
+        else None
+    )
+
+
+JsonRpcResponse = Annotated[
+    Annotated[JsonRpcSuccess, Tag("result")] | Annotated[JsonRpcFailure, Tag("error")],
+    Discriminator(
+        _outcome,
+        custom_error_type="one_outcome",
+        custom_error_message='a response carries exactly one of "result" or "error"',
+    ),
+]
+"""The device's answer: exactly one of ``result`` or ``error``."""
+
+RESPONSE: TypeAdapter[JsonRpcSuccess | JsonRpcFailure] = TypeAdapter(JsonRpcResponse)
 
 MAX_JSON_DEPTH = 32
 
@@ -97,15 +141,18 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def parse_response(body: bytes) -> JsonRpcResponse:
-    """Parse a request body into a :class:`JsonRpcResponse` or raise :class:`BadRequest`."""
+def parse_response(body: bytes) -> JsonRpcSuccess | JsonRpcFailure:
+    """Parse a request body into a JSON-RPC response or raise :class:`BadRequest`."""
     data = load_json(body)
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON-RPC 2.0 response object", code="invalid_jsonrpc")
     try:
-        return JsonRpcResponse.model_validate(data)
+        return RESPONSE.validate_python(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "body"
-        msg = first["msg"].removeprefix("Value error, ")
-        raise BadRequest(f"not a JSON-RPC 2.0 response: {where}: {msg}", code="invalid_jsonrpc") from None
+        # Leave out the union's tag ('result'/'error') that pydantic puts first in each location.
+        errors = [
+            {**e, "loc": e["loc"][1:] if e["loc"][:1] in (("result",), ("error",)) else e["loc"]}
+            for e in exc.errors()
+        ]
+        problem = first_problem(errors, default_where="body")
+        raise BadRequest(f"not a JSON-RPC 2.0 response: {problem}", code="invalid_jsonrpc") from None

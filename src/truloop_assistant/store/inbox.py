@@ -9,21 +9,37 @@ job takes over. So one run at a time per conversation, in order, many conversati
 from __future__ import annotations
 
 import uuid
-from typing import Literal, cast
+from typing import Annotated, Literal, cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 from redis.asyncio import Redis
 
 from . import keys
 
 
-class InboxEvent(BaseModel):
-    kind: Literal["message", "resume"]
+class _Event(BaseModel):
     eid: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    message_id: str | None = None
-    user_id: str | None = None
-    text: str | None = None
-    turn_id: str | None = None
+    """Identifies this push of the event (attempts are counted per eid)."""
+
+
+class MessageEvent(_Event):
+    """A user's message: run a new turn."""
+
+    kind: Literal["message"] = "message"
+    message_id: str
+    user_id: str
+    text: str
+
+
+class ResumeEvent(_Event):
+    """Every call of a paused turn has an answer (or expired): resume it."""
+
+    kind: Literal["resume"] = "resume"
+    turn_id: str
+
+
+InboxEvent = Annotated[MessageEvent | ResumeEvent, Field(discriminator="kind")]
+EVENT: TypeAdapter[MessageEvent | ResumeEvent] = TypeAdapter(InboxEvent)
 
 
 # KEYS: seen mark (or the inbox when unused), inbox, owner
@@ -99,14 +115,14 @@ class Inbox:
         return [first, keys.inbox(tag), keys.owner(tag)]
 
     async def push(
-        self, channel_url: str, event: InboxEvent, *, dedup_id: str | None = None
+        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None = None
     ) -> tuple[PushStatus, str | None]:
         """Append an event; returns the status and, if this push made a new owner, its id."""
         candidate = f"drain:{uuid.uuid4().hex}"
         status, owner = await self._push(
             keys=self._keys(channel_url, dedup_id),
             args=[
-                event.model_dump_json(exclude_none=True),
+                event.model_dump_json(),
                 candidate,
                 self.owner_ttl_ms,
                 keys.SEEN_TTL_S,
@@ -118,11 +134,11 @@ class Inbox:
         return cast(PushStatus, status.decode()), owner.decode() or None
 
     async def undo_push(
-        self, channel_url: str, event: InboxEvent, owner: str | None, *, dedup_id: str | None
+        self, channel_url: str, event: MessageEvent | ResumeEvent, owner: str | None, *, dedup_id: str | None
     ) -> None:
         await self._undo(
             keys=self._keys(channel_url, dedup_id),
-            args=[event.model_dump_json(exclude_none=True), owner or "", 1 if dedup_id else 0],
+            args=[event.model_dump_json(), owner or "", 1 if dedup_id else 0],
         )
 
     async def seen(self, channel_url: str, message_id: str) -> bool:

@@ -1,21 +1,24 @@
-"""Conversation state in Redis: history, paused runs, pending calls and their answers."""
+"""Paused runs in Redis: their pending calls, the answers that come in, and how a turn ends."""
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel
-from pydantic_ai import ModelMessagesTypeAdapter
-from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
 
 from . import keys
+from .answers import DeviceError, DeviceResult, ServerFailure, dump_answer
+from .history import History
 
 CallState = Literal["pending", "answered", "expired", "superseded"]
+TurnState = Literal["paused", "resuming", "superseded", "done"]
 Outcome = Literal["accepted", "resume", "duplicate", "conflict", "gone", "unknown"]
+AgentRole = Literal["member", "guest"]
+_OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
 
 
 class CallRef(BaseModel):
@@ -28,6 +31,11 @@ class CallRef(BaseModel):
     method: str
 
 
+def _failure(value: Any) -> Any:
+    # Records written before failures were typed hold them as JSON text.
+    return json.loads(value) if isinstance(value, str) else value
+
+
 class PausedTurn(BaseModel):
     """A run that waits for the device: everything needed to resume it."""
 
@@ -38,39 +46,47 @@ class PausedTurn(BaseModel):
     created_at: float
     prompt: str
     """The user message that started the turn."""
-    agent: str = "member"
-    """Which agent runs the turn: 'member' or 'guest'."""
+    agent: AgentRole = "member"
+    """Which agent runs the turn."""
     messages: str
     """The run's history as pydantic-ai JSON."""
     requests: str
     """The run's ``DeferredToolRequests`` as JSON; results are built only from this."""
     calls: list[CallRef]
-    local_answers: dict[str, str] = {}
-    """Calls the server answered itself (a failure) instead of sending them: call id -> answer JSON."""
+    local_answers: dict[str, Annotated[ServerFailure, BeforeValidator(_failure)]] = {}
+    """Calls the server failed itself instead of sending them: call id -> failure."""
+
+    @property
+    def sent_calls(self) -> list[CallRef]:
+        """The calls that went to the device (every call the server did not answer itself)."""
+        return [c for c in self.calls if c.call_id not in self.local_answers]
 
 
-@dataclass(frozen=True)
-class CallView:
+class CallView(BaseModel):
     """What the tool-message endpoint knows about a call id."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     call_id: str
     tag: str
     state: CallState
-    user_id: str
-    turn_id: str
-    channel_url: str
-    tool_name: str
-    method: str
-    bucket: str
-    fingerprint: str
+    user_id: str = ""
+    turn_id: str = ""
+    channel_url: str = ""
+    tool_name: str = ""
+    method: str = ""
+    bucket: Literal["call", "approval"] = "call"
+    fingerprint: str = Field(default="", validation_alias="fp")
 
 
-@dataclass(frozen=True)
-class TurnSnapshot:
-    state: str
+Answer = DeviceResult | DeviceError | ServerFailure
+
+
+class TurnSnapshot(BaseModel):
+    state: TurnState
     turn: PausedTurn
-    answers: dict[str, str]
-    """call id -> the device's answer payload as JSON."""
+    answers: dict[str, Answer]
+    """call id -> the answer the server stored for it."""
 
 
 # Records one answer and, for the last one, claims the resume — atomically, so that however
@@ -134,32 +150,13 @@ return 'paused'
 
 
 class TurnStore:
-    def __init__(self, redis: Redis, *, pending_ttl_s: int, history_max_messages: int) -> None:
+    def __init__(self, redis: Redis, *, pending_ttl_s: int, history: History) -> None:
         self.redis = redis
         self.pending_ttl_s = pending_ttl_s
-        self.history_max_messages = history_max_messages
+        self.history = history
         self._record_answer = redis.register_script(_RECORD_ANSWER)
         self._clear_active = redis.register_script(_DELETE_IF_EQUAL)
         self._cut = redis.register_script(_CUT)
-
-    # -- history -------------------------------------------------------------------------------
-
-    async def load_history(self, channel_url: str) -> list[ModelMessage]:
-        raw = await self.redis.get(keys.history(keys.conversation_tag(channel_url)))
-        return ModelMessagesTypeAdapter.validate_json(raw) if raw else []
-
-    def _history_value(self, messages: list[ModelMessage]) -> bytes:
-        """The history as stored: at most the configured messages, and at most HISTORY_MAX_BYTES."""
-        kept = trim_history(messages, self.history_max_messages)
-        value = ModelMessagesTypeAdapter.dump_json(kept)
-        while len(value) > keys.HISTORY_MAX_BYTES and len(kept) > 1:
-            shorter = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
-            if len(shorter) == len(kept):
-                # One turn alone is too big (large tool results): keep its question and final answer.
-                shorter = [kept[0], kept[-1]] if len(kept) > 2 else kept[-1:]
-            kept = shorter
-            value = ModelMessagesTypeAdapter.dump_json(kept)
-        return value
 
     # -- paused turns ----------------------------------------------------------------------------
 
@@ -170,22 +167,20 @@ class TurnStore:
         deadline = time.time() + ttl
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(turn_key)
-            remaining = len(turn.calls) - len(turn.local_answers)
+            remaining = len(turn.sent_calls)
             pipe.hset(
                 turn_key,
                 mapping={
                     "record": turn.model_dump_json(),
                     "state": "paused" if remaining else "resuming",
                     "remaining": remaining,
-                    **{f"r:{call_id}": answer for call_id, answer in turn.local_answers.items()},
+                    **{f"r:{call_id}": dump_answer(answer) for call_id, answer in turn.local_answers.items()},
                 },
             )
             pipe.expire(turn_key, ttl + keys.SETTLED_TTL_S)
             pipe.set(keys.active_turn(tag), turn.turn_id, ex=ttl + keys.SETTLED_TTL_S)
             pipe.zadd(keys.deadlines(), {_deadline_member(turn.channel_url, turn.turn_id): deadline})
-            for call in turn.calls:
-                if call.call_id in turn.local_answers:
-                    continue
+            for call in turn.sent_calls:
                 pipe.hset(
                     keys.pending(tag, call.call_id),
                     mapping={
@@ -212,30 +207,20 @@ class TurnStore:
             pipe.hgetall(keys.settled(tag, call_id))
             pending, settled = await pipe.execute()
         if settled:
-            fields, state = _decode(settled), None
-            state = fields["state"]
+            fields = _decode(settled)
         elif pending:
             fields = _decode(pending)
             # Past its deadline it is expired, even before the expiry scanner has settled it.
-            state = "expired" if float(fields.get("expires_at", "inf")) < time.time() else "pending"
+            fields["state"] = "expired" if float(fields.get("expires_at", "inf")) < time.time() else "pending"
         else:
             return None
-        return CallView(
-            call_id=call_id,
-            tag=tag,
-            state=state,  # type: ignore[arg-type]
-            user_id=fields.get("user_id", ""),
-            turn_id=fields.get("turn_id", ""),
-            channel_url=fields.get("channel_url", ""),
-            tool_name=fields.get("tool_name", ""),
-            method=fields.get("method", ""),
-            bucket=fields.get("bucket", "call"),
-            fingerprint=fields.get("fp", ""),
-        )
+        return CallView.model_validate({**fields, "call_id": call_id, "tag": tag})
 
-    async def record_answer(self, call: CallView, fingerprint: str, answer_json: str) -> tuple[Outcome, int]:
+    async def record_answer(
+        self, call: CallView, fingerprint: str, answer: DeviceResult | DeviceError
+    ) -> tuple[Outcome, int]:
         """Store a device's answer; returns the outcome and how many calls of the turn remain."""
-        outcome, extra = await self._record_answer(
+        raw_outcome, extra = await self._record_answer(
             keys=[
                 keys.pending(call.tag, call.call_id),
                 keys.settled(call.tag, call.call_id),
@@ -244,7 +229,7 @@ class TurnStore:
             args=[
                 call.call_id,
                 fingerprint,
-                answer_json,
+                dump_answer(answer),
                 keys.SETTLED_TTL_S,
                 call.turn_id,
                 call.channel_url,
@@ -253,9 +238,8 @@ class TurnStore:
                 call.bucket,
             ],
         )
-        outcome = outcome.decode()
-        remaining = int(extra) if outcome == "accepted" else 0
-        return outcome, remaining  # type: ignore[return-value]
+        outcome = _OUTCOME.validate_python(raw_outcome.decode())
+        return outcome, int(extra) if outcome == "accepted" else 0
 
     async def load_turn(self, channel_url: str, turn_id: str) -> TurnSnapshot | None:
         key = keys.turn(keys.conversation_tag(channel_url), turn_id)
@@ -263,9 +247,12 @@ class TurnStore:
         if not raw or b"record" not in raw:
             return None
         fields = _decode(raw)
-        answers = {k[2:]: v for k, v in fields.items() if k.startswith("r:")}
-        return TurnSnapshot(
-            state=fields["state"], turn=PausedTurn.model_validate_json(fields["record"]), answers=answers
+        return TurnSnapshot.model_validate(
+            {
+                "state": fields["state"],
+                "turn": PausedTurn.model_validate_json(fields["record"]),
+                "answers": {k[2:]: json.loads(v) for k, v in fields.items() if k.startswith("r:")},
+            }
         )
 
     async def client_failures(self, channel_url: str) -> dict[str, int]:
@@ -335,7 +322,7 @@ class TurnStore:
         """Save the conversation's history and close the turn that produced it (if it was paused)."""
         tag = keys.conversation_tag(channel_url)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(keys.history(tag), self._history_value(messages), ex=keys.HISTORY_TTL_S)
+            pipe.set(keys.history(tag), self.history.encode(messages), ex=keys.HISTORY_TTL_S)
             if turn_id is not None:
                 pipe.hset(keys.turn(tag, turn_id), "state", "done")
                 pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
@@ -348,21 +335,6 @@ class TurnStore:
 
 def _deadline_member(channel_url: str, turn_id: str) -> str:
     return json.dumps([channel_url, turn_id])
-
-
-def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelMessage]:
-    """Keep at most ``max_messages``, cutting only where a user prompt starts a turn."""
-    if len(messages) <= max_messages:
-        return messages
-    starts = [
-        i
-        for i, m in enumerate(messages)
-        if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)
-    ]
-    for i in starts:
-        if len(messages) - i <= max_messages:
-            return messages[i:]
-    return messages[starts[-1] :] if starts else messages[-max_messages:]
 
 
 def _decode(raw: dict[bytes, bytes]) -> dict[str, str]:

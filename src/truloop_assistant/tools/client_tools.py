@@ -11,8 +11,8 @@ from typing import Annotated
 from pydantic import Field
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 
-from ..agent.deps import AgentDeps
 from ..protocol.methods import CalendarEventsResult, ConfirmResult, PermissionStatusResult
+from .deps import AgentDeps
 from .validation import date_range
 
 Notification = Annotated[

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, RunContext
 
-from ..agent.deps import AgentDeps
+from .deps import AgentDeps
 from .validation import iso_date, time_zone
 
 datetime_toolset: FunctionToolset[AgentDeps] = FunctionToolset()

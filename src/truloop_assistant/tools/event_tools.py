@@ -8,8 +8,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
 
-from ..agent.deps import AgentDeps
 from ..backends.events import Event, EventNotFoundError
+from .deps import AgentDeps
+from .marks import DESTRUCTIVE
 from .user_tools import check_users_exist
 from .validation import (
     date_range,
@@ -78,7 +79,7 @@ async def get_events(
     return EventList(events=events)
 
 
-@event_server_toolset.tool
+@event_server_toolset.tool(metadata=DESTRUCTIVE)
 async def create_event(
     ctx: RunContext[AgentDeps],
     title: Annotated[str, Field(description="The event's title")],
@@ -112,7 +113,7 @@ async def create_event(
     )
 
 
-@event_server_toolset.tool
+@event_server_toolset.tool(metadata=DESTRUCTIVE)
 async def update_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
@@ -173,7 +174,7 @@ def _check_deadline(deadline: str, start: datetime, *, kept: bool) -> None:
         )
 
 
-@event_server_toolset.tool
+@event_server_toolset.tool(metadata=DESTRUCTIVE)
 async def invite_to_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,

@@ -12,9 +12,9 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
-from ..agent.deps import AgentDeps
 from ..backends.events import Event, EventNotFoundError
 from ..backends.users import UserDirectoryError
+from .deps import AgentDeps
 from .validation import available_dates as checked_dates
 
 guest_toolset: FunctionToolset[AgentDeps] = FunctionToolset()

@@ -7,8 +7,8 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext
 
-from ..agent.deps import AgentDeps
 from ..backends.knowledge import KnowledgeHit
+from .deps import AgentDeps
 
 knowledge_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 

@@ -7,8 +7,9 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
 
-from ..agent.deps import AgentDeps
 from ..backends.memory import Memory, MemoryBackendError
+from .deps import AgentDeps
+from .marks import DESTRUCTIVE
 
 memory_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
@@ -68,7 +69,7 @@ async def save_memory(
         raise _unavailable(exc) from None
 
 
-@memory_toolset.tool
+@memory_toolset.tool(metadata=DESTRUCTIVE)
 async def forget_memory(
     ctx: RunContext[AgentDeps],
     memory_id: Annotated[

@@ -8,8 +8,8 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
 
-from ..agent.deps import AgentDeps
 from ..backends.places import Place, PlacesError
+from .deps import AgentDeps
 
 places_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 

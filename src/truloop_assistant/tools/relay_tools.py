@@ -7,7 +7,8 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
-from ..agent.deps import AgentDeps
+from .deps import AgentDeps
+from .marks import DESTRUCTIVE
 
 relay_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
@@ -18,7 +19,7 @@ class RelayResult(BaseModel):
     message: str = Field(description="The message exactly as it was delivered")
 
 
-@relay_toolset.tool
+@relay_toolset.tool(metadata=DESTRUCTIVE)
 async def send_message_to_user(
     ctx: RunContext[AgentDeps],
     user_id: Annotated[str, Field(description="The recipient's user id (find it with search_users first)")],
@@ -38,10 +39,11 @@ async def send_message_to_user(
         raise ToolFailed(f"there is no user {user_id!r}; look them up with search_users first")
     if recipient.user_id == ctx.deps.user_id:
         raise ToolFailed("that is the current user; a message to themselves is not needed")
-    if backends.notifier is None:
+    writer = ctx.deps.relay_writer
+    if writer is None:
         raise ToolFailed("relaying messages is not available on this server")
     sender = await backends.users.get_profile(ctx.deps.user_id)
-    text = await backends.notifier.send(
+    text = await writer.send(
         sender_id=ctx.deps.user_id,
         sender_name=sender.name if sender else ctx.deps.user_id,
         recipient=recipient,

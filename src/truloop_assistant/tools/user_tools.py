@@ -8,8 +8,8 @@ from typing import Annotated, TypeVar
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
-from ..agent.deps import AgentDeps
 from ..backends.users import SearchField, UserDirectoryError, UserProfile, unknown_user_ids
+from .deps import AgentDeps
 from .validation import id_list, int_in_range, non_blank
 
 user_toolset: FunctionToolset[AgentDeps] = FunctionToolset()

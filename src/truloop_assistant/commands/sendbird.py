@@ -5,6 +5,7 @@ Synchronous on purpose: it runs once from a terminal and uses the (synchronous) 
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from dataclasses import dataclass
@@ -12,9 +13,9 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .config import ConfigError
+from ..config import ConfigError, SendbirdSettings
+from ..errors import validation_problems
 
 WEBHOOK_PATH = "/api/v1/webhooks/sendbird"
 WEBHOOK_CATEGORIES = ("group_channel:message_send",)
@@ -24,39 +25,14 @@ _USER_NOT_FOUND = 400201
 _INVALID_TOKEN_CODES = {400401, 400402}
 
 
-class AdminSettings(BaseSettings):
-    """Only the Sendbird settings: the admin command needs no Redis or JWT configuration."""
-
-    model_config = SettingsConfigDict(env_prefix="TRULOOP_", env_file=".env", extra="ignore")
-
-    sendbird_app_id: str | None = None
-    sendbird_api_token: str | None = None
-    sendbird_api_url: str | None = None
-    sendbird_bot_user_id: str = "truloop-assistant"
-
-    @property
-    def sendbird_base_url(self) -> str:
-        """The Platform API base URL: the override, else the application's own host."""
-        if self.sendbird_api_url:
-            return self.sendbird_api_url.rstrip("/")
-        return f"https://api-{self.sendbird_app_id}.sendbird.com"
-
-
-def load_admin_settings(**overrides: Any) -> AdminSettings:
+def load_admin_settings(**overrides: Any) -> SendbirdSettings:
     """Read the Sendbird settings; a missing app id or token is a :class:`ConfigError` naming it."""
     try:
-        settings = AdminSettings(**overrides)
+        settings = SendbirdSettings(**overrides)
     except ValidationError as exc:
-        raise ConfigError(f"invalid Sendbird settings: {exc}") from None
-    missing = [
-        name
-        for name, value in (
-            ("TRULOOP_SENDBIRD_APP_ID", settings.sendbird_app_id),
-            ("TRULOOP_SENDBIRD_API_TOKEN", settings.sendbird_api_token),
-        )
-        if not value
-    ]
-    if missing:
+        problems = "; ".join(validation_problems(exc.errors(), where=lambda loc: f"TRULOOP_{loc.upper()}"))
+        raise ConfigError(f"invalid Sendbird settings: {problems}") from None
+    if missing := settings.missing_sendbird():
         raise ConfigError(
             f"{' and '.join(missing)} must be set for `sendbird setup`: the application id and the "
             "master API token are in the Sendbird dashboard under Settings > Application > General"
@@ -113,7 +89,7 @@ def webhook_url(public_url: str) -> str:
 
 
 def setup_sendbird(
-    settings: AdminSettings,
+    settings: SendbirdSettings,
     *,
     public_url: str,
     nickname: str = DEFAULT_NICKNAME,
@@ -180,6 +156,23 @@ def setup_sendbird(
     )
 
 
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``sendbird setup --public-url URL [--nickname N] [--profile-url U]``."""
+    sendbird = subparsers.add_parser("sendbird", help="Sendbird administration")
+    sendbird_sub = sendbird.add_subparsers(dest="sendbird_command", required=True)
+    setup = sendbird_sub.add_parser("setup", help="create or update the bot user; print the webhook settings")
+    setup.add_argument(
+        "--public-url", required=True, help="public base URL, e.g. https://assistant.example.com"
+    )
+    setup.add_argument("--nickname", default=DEFAULT_NICKNAME, help="the bot's nickname (default: Truloop)")
+    setup.add_argument("--profile-url", default=None, help="the bot's profile image URL")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run a ``sendbird`` subcommand (only ``setup``)."""
+    return run_setup(public_url=args.public_url, nickname=args.nickname, profile_url=args.profile_url)
+
+
 def run_setup(*, public_url: str, nickname: str = DEFAULT_NICKNAME, profile_url: str | None = None) -> int:
     """The command: print the report and return 0, or print the reason and return 1."""
     settings = load_admin_settings()
@@ -206,7 +199,7 @@ def _error_code(exc: Any) -> int | None:
     return code if isinstance(code, int) else None
 
 
-def _explain(exc: Any, settings: AdminSettings) -> str:
+def _explain(exc: Any, settings: SendbirdSettings) -> str:
     status = getattr(exc, "status", None) or 0
     body = _error_body(exc)
     message = str(body.get("message") or getattr(exc, "reason", None) or "no details").strip()

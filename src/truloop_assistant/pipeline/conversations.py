@@ -7,8 +7,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 
-from .agent.runner import InboundMessage, TurnRunner
-from .store.inbox import Inbox, InboxEvent
+from ..agent.runner import TurnRunner
+from ..channels.base import InboundMessage
+from ..store.inbox import EVENT, Inbox, MessageEvent, ResumeEvent
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ class ConversationDrainer:
                     if await self.inbox.release_if_empty(channel_url, owner):
                         return
                     continue
-                event = InboxEvent.model_validate_json(raw)
+                event = EVENT.validate_json(raw)
                 if await self.inbox.attempt(channel_url, event.eid) > MAX_EVENT_ATTEMPTS:
                     log.error(
                         "dropping event %s of %s after %d attempts",
@@ -59,20 +60,15 @@ class ConversationDrainer:
             with suppress(asyncio.CancelledError):
                 await keeper
 
-    async def _run(self, channel_url: str, event: InboxEvent) -> None:
-        if event.kind == "resume":
-            assert event.turn_id is not None
-            await self.runner.resume(channel_url, event.turn_id)
-        else:
-            assert event.message_id is not None and event.user_id is not None and event.text is not None
-            await self.runner.handle_message(
-                InboundMessage(
-                    message_id=event.message_id,
-                    channel_url=channel_url,
-                    user_id=event.user_id,
-                    text=event.text,
+    async def _run(self, channel_url: str, event: MessageEvent | ResumeEvent) -> None:
+        match event:
+            case ResumeEvent(turn_id=turn_id):
+                await self.runner.resume(channel_url, turn_id)
+            case MessageEvent(message_id=message_id, user_id=user_id, text=text):
+                message = InboundMessage(
+                    message_id=message_id, channel_url=channel_url, user_id=user_id, text=text
                 )
-            )
+                await self.runner.handle_message(message)
 
     async def _keep_claim(
         self, channel_url: str, owner: str, lost: asyncio.Event, touch: Callable[[], Awaitable[None]] | None

@@ -3,33 +3,53 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
+
+from pydantic_ai import ToolFailed
 
 if TYPE_CHECKING:
     from ..backends import Backends
+    from ..backends.users import UserProfile
 
 
-def _utcnow() -> datetime:
+def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class RelayWriter(Protocol):
+    """Writes a message on a user's behalf and delivers it to another user (the relay tool's port)."""
+
+    async def send(
+        self,
+        *,
+        sender_id: str,
+        sender_name: str,
+        recipient: UserProfile,
+        request: str,
+        dedup_id: str,
+        deps: AgentDeps,
+    ) -> str:
+        """Deliver the message; return its text exactly as delivered."""
+        ...
 
 
 @dataclass
 class AgentDeps:
     user_id: str
     channel_url: str
-    timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("Asia/Seoul"))
-    clock: Callable[[], datetime] = _utcnow
+    timezone: ZoneInfo
+    clock: Callable[[], datetime] = utcnow
     backends: Backends | None = None
     """Set by the server; tools that need a backend fail clearly without one."""
+    relay_writer: RelayWriter | None = None
+    """Writes and delivers relayed messages (it needs the model, so the server sets it)."""
 
     def require_backends(self) -> Backends:
         """The backends, or a failed tool result the model can explain when the server has none."""
         if self.backends is None:
-            from pydantic_ai import ToolFailed
-
             raise ToolFailed("this tool is not available here (no backends are configured)")
         return self.backends
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-from .agent.runner import InboundMessage
-from .errors import ServiceUnavailable
+from ..channels.base import InboundMessage
+from ..errors import ServiceUnavailable
+from ..store.inbox import Inbox, MessageEvent, PushStatus, ResumeEvent
 from .queue import TurnQueue
-from .store.inbox import Inbox, InboxEvent, PushStatus
 
 log = logging.getLogger(__name__)
 
@@ -19,9 +19,7 @@ class Intake:
         self.queue = queue
 
     async def message(self, message: InboundMessage) -> Literal["queued", "duplicate", "dropped"]:
-        event = InboxEvent(
-            kind="message", message_id=message.message_id, user_id=message.user_id, text=message.text
-        )
+        event = MessageEvent(message_id=message.message_id, user_id=message.user_id, text=message.text)
         status = await self._push(message.channel_url, event, dedup_id=message.message_id)
         if status == "full":
             log.warning(
@@ -33,9 +31,11 @@ class Intake:
         return "duplicate" if status == "duplicate" else "queued"
 
     async def resume(self, channel_url: str, turn_id: str) -> None:
-        await self._push(channel_url, InboxEvent(kind="resume", turn_id=turn_id), dedup_id=None)
+        await self._push(channel_url, ResumeEvent(turn_id=turn_id), dedup_id=None)
 
-    async def _push(self, channel_url: str, event: InboxEvent, *, dedup_id: str | None) -> PushStatus:
+    async def _push(
+        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None
+    ) -> PushStatus:
         status, owner = await self.inbox.push(channel_url, event, dedup_id=dedup_id)
         if owner is not None:
             try:

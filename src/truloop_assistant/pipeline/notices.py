@@ -8,25 +8,13 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from .agent.runner import InboundMessage, language_of
-from .channels.base import Channel
-from .store import keys
+from ..channels.base import Channel, InboundMessage
+from ..i18n import language_of, texts
+from ..store import keys
 
 log = logging.getLogger(__name__)
 
-_TEXTS = {
-    "rate_limited": {
-        "ko": (
-            "요청 한도를 초과했습니다. 메시지를 너무 빠르게 보내고 있어요: "
-            "{window_s}초 뒤에 다시 보내 주세요."
-        ),
-        "en": "You're sending messages too fast (rate limit reached). Please try again in {window_s} s.",
-    },
-    "too_long": {
-        "ko": "메시지가 너무 길어요 ({length}자). {limit}자 이내로 나눠서 보내 주세요.",
-        "en": "Your message is too long ({length} characters). Please keep it under {limit} characters.",
-    },
-}
+_TEXTS = {"rate_limited": texts.SENDING_TOO_FAST, "too_long": texts.MESSAGE_TOO_LONG}
 
 
 class Notices:
@@ -44,7 +32,7 @@ class Notices:
             key = keys.rate_limit_notice(keys.conversation_tag(message.channel_url), message.user_id)
             if not await self.redis.set(key, b"1", nx=True, ex=int(values.get("window_s", 60))):
                 return
-        text = _TEXTS[kind][language_of(message.text)].format(**values)
+        text = _TEXTS[kind](language_of(message.text), **values)
         task = asyncio.create_task(self._deliver(message, text, kind))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

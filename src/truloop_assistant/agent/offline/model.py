@@ -1,7 +1,7 @@
 """A deterministic, rule-based model for keyless development (``TRULOOP_MODEL=offline``).
 
-It picks tools from a few Korean and English intents (``offline_intents``) and words its answers
-from the tool results (``offline_phrasing``), so the dev server shows real flows without an LLM.
+It picks tools from a few Korean and English intents (``intents``) and words its answers
+from the tool results (``phrasing``), so the dev server shows real flows without an LLM.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from .offline_intents import choose
-from .offline_phrasing import describe
+from .intents import choose
+from .phrasing import describe
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 

@@ -10,8 +10,8 @@ import asyncio
 import logging
 import time
 
+from ..store.turns import TurnStore
 from .intake import Intake
-from .store.turns import TurnStore
 
 log = logging.getLogger(__name__)
 

@@ -10,16 +10,21 @@ from pydantic_ai import DeferredToolRequests, UsageLimits
 
 from ..channels.base import Channel
 from ..channels.relay import Relay
+from ..tools.deps import AgentDeps
 
 if TYPE_CHECKING:
-    from ..agent.agents import MemberAgent
-    from ..agent.deps import AgentDeps
-    from .users import UserProfile
+    from ..backends.users import UserProfile
+    from .agents import MemberAgent
 
 log = logging.getLogger(__name__)
 
+COMPOSE_REQUEST_LIMIT = 4
+"""Model requests the writer may make for one message (it may look something up first)."""
+
 
 class Notifier:
+    """The :class:`~truloop_assistant.tools.deps.RelayWriter` the server gives the relay tool."""
+
     def __init__(self, *, agent: MemberAgent, relay: Relay, channel: Channel) -> None:
         self.agent = agent
         self.relay = relay
@@ -48,7 +53,9 @@ class Notifier:
         prompt = (
             f"From: {sender_name}\nTo: {recipient.name or recipient.user_id}\nWhat to tell them: {request}"
         )
-        result = await self.agent.run(prompt, deps=replace(deps), usage_limits=UsageLimits(request_limit=4))
+        result = await self.agent.run(
+            prompt, deps=replace(deps), usage_limits=UsageLimits(request_limit=COMPOSE_REQUEST_LIMIT)
+        )
         if isinstance(result.output, DeferredToolRequests):
             # The writer cannot wait for anyone's phone: fall back to the request itself.
             return f"{sender_name}: {request}"

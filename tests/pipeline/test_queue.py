@@ -7,7 +7,7 @@ from typing import Any
 from saq import Status
 from saq.utils import now
 
-from truloop_assistant.queue import TruloopQueue, make_queue
+from truloop_assistant.pipeline.queue import TruloopQueue, make_queue
 
 
 async def sweep(queue: TruloopQueue) -> list[str]:

@@ -1,0 +1,71 @@
+"""The calls of a paused step: the ids the device sees, and the calls the server fails itself."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+
+from pydantic_ai import DeferredToolRequests
+
+from ..deferred.approvals import CONFIRM_METHOD
+from ..deferred.handlers import HANDLERS
+from ..store.answers import ServerFailure
+from ..store.turns import CallRef
+
+
+def new_call_id() -> str:
+    """A JSON-RPC id: unique across conversations and not guessable."""
+    return "call_" + secrets.token_hex(16)
+
+
+def call_refs(requests: DeferredToolRequests) -> list[CallRef]:
+    """One device call per deferred call and per approval, each with a fresh JSON-RPC id."""
+    calls = [
+        CallRef(
+            call_id=new_call_id(),
+            tool_call_id=part.tool_call_id,
+            bucket="call",
+            tool_name=part.tool_name,
+            method=HANDLERS[part.tool_name].method,
+        )
+        for part in requests.calls
+    ]
+    approvals = [
+        CallRef(
+            call_id=new_call_id(),
+            tool_call_id=part.tool_call_id,
+            bucket="approval",
+            tool_name=part.tool_name,
+            method=CONFIRM_METHOD,
+        )
+        for part in requests.approvals
+    ]
+    return calls + approvals
+
+
+def failed_locally(
+    refs: list[CallRef], failures: Mapping[str, int], *, max_calls: int, max_failures: int
+) -> dict[str, ServerFailure]:
+    """Device calls the server fails instead of sending: over the step's limit, or failing again and again.
+
+    ``failures`` is the conversation's count of consecutive device failures per tool.
+    """
+    answers: dict[str, ServerFailure] = {}
+    sent = 0
+    for ref in refs:
+        if ref.bucket != "call":
+            continue
+        if (count := failures.get(ref.tool_name, 0)) >= max_failures:
+            answers[ref.call_id] = ServerFailure(
+                failed=f"{ref.tool_name} failed {count} times in a row on the user's device, "
+                "so it was not sent again. Do not call it again now; tell the user what went wrong "
+                "and what to do."
+            )
+        elif sent >= max_calls:
+            answers[ref.call_id] = ServerFailure(
+                failed=f"Too many device calls in one step (at most {max_calls}); this one "
+                "was not sent. Ask for less at once."
+            )
+        else:
+            sent += 1
+    return answers

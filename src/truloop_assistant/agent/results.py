@@ -1,0 +1,81 @@
+"""A paused run's results, built only from the calls the server stored and the answers it recorded.
+
+A client cannot move an answer between buckets (call vs approval) or answer a call the server did
+not issue: the results are keyed by the stored calls, never by anything the device sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied, ToolFailed
+
+from ..deferred.handlers import HANDLERS, error_to_failure
+from ..protocol.methods import ConfirmResult
+from ..store.answers import DeviceError, DeviceResult, ServerFailure
+from ..store.turns import CallRef, PausedTurn
+
+REQUESTS: TypeAdapter[DeferredToolRequests] = TypeAdapter(DeferredToolRequests)
+
+SUPERSEDED_TEXT = (
+    "Superseded: the user sent a new message before their device answered, so this call was "
+    "cancelled and did not run. Answer the new message; do not assume this call's result."
+)
+EXPIRED_TEXT = (
+    "Expired: the user's device did not answer in time, so this call did not run. Tell the user and "
+    "suggest trying again (for example with the app open)."
+)
+
+Answer = DeviceResult | DeviceError | ServerFailure
+
+
+def deferred_results(paused: PausedTurn, answers: dict[str, Answer], *, missing: str) -> DeferredToolResults:
+    """The results to resume ``paused`` with; calls without an answer fail with ``missing``."""
+    requests = REQUESTS.validate_json(paused.requests)
+    calls: dict[str, Any] = {}
+    approvals: dict[str, Any] = {}
+    for ref in paused.calls:
+        answer = answers.get(ref.call_id)
+        if ref.bucket == "approval":
+            approvals[ref.tool_call_id] = _approval_value(answer) if answer else ToolDenied(missing)
+        else:
+            calls[ref.tool_call_id] = _call_value(ref, answer) if answer else ToolFailed(missing)
+    return requests.build_results(calls=calls, approvals=approvals)
+
+
+def device_outcomes(paused: PausedTurn, answers: dict[str, Answer]) -> dict[str, bool]:
+    """Per tool, whether the device succeeded (failures the server recorded itself do not count)."""
+    outcomes: dict[str, bool] = {}
+    for ref in paused.sent_calls:
+        answer = answers.get(ref.call_id)
+        if ref.bucket == "call" and isinstance(answer, DeviceResult | DeviceError):
+            ok = isinstance(answer, DeviceResult)
+            outcomes[ref.tool_name] = outcomes.get(ref.tool_name, True) and ok
+    return outcomes
+
+
+def _call_value(ref: CallRef, answer: Answer) -> Any:
+    match answer:
+        case ServerFailure(failed=reason):
+            return ToolFailed(reason)
+        case DeviceError(error=error):
+            return error_to_failure(error)
+        case DeviceResult(result=result):
+            handler = HANDLERS[ref.tool_name]
+            try:
+                return handler.transform_result(handler.validate_result(result))
+            except ValidationError:  # checked at the edge already; stay safe if the schema changed since
+                return ToolFailed(f"the device sent a result {ref.method} does not accept")
+
+
+def _approval_value(answer: Answer) -> bool | ToolDenied:
+    match answer:
+        case DeviceError(error=error):
+            return ToolDenied(f"The user did not confirm: {error_to_failure(error).message}")
+        case DeviceResult(result=result) if ConfirmResult.model_validate(result).confirmed:
+            return True
+        case DeviceResult():
+            return ToolDenied("The user declined in the confirmation dialog; the action was not performed.")
+        case ServerFailure(failed=reason):
+            return ToolDenied(reason)

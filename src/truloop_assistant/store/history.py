@@ -1,0 +1,49 @@
+"""A conversation's history: what the model sees of earlier turns, bounded by count and by size."""
+
+from __future__ import annotations
+
+from pydantic_ai import ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
+from redis.asyncio import Redis
+
+from . import keys
+
+
+class History:
+    """Reads a conversation's history; :meth:`TurnStore.finish` writes it, with the turn it closes."""
+
+    def __init__(self, redis: Redis, *, max_messages: int) -> None:
+        self.redis = redis
+        self.max_messages = max_messages
+
+    async def load(self, channel_url: str) -> list[ModelMessage]:
+        raw = await self.redis.get(keys.history(keys.conversation_tag(channel_url)))
+        return ModelMessagesTypeAdapter.validate_json(raw) if raw else []
+
+    def encode(self, messages: list[ModelMessage]) -> bytes:
+        """The history as stored: at most ``max_messages``, and at most ``HISTORY_MAX_BYTES``."""
+        kept = trim_history(messages, self.max_messages)
+        value = ModelMessagesTypeAdapter.dump_json(kept)
+        while len(value) > keys.HISTORY_MAX_BYTES and len(kept) > 1:
+            shorter = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
+            if len(shorter) == len(kept):
+                # One turn alone is too big (large tool results): keep its question and final answer.
+                shorter = [kept[0], kept[-1]] if len(kept) > 2 else kept[-1:]
+            kept = shorter
+            value = ModelMessagesTypeAdapter.dump_json(kept)
+        return value
+
+
+def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelMessage]:
+    """Keep at most ``max_messages``, cutting only where a user prompt starts a turn."""
+    if len(messages) <= max_messages:
+        return messages
+    starts = [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)
+    ]
+    for i in starts:
+        if len(messages) - i <= max_messages:
+            return messages[i:]
+    return messages[starts[-1] :] if starts else messages[-max_messages:]
