@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 
 from truloop_assistant.auth import issue_token
 from truloop_assistant.config import Settings, load_settings
+from truloop_assistant.store import keys
 
 if TYPE_CHECKING:
     from tests.fakes.sendbird import FakeSendbird, SentMessage
@@ -106,6 +107,10 @@ class Harness:
     redis: Redis
     _message_ids: Iterator[int]
 
+    async def idle(self, timeout: float = 10.0) -> None:
+        """Wait until nothing is queued, running or waiting in any inbox (see :func:`idle`)."""
+        await idle(self.redis, queue=self.settings.queue_name, timeout=timeout)
+
     async def user_says(
         self, text: str, *, user: str = "jeff", channel: str = "ch-1", message_id: int | None = None
     ) -> httpx.Response:
@@ -178,3 +183,31 @@ def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settin
     }
     values.update(overrides)
     return load_settings(**values)
+
+
+async def busy(redis: Redis, *, queue: str) -> list[str]:
+    """What the server still has to do: queued, running or retrying jobs, and events in inboxes."""
+    found = []
+    # saq keeps every job that has not finished (queued, running, waiting to be retried) here.
+    if count := await redis.zcard(f"saq:{queue}:incomplete"):
+        found.append(f"{count} unfinished job(s)")
+    async for key in redis.scan_iter(match=f"{keys.PREFIX}:{{c:*}}:inbox", count=1000):
+        if count := await redis.llen(key):
+            found.append(f"{count} event(s) in {key.decode()}")
+    async for key in redis.scan_iter(match=f"{keys.PREFIX}:{{c:*}}:owner", count=1000):
+        found.append(f"a drain owns {key.decode()}")
+    return found
+
+
+async def idle(redis: Redis, *, queue: str, timeout: float = 10.0) -> None:
+    """Wait until the server is idle: every turn it was given has run to its end (answer or pause).
+
+    After this a test can assert that something did *not* happen (a second answer, a resume that
+    must not run) without sleeping and hoping: anything still to come would be in Redis now.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while pending := await busy(redis, queue=queue):
+        if loop.time() > deadline:
+            raise AssertionError(f"the server is still busy after {timeout:g} s: {'; '.join(pending)}")
+        await asyncio.sleep(0.02)

@@ -81,7 +81,7 @@ async def test_a_sendbird_outage_longer_than_the_send_retries_still_delivers_one
         await h.user_says("hi")
         [reply] = await h.replies(1, timeout=30)
         assert reply.text == "hello through the outage"
-        await asyncio.sleep(0.5)
+        await h.idle()
         assert len(h.sendbird.messages) == 1
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from tests.fakes.llm import FakeLLM
-from tests.support import API_TOKEN, JWT_SECRET, serve, sign, webhook_payload
+from tests.support import API_TOKEN, JWT_SECRET, idle, serve, sign, webhook_payload
 from truloop_assistant.app import create_app
 from truloop_assistant.config import load_settings
 from truloop_assistant.embedded_redis import free_port
@@ -71,7 +71,7 @@ async def test_sigkilled_worker_mid_turn_still_gives_exactly_one_answer(
 
             [answer] = await sendbird.wait_count(1, "crash-1", timeout=45)
             assert answer.text == "answer to: hello after a crash"
-            await asyncio.sleep(1.5)
+            await idle(redis, queue="crash", timeout=30)
             assert len(sendbird.messages) == 1
             assert len(llm.requests) == 2  # the dead worker's attempt and the one that answered
     finally:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from limits import RateLimitItem, parse
 from limits.aio.storage import RedisStorage
 from limits.aio.strategies import MovingWindowRateLimiter
+from redis.asyncio import Redis
 
 from .config import Settings
 from .store import keys
@@ -40,13 +42,18 @@ class RateDecision:
 class RateLimiter:
     """Counts requests per user and scope; admins (JWT ``role: admin``) get the admin limit."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, redis: Redis) -> None:
         self.user: RateLimitItem = parse(settings.rate_limit_user)
         self.admin: RateLimitItem = parse(settings.rate_limit_admin)
         url = settings.redis_url.replace("redis://", "async+redis://", 1).replace(
             "rediss://", "async+rediss://", 1
         )
-        self._storage = RedisStorage(url, implementation="redispy", key_prefix=keys.RATE_LIMIT_PREFIX)
+        # On the server's own connection pool: nothing more to open or close. (``limits`` types
+        # its client options as scalars, but hands them to redis-py's client as they are.)
+        shared: dict[str, Any] = {"connection_pool": redis.connection_pool}
+        self._storage = RedisStorage(
+            url, implementation="redispy", key_prefix=keys.RATE_LIMIT_PREFIX, **shared
+        )
         self._limiter = MovingWindowRateLimiter(self._storage)
 
     async def hit(self, user_id: str, *, scope: str, admin: bool = False) -> RateDecision:

@@ -91,7 +91,7 @@ class Services:
             inbox=inbox,
             intake=Intake(inbox, queue),
             auth=TokenVerifier(settings),
-            limiter=RateLimiter(settings),
+            limiter=RateLimiter(settings, redis),
             notices=notices,
             _stack=stack,
         )

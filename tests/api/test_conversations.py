@@ -67,7 +67,7 @@ async def test_forty_conversations_at_once_are_each_answered_exactly_once(start_
         )
         assert all(r.json() == {"status": "queued"} for r in responses)
         await h.sendbird.wait_for(lambda msgs: len(msgs) >= 40)
-        await asyncio.sleep(0.5)  # room for any duplicate to show up
+        await h.idle()  # any duplicate would have run by now
         by_channel: dict[str, list[str]] = defaultdict(list)
         for m in h.sendbird.messages:
             by_channel[m.channel_url].append(m.text)
@@ -83,7 +83,7 @@ async def test_sendbird_429_then_200_shows_one_message(start_server: Any) -> Non
         [reply] = await h.replies(1, channel="x")
         assert reply.text == "echo x:hello"
         assert h.sendbird.requests == 4
-        await asyncio.sleep(0.3)
+        await h.idle()
         assert len(h.sendbird.messages) == 1
 
 
@@ -120,7 +120,7 @@ async def test_a_new_message_supersedes_pending_calls(start_server: Any) -> None
 
         r = await h.answer(rpc["id"], result={"events": []})  # the phone answers late
         assert r.status_code == 410 and r.json()["error"]["code"] == "call_superseded"
-        await asyncio.sleep(0.3)
+        await h.idle()
         assert len(await h.replies(1)) == 1  # nothing resumed
 
         # The conversation carries on with the whole story in its history.

@@ -73,7 +73,7 @@ async def test_webhook_turns_over_the_limit_are_dropped_and_the_user_told_once(s
             "ignored",
         ]
         await h.sendbird.wait_for(lambda msgs: len(msgs) >= 3)
-        await asyncio.sleep(0.3)
+        await h.idle()
         texts = sorted(m.text for m in h.sendbird.messages)
         assert texts.count("ok") == 2
         [notice] = [t for t in texts if t != "ok"]
@@ -157,7 +157,7 @@ async def test_a_step_sends_at_most_the_call_limit_to_the_device(start_server: A
     async with start_server(model=calendar_model(calls=5), max_calls_per_turn=3) as h:
         await h.user_says("all the calendars")
         rpcs = await h.rpc_requests(3)
-        await asyncio.sleep(0.3)
+        await h.idle()
         assert len([m for m in h.sendbird.messages if m.is_rpc]) == 3
         for rpc in rpcs:
             await h.answer(rpc["id"], result={"events": []})

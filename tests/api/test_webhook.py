@@ -71,7 +71,7 @@ async def test_events_the_assistant_does_not_answer_are_ignored(start_server: An
         for payload in (bot, rpc_echo, file_msg, other):
             r = await h.post_webhook(payload)
             assert r.status_code == 200 and r.json() == {"status": "ignored"}
-        await asyncio.sleep(0.3)
+        await h.idle()
         assert prompts == [] and h.sendbird.messages == []
 
 
@@ -83,7 +83,7 @@ async def test_duplicate_deliveries_are_queued_once(start_server: Any) -> None:
         assert first.json() == {"status": "queued"}
         assert [r.json() for r in again] == [{"status": "duplicate"}] * 5
         await h.replies(1)
-        await asyncio.sleep(0.3)
+        await h.idle()
         assert prompts == ["once"] and len(h.sendbird.messages) == 1
 
 

@@ -55,3 +55,19 @@ def content(answer: str) -> Any:
     outcome, _, body = answer.partition(": ")
     assert outcome == "success", answer
     return json.loads(body)
+
+
+def retried(answer: str) -> dict[str, str]:
+    """What the model was told to fix, from the answer of a retried call: argument -> message.
+
+    Arguments that broke their own limits are named by their path (``available_dates.0`` for an
+    item); a check in the tool's body (several arguments, or stored data) is under ``""``.
+    """
+    outcome, _, body = answer.partition(": ")
+    assert outcome == "retried", answer
+    try:
+        errors = json.loads(body)
+    except ValueError:
+        return {"": body}
+    assert isinstance(errors, list), answer
+    return {".".join(str(p) for p in error["loc"]): error["msg"] for error in errors}

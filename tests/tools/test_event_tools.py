@@ -8,7 +8,7 @@ import pytest
 from pydantic_ai import models
 from redis.asyncio import Redis
 
-from tests.tools.support import content, fixed, run_tool
+from tests.tools.support import content, fixed, retried, run_tool
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
@@ -72,33 +72,88 @@ async def test_unknown_invitee_is_rejected_by_name_and_nothing_is_created(backen
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "field", "message"),
     [
         (
             {"availability_deadline": "2026-12-02T12:30:00+09:00"},
-            "availability_deadline 2026-12-02T12:30:00+09:00 is after",
+            "",
+            "availability_deadline 2026-12-02T12:30:00+09:00 is after the event starts",
         ),
-        ({"availability_deadline": "2026-12-01"}, "has no UTC offset"),
+        (
+            {"availability_deadline": "2026-12-01"},
+            "availability_deadline",
+            "'2026-12-01' has no UTC offset; add the user's offset, e.g. 2026-12-01T00:00:00+09:00",
+        ),
         (
             {"end_time": "2026-12-02T11:00:00+09:00"},
-            "end_time 2026-12-02T11:00:00+09:00 is not after start_time",
+            "",
+            "end_time 2026-12-02T11:00:00+09:00 is not after start_time 2026-12-02T12:00:00+09:00",
         ),
-        ({"start_time": "2026-12-02T12:00:00"}, "start_time='2026-12-02T12:00:00' has no UTC offset"),
-        ({"start_time": "next tuesday"}, "is not an ISO 8601 date-time"),
-        ({"title": " "}, "title must not be empty"),
+        (
+            {"start_time": "2026-12-02T12:00:00"},
+            "start_time",
+            "'2026-12-02T12:00:00' has no UTC offset; add the user's offset, e.g. 2026-12-02T12:00:00+09:00",
+        ),
+        ({"start_time": "next tuesday"}, "start_time", "is not an ISO 8601 date-time; use e.g. 2026-"),
+        ({"start_time": 1764644400}, "start_time", "give an ISO 8601 date-time string with a UTC offset"),
+        ({"title": " "}, "title", "String should have at least 1 character"),
+        ({"title": "x" * 201}, "title", "String should have at most 200 characters"),
+        ({"location": "x" * 301}, "location", "String should have at most 300 characters"),
+        (
+            {"invitee_user_ids": ["mina", " "]},
+            "invitee_user_ids.1",
+            "String should have at least 1 character",
+        ),
+        (
+            {"invitee_user_ids": [f"user{i}" for i in range(101)]},
+            "invitee_user_ids",
+            "List should have at most 100 items",
+        ),
     ],
 )
 async def test_bad_event_arguments_ask_for_a_fix(
-    backends: Backends, args: dict[str, Any], message: str
+    backends: Backends, args: dict[str, Any], field: str, message: str
 ) -> None:
-    answer = await ask(backends, "create_event", **{**LUNCH, **args})
-    assert answer.startswith("retried: ") and message in answer
+    problems = retried(await ask(backends, "create_event", **{**LUNCH, **args}))
+    assert list(problems) == [field] and message in problems[field]
     assert await listed(backends) == []
 
 
+async def test_times_are_stored_as_iso_8601_with_their_offset(backends: Backends) -> None:
+    event = await create(
+        backends,
+        start_time=" 2026-12-02T03:00Z ",
+        end_time="2026-12-02T13:00:00.5+09:00",
+        availability_deadline="2026-12-01T18:00+09:00",
+    )
+    assert (event["start_time"], event["end_time"], event["availability_deadline"]) == (
+        "2026-12-02T03:00:00+00:00",
+        "2026-12-02T13:00:00.500000+09:00",
+        "2026-12-01T18:00:00+09:00",
+    )
+    [stored] = await listed(backends)
+    assert stored == event
+
+
+async def test_blank_optional_text_means_none(backends: Backends) -> None:
+    event = await create(backends, location="  ", description="", availability_deadline=" ", title=" 점심 ")
+    assert (event["title"], event["location"], event["description"], event["availability_deadline"]) == (
+        "점심",
+        None,
+        None,
+        None,
+    )
+
+
 async def test_get_events_checks_its_range(backends: Backends) -> None:
-    answer = await ask(backends, "get_events", start_date=WEEK["end_date"], end_date=WEEK["start_date"])
-    assert answer.startswith("retried: ") and "swap them" in answer
+    swapped = await ask(backends, "get_events", start_date=WEEK["end_date"], end_date=WEEK["start_date"])
+    assert "swap them" in retried(swapped)[""]
+    too_long = await ask(
+        backends, "get_events", start_date=WEEK["start_date"], end_date="2028-01-01T00:00:00+09:00"
+    )
+    assert "longer than 366 days" in retried(too_long)[""]
+    naive = await ask(backends, "get_events", start_date="2026-11-30", end_date=WEEK["end_date"])
+    assert "has no UTC offset" in retried(naive)["start_date"]
 
 
 async def test_invite_adds_a_person_once(backends: Backends) -> None:
@@ -162,14 +217,14 @@ async def test_update_keeps_the_deadline_before_the_start(backends: Backends) ->
     event = await create(backends, availability_deadline="2026-12-01T18:00:00+09:00")
     earlier = {"start_time": "2026-12-01T12:00:00+09:00", "end_time": "2026-12-01T13:00:00+09:00"}
     answer = await ask(backends, "update_event", event_id=event["event_id"], **earlier)
-    assert answer.startswith("retried: ") and "also give an availability_deadline" in answer
+    assert "also give an availability_deadline on or before the new start" in retried(answer)[""]
     late = await ask(
         backends,
         "update_event",
         event_id=event["event_id"],
         availability_deadline="2026-12-05T00:00:00+09:00",
     )
-    assert late.startswith("retried: ") and "is after the event starts" in late
+    assert "availability_deadline 2026-12-05T00:00:00+09:00 is after the event starts" in retried(late)[""]
     moved = content(
         await ask(
             backends,
@@ -186,4 +241,68 @@ async def test_update_keeps_the_deadline_before_the_start(backends: Backends) ->
 async def test_update_without_changes_asks_for_one(backends: Backends) -> None:
     event = await create(backends)
     answer = await ask(backends, "update_event", event_id=event["event_id"])
-    assert answer.startswith("retried: ") and "give at least one field" in answer
+    assert "give at least one field" in retried(answer)[""]
+
+
+async def test_update_with_an_empty_string_removes_and_without_the_field_keeps(backends: Backends) -> None:
+    event = await create(
+        backends,
+        location="판교",
+        description="메뉴는 당일에",
+        availability_deadline="2026-12-01T18:00:00+09:00",
+    )
+    kept = content(await ask(backends, "update_event", event_id=event["event_id"], title="디자인 점심 2"))
+    assert (kept["location"], kept["description"], kept["availability_deadline"]) == (
+        "판교",
+        "메뉴는 당일에",
+        "2026-12-01T18:00:00+09:00",
+    )
+    removed = content(
+        await ask(
+            backends,
+            "update_event",
+            event_id=event["event_id"],
+            location="",
+            description=" ",
+            availability_deadline="",
+        )
+    )
+    assert (removed["location"], removed["description"], removed["availability_deadline"]) == (
+        None,
+        None,
+        None,
+    )
+    assert removed["title"] == "디자인 점심 2"
+
+
+async def test_update_moving_only_the_end_keeps_the_start(backends: Backends) -> None:
+    event = await create(backends)
+    updated = content(
+        await ask(backends, "update_event", event_id=event["event_id"], end_time="2026-12-02T14:00:00+09:00")
+    )
+    assert (updated["start_time"], updated["end_time"]) == (LUNCH["start_time"], "2026-12-02T14:00:00+09:00")
+    before = await ask(
+        backends, "update_event", event_id=event["event_id"], end_time="2026-12-02T11:00:00+09:00"
+    )
+    assert "end_time 2026-12-02T11:00:00+09:00 is not after start_time" in retried(before)[""]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "field", "message"),
+    [
+        ("update_event", {"event_id": "lunch", "title": "x"}, "event_id", "should match pattern '^evt_"),
+        ("update_event", {"title": ""}, "title", "at least 1 character"),
+        ("update_event", {"start_time": "2026-12-03 12:00"}, "start_time", "has no UTC offset"),
+        ("update_event", {"availability_deadline": "tomorrow"}, "availability_deadline", "not an ISO 8601"),
+        ("invite_to_event", {"user_ids": []}, "user_ids", "should have at least 1 item"),
+        ("invite_to_event", {"user_ids": ["jeff"]}, "", "give the ids of other people to invite"),
+    ],
+)
+async def test_bad_change_arguments_ask_for_a_fix(
+    backends: Backends, tool: str, args: dict[str, Any], field: str, message: str
+) -> None:
+    event = await create(backends, invitee_user_ids=["mina"])
+    problems = retried(await ask(backends, tool, **{"event_id": event["event_id"], **args}))
+    assert list(problems) == [field] and message in problems[field]
+    [stored] = await listed(backends)
+    assert stored == event

@@ -8,7 +8,7 @@ import pytest
 from pydantic_ai import models
 from redis.asyncio import Redis
 
-from tests.tools.support import content, fixed, run_tool
+from tests.tools.support import content, fixed, retried, run_tool
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
@@ -75,18 +75,25 @@ async def test_availability_is_saved_sorted_and_deduplicated(
 
 
 @pytest.mark.parametrize(
-    ("dates", "message"),
+    ("dates", "field", "message"),
     [
-        (["2026-11-25", "2026-12-01"], "2026-11-25 is in the past (today is 2026-11-26)"),
-        (["2026-12-11"], "2026-12-11 is after the last allowed date 2026-12-10"),
-        (["12/01"], "is not an ISO date; use YYYY-MM-DD"),
+        (
+            ["2026-11-25", "2026-12-01"],
+            "",
+            "available_dates: 2026-11-25 is in the past (today is 2026-11-26)",
+        ),
+        (["2026-12-11"], "", "available_dates: 2026-12-11 is after the last allowed date 2026-12-10"),
+        (["2026-12-01", "12/01"], "available_dates.1", "'12/01' is not an ISO date; use YYYY-MM-DD"),
+        (["2026-12-01T10:00:00+09:00"], "available_dates.0", "is not an ISO date; use YYYY-MM-DD"),
+        ([20261201], "available_dates.0", "is not an ISO date; use YYYY-MM-DD"),
     ],
 )
 async def test_bad_dates_ask_for_a_fix_and_nothing_is_saved(
-    backends: Backends, store: RedisEventStore, dinner: Event, dates: list[str], message: str
+    backends: Backends, store: RedisEventStore, dinner: Event, dates: list[Any], field: str, message: str
 ) -> None:
     answer = await ask(backends, "update_guest_availability", event_id=dinner.event_id, available_dates=dates)
-    assert answer.startswith("retried: ") and message in answer
+    problems = retried(answer)
+    assert list(problems) == [field] and message in problems[field]
     stored = await store.get(dinner.event_id)
     assert stored is not None and GUEST not in stored.guest_availability
 
@@ -100,14 +107,19 @@ async def test_at_most_31_dates(backends: Backends, store: RedisEventStore) -> N
         invitee_user_ids=[GUEST],
     )
     dates = [f"2026-12-{d:02d}" for d in range(1, 32)]
-    saved = await ask(
-        backends, "update_guest_availability", event_id=event.event_id, available_dates=dates * 2
-    )
-    assert content(saved)["available_dates"] == dates  # repeats do not count against the limit
+    saved = await ask(backends, "update_guest_availability", event_id=event.event_id, available_dates=dates)
+    assert content(saved)["available_dates"] == dates
     answer = await ask(
         backends, "update_guest_availability", event_id=event.event_id, available_dates=[*dates, "2027-01-01"]
     )
-    assert answer.startswith("retried: ") and "has 32 dates; give at most 31" in answer
+    assert "List should have at most 31 items" in retried(answer)["available_dates"]
+    stored = await store.get(event.event_id)
+    assert stored is not None and stored.guest_availability[GUEST] == dates
+
+
+async def test_a_malformed_event_id_asks_for_a_fix(backends: Backends) -> None:
+    answer = await ask(backends, "get_event_details", event_id="연말 디너")
+    assert "should match pattern '^evt_[0-9a-f]{12}$'" in retried(answer)["event_id"]
 
 
 async def test_after_the_deadline_the_guest_is_told_so(backends: Backends, store: RedisEventStore) -> None:

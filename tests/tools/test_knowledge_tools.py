@@ -111,26 +111,31 @@ async def test_nothing_found_comes_with_a_note(kb: Bm25KnowledgeBase) -> None:
     assert "do not guess" in NOTHING_FOUND
 
 
-async def test_blank_query_gets_a_retry_prompt(kb: Bm25KnowledgeBase) -> None:
-    result = await _agent({"query": "   "}).run("?", deps=_deps(kb))
-    [tool_return] = _returns(result.all_messages())
+def _problems(tool_return: ToolReturnPart) -> dict[str, str]:
+    """What a retried call told the model, per argument."""
     assert tool_return.outcome == "retried"
-    assert "query is empty" in tool_return.model_response_str()
+    errors = json.loads(tool_return.model_response_str(wrap_if_error=False))
+    return {".".join(str(p) for p in error["loc"]): error["msg"] for error in errors}
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "message"),
+    [
+        ({"query": "   "}, "query", "String should have at least 1 character"),
+        ({"query": "연차 " * 400}, "query", "String should have at most 1000 characters"),
+        ({}, "query", "Field required"),
+        ({"query": "연차", "limit": 50}, "limit", "Input should be less than or equal to 10"),
+        ({"query": "연차", "limit": 0}, "limit", "Input should be greater than or equal to 1"),
+    ],
+)
+async def test_bad_arguments_get_a_retry_prompt(
+    kb: Bm25KnowledgeBase, args: dict[str, Any], field: str, message: str
+) -> None:
+    result = await _agent(args).run("?", deps=_deps(kb))
+    [tool_return] = _returns(result.all_messages())
+    problems = _problems(tool_return)
+    assert list(problems) == [field] and message in problems[field]
     assert result.output.startswith("[retried] ")
-
-
-async def test_missing_query_gets_a_retry_prompt(kb: Bm25KnowledgeBase) -> None:
-    result = await _agent({}).run("?", deps=_deps(kb))
-    [tool_return] = _returns(result.all_messages())
-    assert tool_return.outcome == "retried"
-    assert "query" in tool_return.model_response_str()
-
-
-async def test_limit_out_of_range_gets_a_retry_prompt(kb: Bm25KnowledgeBase) -> None:
-    result = await _agent({"query": "연차", "limit": 50}).run("?", deps=_deps(kb))
-    [tool_return] = _returns(result.all_messages())
-    assert tool_return.outcome == "retried"
-    assert "limit" in tool_return.model_response_str()
 
 
 async def test_without_backends_the_tool_fails_clearly() -> None:

@@ -10,7 +10,7 @@ import pytest
 from pydantic_ai import Agent, models
 from redis.asyncio import Redis
 
-from tests.tools.support import calls
+from tests.tools.support import calls, retried
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.memory import MemoryStore, RedisMemoryStore, SupermemoryStore
 from truloop_assistant.tools.deps import AgentDeps
@@ -70,11 +70,29 @@ async def test_forgetting_an_unknown_memory_explains_the_failure(store: RedisMem
     assert await store.list_recent("amy") == [amy]
 
 
-async def test_bad_arguments_are_sent_back_to_fix(store: RedisMemoryStore) -> None:
-    assert (await ask(store, "search_memories", query="x", limit=50)).startswith("retried:")
-    assert (await ask(store, "save_memory", text="")).startswith("retried:")
-    assert (await ask(store, "save_memory", text="   ")).startswith("retried:")
+@pytest.mark.parametrize(
+    ("tool", "args", "field", "message"),
+    [
+        ("search_memories", {"query": "x", "limit": 50}, "limit", "Input should be less than or equal to 20"),
+        ("search_memories", {"query": "x" * 1001}, "query", "String should have at most 1000 characters"),
+        ("save_memory", {"text": ""}, "text", "String should have at least 1 character"),
+        ("save_memory", {"text": "   "}, "text", "String should have at least 1 character"),
+        ("save_memory", {"text": "x" * 1001}, "text", "String should have at most 1000 characters"),
+        ("forget_memory", {"memory_id": " "}, "memory_id", "String should have at least 1 character"),
+    ],
+)
+async def test_bad_arguments_are_sent_back_to_fix(
+    store: RedisMemoryStore, tool: str, args: dict[str, Any], field: str, message: str
+) -> None:
+    problems = retried(await ask(store, tool, **args))
+    assert list(problems) == [field] and message in problems[field]
     assert await store.list_recent("jeff") == []
+
+
+async def test_the_saved_text_is_trimmed(store: RedisMemoryStore) -> None:
+    await ask(store, "save_memory", text="  I take the 8:10 bus  ")
+    [memory] = await store.list_recent("jeff")
+    assert memory.text == "I take the 8:10 bus"
 
 
 async def test_a_failing_memory_service_is_explained() -> None:

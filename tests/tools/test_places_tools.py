@@ -11,7 +11,7 @@ from pydantic_ai import Agent, models
 
 from tests.fakes.places import PLACES_KEY, FakePlaces
 from tests.support import served
-from tests.tools.support import calls
+from tests.tools.support import calls, retried
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.places import GooglePlacesSearch, PlacesSearch
 from truloop_assistant.tools.deps import AgentDeps
@@ -80,11 +80,30 @@ async def test_provider_errors_are_explained(
     assert f"HTTP {status}" in answer and PLACES_KEY not in answer
 
 
-async def test_bad_limit_is_sent_back_to_fix(fake: FakePlaces, google: GooglePlacesSearch) -> None:
-    assert (await ask(google, query="ramen", limit=11)).startswith("retried:")
+@pytest.mark.parametrize(
+    ("args", "field", "message"),
+    [
+        ({"query": "ramen", "limit": 11}, "limit", "Input should be less than or equal to 10"),
+        ({"query": " "}, "query", "String should have at least 1 character"),
+        ({"query": "x" * 201}, "query", "String should have at most 200 characters"),
+        ({"query": "ramen", "near": "x" * 201}, "near", "String should have at most 200 characters"),
+    ],
+)
+async def test_bad_arguments_are_sent_back_to_fix_before_google_is_asked(
+    fake: FakePlaces, google: GooglePlacesSearch, args: dict[str, Any], field: str, message: str
+) -> None:
+    problems = retried(await ask(google, **args))
+    assert list(problems) == [field] and message in problems[field]
     assert fake.requests == []
+
+
+async def test_blank_near_is_left_out(fake: FakePlaces, google: GooglePlacesSearch) -> None:
+    assert "ramen #1" in await ask(google, query=" ramen ", near="  ")
+    [(_, body)] = fake.requests
+    assert body["textQuery"] == "ramen"
 
 
 def test_query_language() -> None:
     assert query_language("강남 맛집") == "ko"
     assert query_language("ramen in Gangnam") is None
+    assert query_language("ㅋㅋ ramen") == "ko"  # compatibility jamo count as Hangul

@@ -1,9 +1,15 @@
-"""The tool surface the model sees: exact names (DESIGN section 6) and honest required arguments."""
+"""The tool surface the model sees: exact names (DESIGN section 6), honest required arguments, and
+every tool's schema pinned in ``tool_schemas.json`` so a change to it shows up in review as a diff."""
 
 from __future__ import annotations
 
 import inspect
+import json
+import os
+from pathlib import Path
+from typing import Any
 
+import pytest
 from pydantic.fields import FieldInfo
 from pydantic_ai import FunctionToolset
 from pydantic_core import PydanticUndefined
@@ -87,3 +93,72 @@ def test_required_arguments_are_required_in_the_schema() -> None:
                     )
                 elif default is inspect.Parameter.empty:
                     assert param.name in required, f"{name}.{param.name} should be required"
+
+
+SNAPSHOT = Path(__file__).with_name("tool_schemas.json")
+UPDATE = "TRULOOP_UPDATE_SNAPSHOTS"
+
+
+def tool_schemas() -> dict[str, Any]:
+    """Name -> what the model is shown: the description and the parameters' JSON schema."""
+    schemas: dict[str, Any] = {}
+    for toolset in FUNCTION_TOOLSETS:
+        for name, tool in toolset.tools.items():
+            assert name not in schemas, f"two tools are named {name}"
+            schemas[name] = {
+                "description": tool.tool_def.description,
+                "parameters": tool.tool_def.parameters_json_schema,
+            }
+    return schemas
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_tool_schemas_match_the_snapshot() -> None:
+    current = tool_schemas()
+    if os.environ.get(UPDATE) == "1":
+        SNAPSHOT.write_text(as_json(current), encoding="utf-8")
+    where = SNAPSHOT.relative_to(Path(__file__).parents[2])
+    how = (
+        f"if the change is intended, rewrite {where} with "
+        f"`{UPDATE}=1 pytest tests/tools/test_tool_schemas.py` and review its diff"
+    )
+    if not SNAPSHOT.exists():
+        pytest.fail(f"{where} is missing; {how}")
+    pinned = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    changed = sorted(n for n in current.keys() | pinned.keys() if current.get(n) != pinned.get(n))
+    if changed:
+        pytest.fail(f"the schema the model sees changed for {', '.join(changed)}; {how}")
+    assert SNAPSHOT.read_text(encoding="utf-8") == as_json(pinned), f"{where} is not formatted; {how}"
+
+
+def test_argument_limits_are_in_the_schema() -> None:
+    """Spot checks of what the model is told up front (the snapshot pins the rest)."""
+    schemas = tool_schemas()
+
+    def param(tool: str, name: str) -> dict[str, Any]:
+        return schemas[tool]["parameters"]["properties"][name]
+
+    limit = param("search_users", "limit")
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 10)
+    user_ids = param("get_user_eids", "user_ids")
+    assert (user_ids["minItems"], user_ids["maxItems"]) == (1, 100)
+    assert param("get_day_of_week", "date")["anyOf"][0] == {"format": "date", "type": "string"}
+    for tool, name in (
+        ("create_event", "start_time"),
+        ("create_event", "end_time"),
+        ("get_events", "end_date"),
+    ):
+        assert param(tool, name)["format"] == "date-time", (tool, name)
+    assert param("get_calendar_events", "start_date")["format"] == "date-time"
+    deadline = param("update_event", "availability_deadline")
+    assert {"const": "", "type": "string"} in deadline["anyOf"] and "empty string to remove" in deadline[
+        "description"
+    ]
+    dates = param("update_guest_availability", "available_dates")
+    assert dates["maxItems"] == 31 and dates["items"] == {"format": "date", "type": "string"}
+    assert param("invite_to_event", "event_id")["pattern"] == "^evt_[0-9a-f]{12}$"
+    assert param("create_event", "invitee_user_ids")["anyOf"][0]["maxItems"] == 100
+    assert param("create_event", "title")["maxLength"] == 200

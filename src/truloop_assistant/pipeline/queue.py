@@ -32,6 +32,11 @@ class TruloopQueue(RedisQueue):
     that instant aborts a job that is about to run and queues it again: the turn runs twice, or is
     aborted mid-run. Here a job is swept only when its heartbeat stopped, or when it is still
     not ACTIVE at the next sweep, seconds later (its worker died between the two steps).
+
+    Upstream: tobymao/saq#277 ("The task was swept during execution", open) and #124 ("Random
+    sweeping of jobs": a QUEUED job found in the active list). Written against saq 0.26.x, which
+    pyproject pins: ``sweep`` mirrors that version's ``RedisQueue.sweep`` (its lock script, its
+    ``_cleanup_script``, ``_sweep``/``_active``/``_incomplete`` keys); re-read it before a bump.
     """
 
     def __init__(self, *args: object, **kwargs: object) -> None:

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 
 from ..protocol.methods import CalendarEventsResult, ConfirmResult, PermissionStatusResult
+from .arguments import DateTimeWithOffset
 from .deps import AgentDeps
 from .validation import date_range
 
 Notification = Annotated[
     str,
+    StringConstraints(max_length=200),
     Field(description="Short text shown to the user while their phone works on this, in the user's language"),
 ]
+Permission = Annotated[str, StringConstraints(max_length=64)]
+ButtonLabel = Annotated[str, StringConstraints(max_length=40)]
 
 event_client_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 interaction_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
@@ -30,10 +34,15 @@ async def get_calendar_events(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,
     start_date: Annotated[
-        str, Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00")
+        DateTimeWithOffset,
+        Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00"),
     ],
     end_date: Annotated[
-        str, Field(description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00")
+        DateTimeWithOffset,
+        Field(
+            description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00; "
+            "not before the start and at most 366 days after it"
+        ),
     ],
 ) -> CalendarEventsResult:
     """Read the events in the user's phone calendar between two date-times."""
@@ -45,13 +54,22 @@ async def get_calendar_events(
 async def confirm_interaction(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,
-    title: Annotated[str, Field(description="Dialog title: what is being asked, in a few words")],
-    message: Annotated[str, Field(description="Dialog body: exactly what will happen if the user confirms")],
-    confirm_label: str | None = Field(default=None, description="Label of the confirm button"),
-    cancel_label: str | None = Field(default=None, description="Label of the cancel button"),
-    permission: str | None = Field(
-        default=None, description="OS permission to request if the user confirms, e.g. 'calendar.read'"
-    ),
+    title: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+        Field(description="Dialog title: what is being asked, in a few words"),
+    ],
+    message: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
+        Field(description="Dialog body: exactly what will happen if the user confirms"),
+    ],
+    confirm_label: Annotated[ButtonLabel | None, Field(description="Label of the confirm button")] = None,
+    cancel_label: Annotated[ButtonLabel | None, Field(description="Label of the cancel button")] = None,
+    permission: Annotated[
+        Permission | None,
+        Field(description="OS permission to request if the user confirms, e.g. 'calendar.read'"),
+    ] = None,
 ) -> ConfirmResult:
     """Ask the user to confirm something in a dialog on their phone (optionally also an OS permission)."""
     raise CallDeferred()
@@ -61,7 +79,11 @@ async def confirm_interaction(
 async def get_permission_status(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,
-    permission: Annotated[str, Field(description="OS permission to check, e.g. 'calendar.read'")],
+    permission: Annotated[
+        Permission,
+        StringConstraints(strip_whitespace=True, min_length=1),
+        Field(description="OS permission to check, e.g. 'calendar.read'"),
+    ],
 ) -> PermissionStatusResult:
     """Check whether an OS permission is granted on the user's phone, without asking for it."""
     raise CallDeferred()

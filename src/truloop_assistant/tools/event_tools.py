@@ -5,28 +5,31 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError
+from .arguments import (
+    MAX_USER_IDS,
+    DateTimeWithOffset,
+    EventId,
+    OptionalDateTimeWithOffset,
+    RemovableDateTimeWithOffset,
+    UserIds,
+)
 from .deps import AgentDeps
 from .marks import DESTRUCTIVE
 from .user_tools import check_users_exist
-from .validation import (
-    date_range,
-    deadline_not_after,
-    id_list,
-    iso_datetime_with_offset,
-    non_blank,
-    time_span,
-)
+from .validation import date_range, deadline_not_after, end_after_start
 
 event_server_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
-MAX_INVITEES = 100
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Location = Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]
+Details = Annotated[str, StringConstraints(strip_whitespace=True, max_length=4000)]
 
-EventId = Annotated[str, Field(description="The event's id, e.g. evt_1a2b3c4d5e6f")]
 _DEADLINE = "ISO 8601 with UTC offset by which invitees should give their availability; not after the start"
+_INVITEES = f"Directory user ids to invite, at most {MAX_USER_IDS} (find them with search_users)"
 
 
 class EventList(BaseModel):
@@ -40,7 +43,7 @@ class InviteResult(BaseModel):
 
 
 async def _owned_event(ctx: RunContext[AgentDeps], event_id: str) -> Event:
-    event = await ctx.deps.require_backends().events.get(event_id.strip())
+    event = await ctx.deps.require_backends().events.get(event_id)
     if event is None:
         raise ToolFailed(f"there is no event with id {event_id!r}")
     if event.owner_id != ctx.deps.user_id:
@@ -48,68 +51,64 @@ async def _owned_event(ctx: RunContext[AgentDeps], event_id: str) -> Event:
     return event
 
 
-async def _invitees(
-    ctx: RunContext[AgentDeps], user_ids: list[str], *, field: str = "invitee_user_ids", min_items: int = 0
-) -> list[str]:
-    """Checked invitee ids: de-duplicated, in the directory, without the organizer."""
-    ids = id_list(user_ids, field=field, max_items=MAX_INVITEES, min_items=min_items)
-    ids = [i for i in ids if i != ctx.deps.user_id]
+async def _invitees(ctx: RunContext[AgentDeps], user_ids: list[str], *, field: str) -> list[str]:
+    """The invitees without the organizer; all of them must be in the directory."""
+    ids = [i for i in user_ids if i != ctx.deps.user_id]
     await check_users_exist(ctx, ids, field=field)
     return ids
-
-
-def _optional(value: str | None) -> str | None:
-    """None and blank both mean 'no value'."""
-    return (value.strip() or None) if value is not None else None
 
 
 @event_server_toolset.tool
 async def get_events(
     ctx: RunContext[AgentDeps],
     start_date: Annotated[
-        str, Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00")
+        DateTimeWithOffset,
+        Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00"),
     ],
     end_date: Annotated[
-        str, Field(description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00")
+        DateTimeWithOffset,
+        Field(
+            description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00; "
+            "not before the start and at most 366 days after it"
+        ),
     ],
 ) -> EventList:
     """List the events the current user organizes in the app between two date-times."""
-    start, end = date_range(start_date, end_date)
-    events = await ctx.deps.require_backends().events.list_events(ctx.deps.user_id, start, end)
+    date_range(start_date, end_date)
+    events = await ctx.deps.require_backends().events.list_events(ctx.deps.user_id, start_date, end_date)
     return EventList(events=events)
 
 
 @event_server_toolset.tool(metadata=DESTRUCTIVE)
 async def create_event(
     ctx: RunContext[AgentDeps],
-    title: Annotated[str, Field(description="The event's title")],
+    title: Annotated[Title, Field(description="The event's title")],
     start_time: Annotated[
-        str, Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T14:00:00+09:00")
+        DateTimeWithOffset,
+        Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T14:00:00+09:00"),
     ],
-    end_time: Annotated[str, Field(description="End, ISO 8601 with UTC offset; after the start")],
-    location: str | None = Field(default=None, description="Where it takes place"),
-    description: str | None = Field(default=None, description="Details for the invitees"),
-    invitee_user_ids: Annotated[
-        list[str] | None, Field(description="Directory user ids to invite (find them with search_users)")
-    ] = None,
-    availability_deadline: str | None = Field(default=None, description=_DEADLINE),
+    end_time: Annotated[
+        DateTimeWithOffset, Field(description="End, ISO 8601 with UTC offset; after the start")
+    ],
+    location: Annotated[Location | None, Field(description="Where it takes place")] = None,
+    description: Annotated[Details | None, Field(description="Details for the invitees")] = None,
+    invitee_user_ids: Annotated[UserIds | None, Field(description=_INVITEES)] = None,
+    availability_deadline: Annotated[OptionalDateTimeWithOffset, Field(description=_DEADLINE)] = None,
 ) -> Event:
     """Create an event in the app, organized by the current user, optionally inviting people."""
-    name = non_blank(title, field="title")
-    start, _ = time_span(start_time, end_time)
-    deadline = _optional(availability_deadline)
-    if deadline is not None:
-        deadline_not_after(deadline, start)
-    invitees = await _invitees(ctx, invitee_user_ids or [])
+    end_after_start(start_time, end_time)
+    if availability_deadline is not None:
+        deadline_not_after(availability_deadline, start_time)
+    invitees = await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
     return await ctx.deps.require_backends().events.create(
         ctx.deps.user_id,
-        title=name,
-        start_time=start_time.strip(),
-        end_time=end_time.strip(),
-        location=_optional(location),
-        description=_optional(description),
+        title=title,
+        start_time=start_time.isoformat(),
+        end_time=end_time.isoformat(),
+        location=location or None,
+        description=description or None,
         invitee_user_ids=invitees,
-        availability_deadline=deadline,
+        availability_deadline=availability_deadline.isoformat() if availability_deadline else None,
     )
 
 
@@ -117,44 +116,57 @@ async def create_event(
 async def update_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    title: str | None = Field(default=None, description="New title; omit to keep"),
-    start_time: str | None = Field(default=None, description="New start, ISO 8601 with offset; omit to keep"),
-    end_time: str | None = Field(default=None, description="New end, ISO 8601 with offset; omit to keep"),
-    location: str | None = Field(default=None, description="New location; omit to keep, empty to remove"),
-    description: str | None = Field(default=None, description="New details; omit to keep, empty to remove"),
+    title: Annotated[Title | None, Field(description="New title; omit to keep")] = None,
+    start_time: Annotated[
+        OptionalDateTimeWithOffset, Field(description="New start, ISO 8601 with offset; omit to keep")
+    ] = None,
+    end_time: Annotated[
+        OptionalDateTimeWithOffset,
+        Field(description="New end, ISO 8601 with offset, after the start; omit to keep"),
+    ] = None,
+    location: Annotated[
+        Location | None, Field(description="New location; omit to keep, empty string to remove")
+    ] = None,
+    description: Annotated[
+        Details | None, Field(description="New details; omit to keep, empty string to remove")
+    ] = None,
     invitee_user_ids: Annotated[
-        list[str] | None,
+        UserIds | None,
         Field(
-            description="The complete new invitee list, replacing the current one; omit to keep. "
+            description=f"The complete new invitee list (at most {MAX_USER_IDS} directory user ids), "
+            "replacing the current one; omit to keep, empty list to remove everyone. "
             "To add people use invite_to_event instead"
         ),
     ] = None,
-    availability_deadline: str | None = Field(
-        default=None, description=_DEADLINE + "; omit to keep, empty to remove"
-    ),
+    availability_deadline: Annotated[
+        RemovableDateTimeWithOffset, Field(description=_DEADLINE + "; omit to keep, empty string to remove")
+    ] = None,
 ) -> Event:
     """Change an event the current user organizes; only the given fields change."""
     event = await _owned_event(ctx, event_id)
     changes: dict[str, Any] = {}
     if title is not None:
-        changes["title"] = non_blank(title, field="title")
+        changes["title"] = title
     if location is not None:
-        changes["location"] = _optional(location)
+        changes["location"] = location or None
     if description is not None:
-        changes["description"] = _optional(description)
+        changes["description"] = description or None
+    start = start_time or event.start
     if start_time is not None or end_time is not None:
-        start, _ = time_span(start_time or event.start_time, end_time or event.end_time)
-        changes["start_time"] = (start_time or event.start_time).strip()
-        changes["end_time"] = (end_time or event.end_time).strip()
-    else:
-        start = event.start
+        end_after_start(start, end_time or event.end)
+        if start_time is not None:
+            changes["start_time"] = start_time.isoformat()
+        if end_time is not None:
+            changes["end_time"] = end_time.isoformat()
     if availability_deadline is not None:
-        changes["availability_deadline"] = _optional(availability_deadline)
-    deadline = changes.get("availability_deadline", event.availability_deadline)
-    if deadline is not None:
-        _check_deadline(deadline, start, kept="availability_deadline" not in changes)
+        deadline = availability_deadline or None
+        changes["availability_deadline"] = deadline.isoformat() if deadline else None
+        if deadline is not None:
+            deadline_not_after(deadline, start)
+    elif event.availability_deadline is not None and start_time is not None:
+        _check_kept_deadline(event.availability_deadline, start)
     if invitee_user_ids is not None:
-        changes["invitee_user_ids"] = await _invitees(ctx, invitee_user_ids)
+        changes["invitee_user_ids"] = await _invitees(ctx, invitee_user_ids, field="invitee_user_ids")
     if not changes:
         raise ModelRetry("nothing to change: give at least one field to update")
     try:
@@ -163,11 +175,9 @@ async def update_event(
         raise ToolFailed(f"there is no event with id {event_id!r}") from None
 
 
-def _check_deadline(deadline: str, start: datetime, *, kept: bool) -> None:
-    """A new deadline must not be after the start; a kept one must not end up after a moved start."""
-    if not kept:
-        deadline_not_after(deadline, start)
-    elif iso_datetime_with_offset(deadline, field="availability_deadline") > start:
+def _check_kept_deadline(deadline: str, start: datetime) -> None:
+    """The current deadline must not end up after a moved start."""
+    if datetime.fromisoformat(deadline) > start:
         raise ModelRetry(
             f"the new start {start.isoformat()} is before the current availability_deadline {deadline}; "
             "also give an availability_deadline on or before the new start (or empty to remove it)"
@@ -178,13 +188,11 @@ def _check_deadline(deadline: str, start: datetime, *, kept: bool) -> None:
 async def invite_to_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    user_ids: Annotated[
-        list[str], Field(description="Directory user ids to invite (find them with search_users)")
-    ],
+    user_ids: Annotated[UserIds, Field(min_length=1, description=_INVITEES)],
 ) -> InviteResult:
     """Invite more people to an event the current user organizes; people already invited stay as they are."""
     event = await _owned_event(ctx, event_id)
-    ids = await _invitees(ctx, user_ids, field="user_ids", min_items=1)
+    ids = await _invitees(ctx, user_ids, field="user_ids")
     if not ids:
         raise ModelRetry("the organizer is always part of the event; give the ids of other people to invite")
     already = [i for i in ids if i in event.invitee_user_ids]

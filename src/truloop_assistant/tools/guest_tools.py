@@ -14,14 +14,11 @@ from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError
 from ..backends.users import UserDirectoryError
+from .arguments import MAX_AVAILABLE_DATES, EventId, IsoDate
 from .deps import AgentDeps
 from .validation import available_dates as checked_dates
 
 guest_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
-
-MAX_AVAILABLE_DATES = 31
-
-EventId = Annotated[str, Field(description="The event's id, e.g. evt_1a2b3c4d5e6f")]
 
 
 class GuestEventView(BaseModel):
@@ -65,7 +62,7 @@ async def _view(ctx: RunContext[AgentDeps], event: Event) -> GuestEventView:
 
 
 async def _invited_event(ctx: RunContext[AgentDeps], event_id: str) -> Event:
-    event = await ctx.deps.require_backends().events.get(event_id.strip())
+    event = await ctx.deps.require_backends().events.get(event_id)
     if event is None or ctx.deps.user_id not in event.invitee_user_ids:
         raise ToolFailed(f"you are not invited to an event with id {event_id!r} (or it does not exist)")
     return event
@@ -89,10 +86,12 @@ async def update_guest_availability(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
     available_dates: Annotated[
-        list[str],
+        list[IsoDate],
         Field(
-            description="Every date (YYYY-MM-DD) the user can attend, today or later, at most 31; "
-            "replaces what they said before. An empty list means none of the dates work"
+            max_length=MAX_AVAILABLE_DATES,
+            description=f"Every date (YYYY-MM-DD) the user can attend, today or later and not after the "
+            f"event's availability deadline, at most {MAX_AVAILABLE_DATES}; replaces what they said before. "
+            "An empty list means none of the dates work",
         ),
     ],
 ) -> AvailabilitySaved:
@@ -107,7 +106,7 @@ async def update_guest_availability(
                 f"the deadline for giving availability for {event.title!r} was "
                 f"{event.availability_deadline}; it has passed, so the organizer has to be asked directly"
             )
-    dates = checked_dates(available_dates, today=today, last=last, max_items=MAX_AVAILABLE_DATES)
+    dates = checked_dates(available_dates, today=today, last=last)
     try:
         saved = await ctx.deps.require_backends().events.set_guest_availability(
             event.event_id, ctx.deps.user_id, [d.isoformat() for d in dates]

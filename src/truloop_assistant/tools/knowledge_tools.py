@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import BaseModel, Field
-from pydantic_ai import FunctionToolset, ModelRetry, RunContext
+from pydantic_ai import FunctionToolset, RunContext
 
 from ..backends.knowledge import KnowledgeHit
+from .arguments import SearchQuery
 from .deps import AgentDeps
 
 knowledge_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
@@ -31,13 +32,13 @@ async def search_knowledge_base(
     ctx: RunContext[AgentDeps],
     # Annotated, not `= Field(...)`: pydantic-ai treats a parameter with any default as optional
     query: Annotated[
-        str,
+        SearchQuery,
         Field(
             description="what to look for: the user's question or its key words, in the user's language, "
             "e.g. '연차 며칠' or 'taxi reimbursement'"
         ),
     ],
-    limit: int = Field(default=3, ge=1, le=10, description="how many documents to return (1-10)"),
+    limit: Annotated[int, Field(ge=1, le=10, description="how many documents to return (1-10)")] = 3,
 ) -> KnowledgeSearchResult:
     """Search the company's internal documents: policies (vacation, expenses), how-tos (meeting rooms,
     Wi-Fi, IT help), onboarding and other handbook pages.
@@ -47,11 +48,5 @@ async def search_knowledge_base(
     best-matching passage: answer from the passages and cite the document title. If nothing matches,
     say so rather than guess.
     """
-    text = query.strip()
-    if not text:
-        raise ModelRetry(
-            "query is empty; pass the user's question or its key words, e.g. '회의실 예약 방법' "
-            "or 'expense reimbursement taxi'"
-        )
-    hits = await ctx.deps.require_backends().knowledge.search(text, limit=limit)
+    hits = await ctx.deps.require_backends().knowledge.search(query, limit=limit)
     return KnowledgeSearchResult(results=hits, note=None if hits else NOTHING_FOUND)

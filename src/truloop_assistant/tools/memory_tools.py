@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
-from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
+from pydantic import BaseModel, Field, StringConstraints
+from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.memory import Memory, MemoryBackendError
+from .arguments import MAX_QUERY_CHARS
 from .deps import AgentDeps
 from .marks import DESTRUCTIVE
 
@@ -30,10 +31,12 @@ def _unavailable(exc: MemoryBackendError) -> ToolFailed:
 @memory_toolset.tool
 async def search_memories(
     ctx: RunContext[AgentDeps],
-    query: str = Field(
-        default="", description="What to look for, in the user's words; empty lists the most recent memories"
-    ),
-    limit: int = Field(default=5, ge=1, le=20, description="How many memories to return at most"),
+    query: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, max_length=MAX_QUERY_CHARS),
+        Field(description="What to look for, in the user's words; empty lists the most recent memories"),
+    ] = "",
+    limit: Annotated[int, Field(ge=1, le=20, description="How many memories to return at most")] = 5,
 ) -> MemorySearchResult:
     """Search the long-term memories the user asked you to remember (facts, preferences, names, dates).
 
@@ -41,7 +44,7 @@ async def search_memories(
     """
     store = ctx.deps.require_backends().memory
     try:
-        found = await store.search(ctx.deps.user_id, query.strip(), limit=limit)
+        found = await store.search(ctx.deps.user_id, query, limit=limit)
     except MemoryBackendError as exc:
         raise _unavailable(exc) from None
     return MemorySearchResult(memories=found)
@@ -52,19 +55,14 @@ async def save_memory(
     ctx: RunContext[AgentDeps],
     text: Annotated[
         str,
-        Field(
-            min_length=1,
-            max_length=1000,
-            description="The fact to remember, as one self-contained sentence in the user's language",
-        ),
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
+        Field(description="The fact to remember, as one self-contained sentence in the user's language"),
     ],
 ) -> Memory:
     """Save a long-term memory. Save only what the user explicitly wants remembered; never guess."""
-    if not text.strip():
-        raise ModelRetry("text is empty; pass the fact to remember as a sentence")
     store = ctx.deps.require_backends().memory
     try:
-        return await store.save(ctx.deps.user_id, text.strip())
+        return await store.save(ctx.deps.user_id, text)
     except MemoryBackendError as exc:
         raise _unavailable(exc) from None
 
@@ -73,18 +71,18 @@ async def save_memory(
 async def forget_memory(
     ctx: RunContext[AgentDeps],
     memory_id: Annotated[
-        str, Field(description="The memory_id from search_memories, e.g. 'mem_0123456789ab'")
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=128),
+        Field(description="The memory_id from search_memories, e.g. 'mem_0123456789ab'"),
     ],
 ) -> ForgetResult:
     """Delete one of the user's memories permanently (the server asks the user to confirm first).
 
     Find the memory_id with search_memories; never invent one.
     """
-    if not memory_id.strip():
-        raise ModelRetry("memory_id is empty; look it up with search_memories first")
     store = ctx.deps.require_backends().memory
     try:
-        forgotten = await store.forget(ctx.deps.user_id, memory_id.strip())
+        forgotten = await store.forget(ctx.deps.user_id, memory_id)
     except MemoryBackendError as exc:
         raise _unavailable(exc) from None
     if not forgotten:
@@ -92,4 +90,4 @@ async def forget_memory(
             f"there is no memory {memory_id!r} for this user (it may already be forgotten); "
             "search_memories lists the memories that exist"
         )
-    return ForgetResult(memory_id=memory_id.strip(), forgotten=True)
+    return ForgetResult(memory_id=memory_id, forgotten=True)

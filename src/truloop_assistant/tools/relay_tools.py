@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
+from .arguments import UserId
 from .deps import AgentDeps
 from .marks import DESTRUCTIVE
 
@@ -22,14 +23,13 @@ class RelayResult(BaseModel):
 @relay_toolset.tool(metadata=DESTRUCTIVE)
 async def send_message_to_user(
     ctx: RunContext[AgentDeps],
-    user_id: Annotated[str, Field(description="The recipient's user id (find it with search_users first)")],
+    user_id: Annotated[
+        UserId, Field(description="The recipient's user id (find it with search_users first)")
+    ],
     request: Annotated[
         str,
-        Field(
-            min_length=1,
-            max_length=1000,
-            description="What the message should say, e.g. 'the meeting moved to 3pm' (it is written up)",
-        ),
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
+        Field(description="What the message should say, e.g. 'the meeting moved to 3pm' (it is written up)"),
     ],
 ) -> RelayResult:
     """Send a chat message to another user on the current user's behalf (they are asked to confirm first)."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Annotated, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.users import SearchField, UserDirectoryError, UserProfile, unknown_user_ids
+from .arguments import MAX_USER_IDS, UserId, UserIds
 from .deps import AgentDeps
-from .validation import id_list, int_in_range, non_blank
 
 user_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
@@ -49,10 +49,10 @@ async def check_users_exist(ctx: RunContext[AgentDeps], user_ids: list[str], *, 
 @user_toolset.tool
 async def get_user_profile(
     ctx: RunContext[AgentDeps],
-    user_id: str | None = Field(default=None, description="The user's id; omit for the current user"),
+    user_id: Annotated[UserId | None, Field(description="The user's id; omit for the current user")] = None,
 ) -> UserProfile:
     """Return a user's profile (name, username, contacts, groups, title, time zone) from the directory."""
-    target = non_blank(user_id, field="user_id") if user_id is not None else ctx.deps.user_id
+    target = user_id if user_id is not None else ctx.deps.user_id
     profile = await directory_call(ctx.deps.require_backends().users.get_profile(target))
     if profile is None:
         who = "the current user" if user_id is None else f"user {target!r}"
@@ -64,30 +64,31 @@ async def get_user_profile(
 async def search_users(
     ctx: RunContext[AgentDeps],
     query: Annotated[
-        str, Field(description="What to look for: a name, username, group, e-mail or phone number")
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+        Field(description="What to look for: a name, username, group, e-mail or phone number"),
     ],
     by: Annotated[
         SearchField | None,
         Field(description="Field to search: 'contact' (e-mail or phone), 'username', 'group' or 'name'"),
     ] = None,
-    limit: int = Field(default=10, description="Most users to return, 1 to 50"),
+    limit: Annotated[int, Field(ge=1, le=50, description="Most users to return, 1 to 50")] = 10,
 ) -> UserSearchResult:
     """Find users in the directory by name, username, group or contact (partial, case-insensitive)."""
-    text = non_blank(query, field="query")
-    int_in_range(limit, field="limit", low=1, high=50)
-    users = await directory_call(ctx.deps.require_backends().users.search(text, by=by, limit=limit))
+    users = await directory_call(ctx.deps.require_backends().users.search(query, by=by, limit=limit))
     return UserSearchResult(users=users)
 
 
 @user_toolset.tool
 async def get_user_eids(
     ctx: RunContext[AgentDeps],
-    user_ids: Annotated[list[str], Field(description="User ids to look up, 1 to 100")],
+    user_ids: Annotated[
+        UserIds, Field(min_length=1, description=f"User ids to look up, 1 to {MAX_USER_IDS}")
+    ],
 ) -> UserEids:
     """Return the external (employee) ids of users."""
-    ids = id_list(user_ids, field="user_ids", max_items=100)
-    eids = await directory_call(ctx.deps.require_backends().users.get_eids(ids))
-    unknown = [i for i in ids if i not in eids]
-    if len(unknown) == len(ids):
+    eids = await directory_call(ctx.deps.require_backends().users.get_eids(user_ids))
+    unknown = [i for i in user_ids if i not in eids]
+    if len(unknown) == len(user_ids):
         raise ToolFailed(f"no user with id {', '.join(repr(u) for u in unknown)} in the directory")
-    return UserEids(eids={i: eids[i] for i in ids if i in eids}, unknown_user_ids=unknown)
+    return UserEids(eids={i: eids[i] for i in user_ids if i in eids}, unknown_user_ids=unknown)

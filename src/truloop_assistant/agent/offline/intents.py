@@ -7,6 +7,12 @@ from datetime import date, datetime, time, timedelta
 
 from pydantic_ai.messages import ModelResponsePart, TextPart, ToolCallPart
 
+from ...i18n import Language
+from ...i18n import offline as say
+from ...i18n.dates import WEEKDAYS_KO
+from ...tools.arguments import MAX_QUERY_CHARS
+from ...tools.places_tools import MAX_PLACE_CHARS
+
 _CITIES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p, re.IGNORECASE), zone)
     for p, zone in [
@@ -85,13 +91,12 @@ _EN_TIME = re.compile(
     r"\b(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>am|pm)\b|\bat\s+(?P<h24>\d{1,2}):(?P<m24>\d{2})\b",
     re.IGNORECASE,
 )
-_KO_WEEKDAYS = "월화수목금토일"
 _EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
-def choose(prompt: str, ko: bool, tools: set[str], now: datetime) -> ModelResponsePart:
+def choose(prompt: str, lang: Language, tools: set[str], now: datetime) -> ModelResponsePart:
     """Pick a tool call from the prompt's intent, or fall back to the capability reply."""
-    text = prompt.lower().strip()
+    text, ko = prompt.lower().strip(), lang == "ko"
     intents = (
         _remember,
         _recall,
@@ -107,21 +112,7 @@ def choose(prompt: str, ko: bool, tools: set[str], now: datetime) -> ModelRespon
         call = intent(prompt, text, ko, now)
         if call is not None and call.tool_name in tools:
             return call
-    return TextPart(_CAPABILITIES_KO if ko else _CAPABILITIES_EN)
-
-
-_CAPABILITIES_KO = (
-    "저는 오프라인 개발용 모델이라 몇 가지 요청만 이해해요: 지금 시간(다른 도시 포함), 날짜의 요일, "
-    "이번 주 캘린더 일정, 일정 만들기(예: '내일 오후 3시에 팀 회의 잡아줘'), "
-    "사내 문서 검색(예: '연차 정책 알려줘'), "
-    "사람 찾기(예: 'mina 연락처'), 기억하기(예: '기억해줘: 나는 창가 자리를 좋아해')."
-)
-_CAPABILITIES_EN = (
-    "I'm the offline development model, so I only understand a few requests: the current time (also in "
-    "other cities), the day of the week of a date, this week's calendar, creating an event ('schedule a team "
-    "meeting tomorrow at 3pm'), searching the handbook ('what is the vacation policy?'), finding people "
-    "('who is mina?') and remembering things ('remember that I like window seats')."
-)
+    return TextPart(say.CAPABILITIES(lang))
 
 
 def _remember(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
@@ -165,8 +156,8 @@ def _event_day(text: str, now: datetime) -> date:
     for i, name in enumerate(_EN_WEEKDAYS):
         if name in text:
             return _next_weekday(today, i, next_week="next" in text)
-    for i, name in enumerate(_KO_WEEKDAYS):
-        if f"{name}요일" in text:
+    for i, name in enumerate(WEEKDAYS_KO):
+        if name in text:
             return _next_weekday(today, i, next_week="다음 주" in text or "다음주" in text)
     return today + timedelta(days=1)
 
@@ -232,7 +223,7 @@ def _is_time_word(word: str) -> bool:
 def _places(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
     if not any(w in text for w in _PLACE_WORDS):
         return None
-    return ToolCallPart("search_places", {"query": prompt.strip()})
+    return ToolCallPart("search_places", {"query": prompt.strip()[:MAX_PLACE_CHARS]})
 
 
 def _find_user(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
@@ -256,7 +247,7 @@ def _calendar(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart |
     monday = now.date() - timedelta(days=now.weekday())
     start = datetime.combine(monday, time(0, 0, 0), tzinfo=now.tzinfo)
     end = datetime.combine(monday + timedelta(days=6), time(23, 59, 59), tzinfo=now.tzinfo)
-    note = "캘린더에서 이번 주 일정을 확인하고 있어요…" if ko else "Checking your calendar for this week…"
+    note = say.CHECKING_CALENDAR("ko" if ko else "en")
     args = {
         "notification_message": note,
         "start_date": start.isoformat(timespec="seconds"),
@@ -268,7 +259,7 @@ def _calendar(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart |
 def _knowledge(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
     if not any(w in text for w in _KNOWLEDGE_WORDS):
         return None
-    return ToolCallPart("search_knowledge_base", {"query": prompt.strip(), "limit": 3})
+    return ToolCallPart("search_knowledge_base", {"query": prompt.strip()[:MAX_QUERY_CHARS], "limit": 3})
 
 
 def _clock(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:

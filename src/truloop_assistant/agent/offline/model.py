@@ -6,7 +6,6 @@ from the tool results (``phrasing``), so the dev server shows real flows without
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
@@ -14,10 +13,9 @@ from zoneinfo import ZoneInfo
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from ...i18n import language_of
 from .intents import choose
 from .phrasing import describe
-
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u3131-\u318e]")
 
 
 def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | None = None) -> FunctionModel:
@@ -27,16 +25,18 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
     def offline(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         """Answer from the last tool results, or pick a tool (or a capability reply) from the prompt."""
         prompt = _latest_prompt(messages)
-        ko = _is_korean(prompt)
+        lang = language_of(prompt)
         last = messages[-1] if messages else None
         if isinstance(last, ModelRequest):
             results = [
                 p for p in last.parts if p.part_kind in ("tool-return", "retry-prompt", "retry-feedback")
             ]
             if results:
-                return ModelResponse(parts=[TextPart("\n".join(describe(p, ko, timezone) for p in results))])
+                return ModelResponse(
+                    parts=[TextPart("\n".join(describe(p, lang, timezone) for p in results))]
+                )
         tools = {t.name for t in info.function_tools}
-        return ModelResponse(parts=[choose(prompt, ko, tools, now().astimezone(timezone))])
+        return ModelResponse(parts=[choose(prompt, lang, tools, now().astimezone(timezone))])
 
     return FunctionModel(offline, model_name="offline")
 
@@ -54,8 +54,3 @@ def _latest_prompt(messages: Sequence[ModelMessage]) -> str:
                         else " ".join(c for c in content if isinstance(c, str))
                     )
     return ""
-
-
-def _is_korean(text: str) -> bool:
-    """Whether the text contains Hangul."""
-    return bool(_HANGUL.search(text))

@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 from pydantic_ai.messages import ToolReturnPart
 
-_KO_DAYS = "월화수목금토일"
-_EN_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-_EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-              "October", "November", "December"]  # fmt: skip
-
-_TOOL_ACTIONS = {
-    "get_current_datetime": ("현재 시간을 확인하지 못했어요", "I couldn't get the current time"),
-    "get_day_of_week": ("요일을 확인하지 못했어요", "I couldn't work out the day of the week"),
-    "get_calendar_events": ("캘린더를 확인하지 못했어요", "I couldn't check your calendar"),
-    "create_event": ("일정을 만들지 못했어요", "I couldn't create the event"),
-    "search_knowledge_base": ("문서를 찾지 못했어요", "I couldn't search the handbook"),
-    "search_users": ("사람을 찾지 못했어요", "I couldn't look that person up"),
-    "save_memory": ("기억하지 못했어요", "I couldn't remember that"),
-    "search_memories": ("기억을 찾지 못했어요", "I couldn't look through what I remember"),
-    "search_places": ("장소를 찾지 못했어요", "I couldn't search for places"),
-}
+from ...i18n import Language
+from ...i18n import offline as say
+from ...i18n.dates import MONTHS_EN, short_day
 
 
 def _content(value: Any) -> Any:
@@ -40,69 +27,53 @@ def _content(value: Any) -> Any:
     return value
 
 
-def describe(part: Any, ko: bool, zone: ZoneInfo) -> str:
+def describe(part: Any, lang: Language, zone: ZoneInfo) -> str:
     """One sentence about a tool result, failure or retry, in the user's language."""
     outcome = part.outcome if isinstance(part, ToolReturnPart) else "retried"
     if outcome == "retried":
-        return (
-            "죄송해요, 요청을 처리하지 못했어요. 다르게 말씀해 주시겠어요?"
-            if ko
-            else "Sorry, I couldn't handle that request. Could you put it differently?"
-        )
+        return say.RETRIED(lang)
     if outcome == "denied":
-        return "알겠어요, 하지 않을게요." if ko else "OK, I won't do that."
+        return say.DENIED(lang)
     if outcome != "success":
-        return _failure(part.tool_name, str(part.content), ko)
+        return _failure(part.tool_name, str(part.content), lang)
     data = _content(part.content)
     if part.tool_name == "get_current_datetime" and isinstance(data, dict):
-        return _now_sentence(data, ko)
+        return _now_sentence(data, lang)
     if part.tool_name == "get_day_of_week" and isinstance(data, dict):
-        if ko:
-            return f"{data['date']}은 {data['day_of_week_ko']}이에요."
-        return f"{data['date']} is a {data['day_of_week']}."
+        return say.WEEKDAY_OF(
+            lang, date=data["date"], weekday=data["day_of_week"], weekday_ko=data["day_of_week_ko"]
+        )
     if part.tool_name == "get_calendar_events" and isinstance(data, dict):
-        return _calendar(data.get("events") or [], ko, zone)
+        return _calendar(data.get("events") or [], lang, zone)
     if phrase := _PHRASES.get(part.tool_name):
-        return phrase(data, ko, zone)
-    return f"{part.tool_name} 결과: {data}" if ko else f"Result of {part.tool_name}: {data}"
+        return phrase(data, lang, zone)
+    return say.RESULT(lang, tool=part.tool_name, data=data)
 
 
-def _now_sentence(data: dict[str, Any], ko: bool) -> str:
+def _now_sentence(data: dict[str, Any], lang: Language) -> str:
     """The current date and time as one sentence."""
     when = datetime.fromisoformat(data["datetime"])
-    clock, zone = data["time"], data["timezone"]
-    if ko:
+    if lang == "ko":
         day = f"{when.year}년 {when.month}월 {when.day}일 {data['day_of_week_ko']}"
-        return f"지금은 {day} {clock}이에요 ({zone})."
-    day = f"{data['day_of_week']}, {when.day} {_EN_MONTHS[when.month - 1]} {when.year}"
-    return f"It is {clock} on {day} ({zone})."
+    else:
+        day = f"{data['day_of_week']}, {when.day} {MONTHS_EN[when.month - 1]} {when.year}"
+    return say.NOW(lang, day=day, clock=data["time"], zone=data["timezone"])
 
 
-def _failure(tool_name: str, text: str, ko: bool) -> str:
+def _failure(tool_name: str, text: str, lang: Language) -> str:
     """Explain a failed tool call, quoting the first part of its error."""
     reason = text.split(":", 1)[0].strip() or text
-    ko_action, en_action = _TOOL_ACTIONS.get(
-        tool_name, (f"{tool_name} 도구를 실행하지 못했어요", f"I couldn't run {tool_name}")
-    )
+    could_not = say.COULD_NOT.get(tool_name)
+    action = could_not(lang) if could_not else say.COULD_NOT_RUN(lang, tool=tool_name)
     if "permission" in text.lower():
         calendar = tool_name == "get_calendar_events" or "calendar" in text.lower()
-        what_ko, what_en = (
-            ("캘린더 권한", "calendar access") if calendar else ("필요한 권한", "the permission")
-        )
-        hint = (
-            f"설정에서 {what_ko}을 허용한 뒤 다시 말씀해 주세요."
-            if ko
-            else f"Please allow {what_en} in Settings and ask me again."
-        )
+        what = (say.CALENDAR_ACCESS if calendar else say.THE_PERMISSION)(lang)
+        hint = say.ALLOW_IN_SETTINGS(lang, what=what)
     elif "not configured" in text:
-        return (
-            f"{ko_action}: 이 서버에는 그 기능이 설정되어 있지 않아요 (관리자가 API 키를 설정해야 해요)."
-            if ko
-            else f"{en_action}: that isn't set up on this server (an administrator needs to add its API key)."
-        )
+        return say.NOT_CONFIGURED(lang, action=action)
     else:
-        hint = "잠시 후 다시 시도해 주세요." if ko else "Please try again in a moment."
-    return f"{ko_action}: {reason}. {hint}" if ko else f"{en_action}: {reason}. {hint}"
+        hint = say.TRY_AGAIN(lang)
+    return say.FAILED(lang, action=action, reason=reason, hint=hint)
 
 
 def _parse_time(value: Any, zone: ZoneInfo) -> datetime | None:
@@ -115,10 +86,14 @@ def _parse_time(value: Any, zone: ZoneInfo) -> datetime | None:
     return parsed.replace(tzinfo=zone) if parsed.tzinfo is None else parsed.astimezone(zone)
 
 
-def _calendar(events: list[Any], ko: bool, zone: ZoneInfo) -> str:
+def _span(start: datetime, end: datetime | None) -> str:
+    return f"{start:%H:%M}–{end:%H:%M}" if end else f"{start:%H:%M}"
+
+
+def _calendar(events: list[Any], lang: Language, zone: ZoneInfo) -> str:
     """This week's events as a list sorted by start time."""
     if not events:
-        return "이번 주에는 캘린더에 일정이 없어요." if ko else "You have nothing in your calendar this week."
+        return say.NO_EVENTS(lang)
     far = datetime.max.replace(tzinfo=UTC)
     rows = [
         (_parse_time(e.get("start"), zone), _parse_time(e.get("end"), zone), e)
@@ -126,60 +101,39 @@ def _calendar(events: list[Any], ko: bool, zone: ZoneInfo) -> str:
         if isinstance(e, dict)
     ]
     rows.sort(key=lambda r: r[0] or far)
-    lines = [f"이번 주 일정은 {len(rows)}개예요:" if ko else _en_count(len(rows))]
+    lines = [say.EVENT_COUNT(lang, count=len(rows), s="s" if len(rows) != 1 else "")]
     for start, end, event in rows:
-        title = event.get("title") or ("(제목 없음)" if ko else "(no title)")
+        title = event.get("title") or say.NO_TITLE(lang)
         if start is None:
             lines.append(f"- {title}")
-            continue
-        day = f"{start.month}월 {start.day}일 ({_KO_DAYS[start.weekday()]})" if ko else _en_day(start.date())
-        span = f"{start:%H:%M}–{end:%H:%M}" if end else f"{start:%H:%M}"
-        lines.append(f"- {day} {span} {title}")
+        else:
+            lines.append(f"- {short_day(start.date(), lang)} {_span(start, end)} {title}")
     return "\n".join(lines)
 
 
-def _en_count(count: int) -> str:
-    """The English heading of the event list."""
-    return f"You have {count} event{'s' if count != 1 else ''} this week:"
-
-
-def _en_day(day: date) -> str:
-    """A short English date such as 'Tue 10 Mar'."""
-    return f"{_EN_DAYS[day.weekday()][:3]} {day.day} {_EN_MONTHS[day.month - 1][:3]}"
-
-
-def _created(data: Any, ko: bool, zone: ZoneInfo) -> str:
+def _created(data: Any, lang: Language, zone: ZoneInfo) -> str:
     event = data.get("event", data) if isinstance(data, dict) else {}
     start, end = _parse_time(event.get("start_time"), zone), _parse_time(event.get("end_time"), zone)
     title = event.get("title", "")
     if start is None:
-        return f"일정을 만들었어요: “{title}”." if ko else f"Done: “{title}” is in your events."
-    day = f"{start.month}월 {start.day}일 ({_KO_DAYS[start.weekday()]})" if ko else _en_day(start.date())
-    span = f"{start:%H:%M}–{end:%H:%M}" if end else f"{start:%H:%M}"
-    return f"일정을 만들었어요: “{title}” {day} {span}." if ko else f"Done: “{title}” on {day}, {span}."
+        return say.CREATED(lang, title=title)
+    return say.CREATED_AT(lang, title=title, day=short_day(start.date(), lang), span=_span(start, end))
 
 
-def _knowledge(data: Any, ko: bool, zone: ZoneInfo) -> str:
+def _knowledge(data: Any, lang: Language, zone: ZoneInfo) -> str:
     hits = data.get("results", []) if isinstance(data, dict) else []
     if not hits:
-        return (
-            "사내 문서에서 관련 내용을 찾지 못했어요."
-            if ko
-            else "I found nothing about that in the handbook."
-        )
+        return say.NOTHING_IN_HANDBOOK(lang)
     top = hits[0]
     others = ", ".join(f"‘{h['title']}’" for h in hits[1:])
-    if ko:
-        more = f" (관련 문서: {others})" if others else ""
-        return f"‘{top['title']}’ 문서에 따르면: {top['snippet']}{more}"
-    more = f" (see also {others})" if others else ""
-    return f"According to ‘{top['title']}’: {top['snippet']}{more}"
+    more = say.SEE_ALSO(lang, others=others) if others else ""
+    return say.ACCORDING_TO(lang, title=top["title"], snippet=top["snippet"], more=more)
 
 
-def _people(data: Any, ko: bool, zone: ZoneInfo) -> str:
+def _people(data: Any, lang: Language, zone: ZoneInfo) -> str:
     users = data.get("users", data) if isinstance(data, dict) else data
     if not isinstance(users, list) or not users:
-        return "그런 사람을 찾지 못했어요." if ko else "I couldn't find anyone like that."
+        return say.NOBODY(lang)
     lines = []
     for user in users[:5]:
         contact = ", ".join(str(v) for v in (user.get("phone"), user.get("email")) if v)
@@ -188,32 +142,31 @@ def _people(data: Any, ko: bool, zone: ZoneInfo) -> str:
             f"- {user.get('name')} ({user.get('user_id')}){f' · {groups}' if groups else ''}"
             f"{f' · {contact}' if contact else ''}"
         )
-    return ("찾은 사람:\n" if ko else "Here's who I found:\n") + "\n".join(lines)
+    return say.PEOPLE(lang, lines="\n".join(lines))
 
 
-def _saved(data: Any, ko: bool, zone: ZoneInfo) -> str:
-    text = data.get("text", "") if isinstance(data, dict) else str(data)
-    return f"기억해 둘게요: {text}" if ko else f"Got it, I'll remember: {text}"
+def _saved(data: Any, lang: Language, zone: ZoneInfo) -> str:
+    return say.REMEMBERED(lang, text=data.get("text", "") if isinstance(data, dict) else str(data))
 
 
-def _memories(data: Any, ko: bool, zone: ZoneInfo) -> str:
+def _memories(data: Any, lang: Language, zone: ZoneInfo) -> str:
     memories = data.get("memories", data) if isinstance(data, dict) else data
     if not isinstance(memories, list) or not memories:
-        return "기억하고 있는 게 없어요." if ko else "I don't remember anything about that yet."
+        return say.NO_MEMORIES(lang)
     lines = [f"- {m.get('text')}" for m in memories[:5] if isinstance(m, dict)]
-    return ("기억하고 있는 것:\n" if ko else "Here's what I remember:\n") + "\n".join(lines)
+    return say.MEMORIES(lang, lines="\n".join(lines))
 
 
-def _places(data: Any, ko: bool, zone: ZoneInfo) -> str:
+def _places(data: Any, lang: Language, zone: ZoneInfo) -> str:
     places = data.get("places", data) if isinstance(data, dict) else data
     if not isinstance(places, list) or not places:
-        return "찾는 장소가 없어요." if ko else "I found no places for that."
+        return say.NO_PLACES(lang)
     lines = [
         f"- {p.get('name')} — {p.get('address')}" + (f" (★{p['rating']})" if p.get("rating") else "")
         for p in places[:5]
         if isinstance(p, dict)
     ]
-    return ("찾은 장소:\n" if ko else "Places I found:\n") + "\n".join(lines)
+    return say.PLACES(lang, lines="\n".join(lines))
 
 
 _PHRASES = {

@@ -1,0 +1,54 @@
+"""The confirmation dialog says who, what and when, in the user's language and time zone."""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic_ai.messages import ToolCallPart
+
+from truloop_assistant.backends import Backends
+from truloop_assistant.deferred.approvals import ApprovalContext, describe_approval
+
+SEOUL = ZoneInfo("Asia/Seoul")
+MEETING = {
+    "title": "Design review",
+    "start_time": "2026-12-02T03:00:00Z",
+    "end_time": "2026-12-02T04:00:00Z",
+    "invitee_user_ids": ["mina"],
+}
+
+
+async def test_create_event_in_korean_names_people_and_local_time(directory: Any) -> None:
+    backends = Backends(users=directory, events=None, knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
+    context = ApprovalContext(language="ko", timezone=SEOUL, backends=backends, user_id="jeff")
+    params = await describe_approval(ToolCallPart("create_event", MEETING), context)
+    mina = await directory.get_profile("mina")
+    assert params == {
+        "title": "일정을 만들까요?",
+        "message": f"“Design review” 12월 2일 (수) 12:00–13:00 일정을 만들어요. 초대: {mina.name} (mina).",
+        "confirmLabel": "확인",
+        "cancelLabel": "취소",
+    }
+
+
+async def test_create_event_in_english() -> None:
+    context = ApprovalContext(language="en", timezone=SEOUL)
+    params = await describe_approval(ToolCallPart("create_event", MEETING), context)
+    assert params["title"] == "Create this event?"
+    assert params["message"] == "Create “Design review” Wed 2 Dec 12:00–13:00. Invite mina."
+    assert (params["confirmLabel"], params["cancelLabel"]) == ("Confirm", "Cancel")
+
+
+async def test_a_failing_lookup_still_asks_with_the_plain_arguments() -> None:
+    class Broken:
+        async def get(self, event_id: str) -> None:
+            raise ConnectionError("down")
+
+    backends = Backends(users=None, events=Broken(), knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
+    context = ApprovalContext(language="en", timezone=SEOUL, backends=backends)
+    params = await describe_approval(
+        ToolCallPart("invite_to_event", {"event_id": "evt_1", "user_ids": ["mina"]}), context
+    )
+    assert params["title"] == "Allow invite to event?"
+    assert "evt_1" in params["message"] and "mina" in params["message"]

@@ -1,0 +1,43 @@
+"""How a device's JSON-RPC error reads to the model: message and code first, then what it means."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ToolCallPart
+
+from truloop_assistant.deferred.handlers import HANDLERS, error_to_failure
+from truloop_assistant.protocol.jsonrpc import JsonRpcError
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        (
+            {"code": -32010, "message": "PermissionRequired",
+             "data": {"requiredPermission": "calendar.read", "canPromptAgain": False}},
+            "PermissionRequired (-32010): the app needs an OS permission the user has not granted; "
+            "required permission: calendar.read; can prompt again: no",
+        ),
+        ({"code": -32002, "message": "UserCanceled"}, "UserCanceled (-32002): the user canceled"),
+        ({"code": 7, "message": "Busy", "data": "try later"}, "Busy (7): data: try later"),
+        ({"code": -32099, "message": "Weird"}, "Weird (-32099)"),
+    ],
+)  # fmt: skip
+def test_error_text_starts_with_message_and_code(error: dict[str, Any], text: str) -> None:
+    assert error_to_failure(JsonRpcError.model_validate(error)).message == text
+
+
+def test_params_never_carry_the_notification_message() -> None:
+    call = ToolCallPart(
+        "get_calendar_events",
+        {"notification_message": "확인 중…", "start_date": "2026-11-23T00:00:00+09:00",
+         "end_date": "2026-11-29T23:59:59+09:00"},
+    )  # fmt: skip
+    assert HANDLERS["get_calendar_events"].create_params(call) == {
+        "startDate": "2026-11-23T00:00:00+09:00",
+        "endDate": "2026-11-29T23:59:59+09:00",
+    }
+    confirm = ToolCallPart("confirm_interaction", {"notification_message": "…", "title": "t", "message": "m"})
+    assert HANDLERS["confirm_interaction"].create_params(confirm) == {"title": "t", "message": "m"}

@@ -1,0 +1,103 @@
+"""Paused turns in Redis: calls the device can answer once, typed answers, and records from before."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from truloop_assistant.protocol.jsonrpc import JsonRpcError
+from truloop_assistant.store import keys
+from truloop_assistant.store.answers import DeviceError, DeviceResult, ServerFailure
+from truloop_assistant.store.history import History
+from truloop_assistant.store.turns import CallRef, PausedTurn, TurnStore
+
+
+def paused(*, local: dict[str, ServerFailure] | None = None) -> PausedTurn:
+    calls = [
+        CallRef(call_id=f"call_{i}", tool_call_id=f"t{i}", bucket="call", tool_name="get_calendar_events",
+                method="calendar.getEvents")
+        for i in range(3)
+    ]  # fmt: skip
+    return PausedTurn(
+        turn_id="m1",
+        step=0,
+        channel_url="ch-1",
+        user_id="jeff",
+        created_at=time.time(),
+        prompt="this week?",
+        messages="[]",
+        requests="{}",
+        calls=calls,
+        local_answers=local or {},
+    )
+
+
+@pytest.fixture
+def store(redis: Redis) -> TurnStore:
+    return TurnStore(redis, pending_ttl_s=60, history=History(redis, max_messages=10))
+
+
+async def test_each_answer_is_kept_as_what_the_device_said(store: TurnStore) -> None:
+    turn = paused(local={"call_2": ServerFailure(failed="over the limit")})
+    await store.save_paused(turn)
+
+    error = JsonRpcError(
+        code=-32010, message="PermissionRequired", data={"requiredPermission": "calendar.read"}
+    )
+    first = await store.get_call("call_0")
+    assert first is not None and (first.state, first.user_id, first.bucket) == ("pending", "jeff", "call")
+    assert await store.record_answer(first, "fp0", DeviceError(error=error)) == ("accepted", 1)
+    second = await store.get_call("call_1")
+    assert second is not None
+    assert await store.record_answer(second, "fp1", DeviceResult(result={"events": []})) == ("resume", 0)
+
+    snapshot = await store.load_turn("ch-1", "m1")
+    assert snapshot is not None and snapshot.state == "resuming"
+    assert snapshot.answers == {
+        "call_0": DeviceError(error=error),
+        "call_1": DeviceResult(result={"events": []}),
+        "call_2": ServerFailure(failed="over the limit"),
+    }
+    # The call the server failed itself was never sent: the device cannot answer it.
+    assert await store.get_call("call_2") is None
+
+
+async def test_an_answered_call_remembers_its_answer_for_duplicates_and_conflicts(store: TurnStore) -> None:
+    await store.save_paused(paused())
+    call = await store.get_call("call_0")
+    assert call is not None
+    await store.record_answer(call, "same", DeviceResult(result={"events": []}))
+
+    again = await store.get_call("call_0")
+    assert again is not None and (again.state, again.fingerprint) == ("answered", "same")
+    assert (await store.record_answer(call, "same", DeviceResult(result={"events": []})))[0] == "duplicate"
+    assert (await store.record_answer(call, "other", DeviceResult(result={"events": [1]})))[0] == "conflict"
+
+
+async def test_a_call_past_its_deadline_is_expired_before_the_scanner_settles_it(
+    store: TurnStore, redis: Redis
+) -> None:
+    await store.save_paused(paused())
+    tag = keys.conversation_tag("ch-1")
+    await redis.hset(keys.pending(tag, "call_0"), "expires_at", time.time() - 1)
+    call = await store.get_call("call_0")
+    assert call is not None and call.state == "expired"
+    assert (await store.record_answer(call, "fp", DeviceResult(result={"events": []})))[0] == "gone"
+
+
+async def test_a_turn_paused_by_an_earlier_version_still_resumes(store: TurnStore, redis: Redis) -> None:
+    """Records written before answers were typed kept the server's own failures as JSON text."""
+    await store.save_paused(paused())
+    key = keys.turn(keys.conversation_tag("ch-1"), "m1")
+    record: dict[str, Any] = json.loads(await redis.hget(key, "record"))
+    record["local_answers"] = {"call_2": json.dumps({"failed": "not sent"})}
+    await redis.hset(key, mapping={"record": json.dumps(record), "r:call_2": '{"failed": "not sent"}'})
+
+    snapshot = await store.load_turn("ch-1", "m1")
+    assert snapshot is not None
+    assert snapshot.turn.local_answers == {"call_2": ServerFailure(failed="not sent")}
+    assert snapshot.answers["call_2"] == ServerFailure(failed="not sent")
