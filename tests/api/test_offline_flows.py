@@ -6,6 +6,8 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from tests.tools.support import fixed
+from truloop_assistant.agent.offline import build_offline_model
 from truloop_assistant.backends.events import RedisEventStore
 
 SEOUL = ZoneInfo("Asia/Seoul")
@@ -14,24 +16,20 @@ SEOUL = ZoneInfo("Asia/Seoul")
 async def test_creating_an_event_goes_through_the_confirmation_gate(
     start_server: Any, directory: Any
 ) -> None:
-    async with start_server() as h:
+    # "Tomorrow" for the model is Friday 27 November: its clock is fixed to Thursday 26 November.
+    async with start_server(model=build_offline_model(timezone=SEOUL, clock=fixed)) as h:
         await h.user_says("내일 오후 3시에 팀 회의 잡아줘 @mina")
         [rpc] = await h.rpc_requests(1)
-        tomorrow = datetime.now(SEOUL).date() + timedelta(days=1)
-        weekday = "월화수목금토일"[tomorrow.weekday()]
         assert rpc["method"] == "interaction.confirm" and rpc["params"]["title"] == "일정을 만들까요?"
         message = rpc["params"]["message"]
-        assert f"“팀 회의” {tomorrow.month}월 {tomorrow.day}일 ({weekday}) 15:00–16:00" in message
+        assert "“팀 회의” 11월 27일 (금) 15:00–16:00" in message
         assert "박민아 (mina)" in message
         assert (rpc["params"]["confirmLabel"], rpc["params"]["cancelLabel"]) == ("확인", "취소")
 
         await h.answer(rpc["id"], result={"confirmed": True})
         [reply] = await h.replies(1)
-        assert (
-            reply.text
-            == f"일정을 만들었어요: “팀 회의” {tomorrow.month}월 {tomorrow.day}일 ({weekday}) 15:00–16:00."
-        )
-        start = datetime.combine(tomorrow, datetime.min.time(), tzinfo=SEOUL)
+        assert reply.text == "일정을 만들었어요: “팀 회의” 11월 27일 (금) 15:00–16:00."
+        start = datetime(2026, 11, 27, tzinfo=SEOUL)
         [event] = await RedisEventStore(h.redis).list_events("jeff", start, start + timedelta(days=1))
         assert event.invitee_user_ids == ["mina"]
 

@@ -112,7 +112,7 @@ async def test_a_confirmation_approves_only_its_own_call_with_its_own_arguments(
         forged = {"confirmed": True, "override_args": {"title": "Hacked"}, "args": {"title": "Hacked"}}
         assert (await h.answer(lunch["id"], result=forged)).json() == {"status": "accepted", "remaining": 1}
         # The lunch's yes does not answer the dinner: it is still pending until its own answer.
-        await asyncio.sleep(0.2)
+        await h.idle()
         assert await events_of(h.redis, "jeff") == []
         assert (await h.answer(dinner["id"], result={"confirmed": False})).json() == {"status": "resuming"}
 

@@ -17,8 +17,8 @@ from truloop_assistant.backends.knowledge import (
     KnowledgeBaseError,
     load_knowledge_base,
     title_from_file_name,
-    tokenize,
 )
+from truloop_assistant.backends.search import tokenize
 from truloop_assistant.commands import kb as kb_command
 
 
@@ -132,6 +132,8 @@ def test_tokenizer() -> None:
     assert tokenize("회의실을") == ["회의", "의실", "회의실"]
     assert tokenize("Reimbursed taxis, Wi-Fi!") == ["reimburs", "taxi", "wifi", "wi", "fi"]
     assert tokenize("reimbursement") == tokenize("reimburse") == ["reimburs"]
+    # chat tone ("ㅠㅠ") stuck to a word neither hides its particle nor joins its bigrams
+    assert tokenize("며칠이야ㅠㅠ") == ["며칠", *tokenize("ㅠㅠ")]
 
 
 @pytest.mark.parametrize(
@@ -177,6 +179,80 @@ async def test_markdown_is_cleaned_and_long_sections_split(tmp_path: Path) -> No
     assert hit.title == "Offsite"
     assert hit.snippet.startswith("Details: The quarterly offsite")
     assert len(hit.snippet) <= 400
+
+
+def _passages(kb: Bm25KnowledgeBase, tmp_path: Path) -> list[str]:
+    """The text of every indexed passage, read back from the saved index."""
+    kb.save(tmp_path / "passages.json")
+    data = json.loads((tmp_path / "passages.json").read_text(encoding="utf-8"))
+    return [p["text"] for d in data["documents"] for p in d["passages"]]
+
+
+SETUP_GUIDE = """# Developer setup
+
+## Install
+
+Install the CLI first.
+
+```bash
+# install the client
+pip install "truloop-client==2.*"
+truloop login --sso   # opens a **browser**
+```
+
+Then sign in with your **company** account.
+
+    $ truloop whoami --verbose
+    jeff@truloop.example
+"""
+
+
+async def test_code_blocks_are_kept_verbatim_and_apart(tmp_path: Path) -> None:
+    _write(tmp_path / "docs", "setup.md", SETUP_GUIDE)
+    kb = Bm25KnowledgeBase.build(tmp_path / "docs")
+    passages = _passages(kb, tmp_path)
+    assert passages == [
+        "Install: Install the CLI first.",
+        'Install:\n# install the client\npip install "truloop-client==2.*"\n'
+        "truloop login --sso   # opens a **browser**",
+        "Install: Then sign in with your company account.",
+        "Install:\n$ truloop whoami --verbose\njeff@truloop.example",
+    ]
+    # a comment line in a code fence is code, not a heading that would start a section
+    assert not any(p.startswith(("install the client", "# install the client")) for p in passages)
+
+    [hit] = await kb.search("truloop login sso", limit=1)
+    assert hit.snippet == passages[1]
+    [hit] = await kb.search("whoami", limit=1)
+    assert hit.snippet == passages[3]
+
+
+async def test_long_code_blocks_are_cut_between_lines(tmp_path: Path) -> None:
+    lines = [f"export SETTING_{i:02d}=value-{i:02d}  # keep" for i in range(40)]
+    _write(tmp_path / "docs", "env.md", "# Environment\n\n```sh\n" + "\n".join(lines) + "\n```\n")
+    passages = _passages(Bm25KnowledgeBase.build(tmp_path / "docs"), tmp_path)
+    assert len(passages) > 1
+    assert "\n".join(passages).split("\n") == lines
+    assert all(len(p) <= 400 for p in passages)
+
+
+async def test_markdown_structure_comes_from_the_syntax(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "docs",
+        "parking.md",
+        "Parking\n=======\n\nSee the [map](map.png) ![garage B2](b2.png).\n\n"
+        "<!-- draft: not for staff -->\n\n"
+        "Visitors\n--------\n\n- Ask *reception*\n- Get a ticket\n\n***\n\n"
+        "| floor | spaces |\n|:-----|-------:|\n| B2 | 40 |\n\n> Note: no bikes\n",
+    )
+    kb = Bm25KnowledgeBase.build(tmp_path / "docs")
+    assert _passages(kb, tmp_path) == [
+        "See the map garage B2.",
+        "Visitors: - Ask reception - Get a ticket | floor | spaces | | B2 | 40 | > Note: no bikes",
+    ]
+    [hit] = await kb.search("parking visitors", limit=1)
+    assert hit.title == "Parking"
+    assert await kb.search("draft") == []
 
 
 async def test_save_and_load_round_trip(notion_export: Path, tmp_path: Path) -> None:
@@ -279,6 +355,24 @@ async def test_load_rebuilds_when_a_file_was_added_with_an_old_time(notion_expor
     _age(new, 3600)
     kb = load_knowledge_base(str(notion_export))
     assert [h.title for h in await kb.search("garage")] == ["Parking"]
+
+
+async def test_load_rebuilds_an_index_from_the_previous_parser(tmp_path: Path) -> None:
+    """An index written before code blocks were kept apart (format v1) is not trusted."""
+    folder = tmp_path / "docs"
+    _write(folder, "setup.md", SETUP_GUIDE)
+    _age_documents(folder, 60)
+    Bm25KnowledgeBase.build(folder).save(folder / INDEX_FILE_NAME)
+    data = json.loads((folder / INDEX_FILE_NAME).read_text(encoding="utf-8"))
+    assert data["version"] == 2
+    data["version"] = 1
+    for doc in data["documents"]:
+        doc["passages"] = [{"text": "install the client: pip install", "tokens": ["stale"]}]
+    (folder / INDEX_FILE_NAME).write_text(json.dumps(data), encoding="utf-8")
+
+    kb = load_knowledge_base(str(folder))
+    [hit] = await kb.search("whoami", limit=1)
+    assert hit.snippet == "Install:\n$ truloop whoami --verbose\njeff@truloop.example"
 
 
 async def test_load_ignores_a_corrupt_index(notion_export: Path) -> None:

@@ -1,17 +1,24 @@
-"""One contract for every MemoryStore: the Redis default and the Supermemory adapter (against a fake)."""
+"""Memory stores: one contract for the Redis default and the Supermemory adapter, then each on its own.
+
+The Redis store ranks in process (BM25), so its ranking is tested for real; Supermemory ranks on its
+side, so the adapter is tested for the requests it sends and what it reads from the answers.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
 from redis.asyncio import Redis
 
 from tests.fakes.supermemory import SUPERMEMORY_KEY, FakeSupermemory
-from tests.support import serve, served
+from tests.support import served
 from truloop_assistant.backends.memory import (
+    Memory,
     MemoryBackendError,
     MemoryStore,
     RedisMemoryStore,
@@ -35,15 +42,22 @@ async def supermemory() -> AsyncIterator[FakeSupermemory]:
         yield fake
 
 
+@pytest.fixture
+async def sm(supermemory: FakeSupermemory) -> AsyncIterator[SupermemoryStore]:
+    store = SupermemoryStore(
+        supermemory.url, SUPERMEMORY_KEY, clock=lambda: datetime(2026, 3, 2, 9, tzinfo=UTC)
+    )
+    yield store
+    await store.aclose()
+
+
 @pytest.fixture(params=["redis", "supermemory"])
 async def store(request: pytest.FixtureRequest, redis: Redis) -> AsyncIterator[MemoryStore]:
     if request.param == "redis":
         yield RedisMemoryStore(redis)
         return
-    fake = FakeSupermemory()
-    port = free_port()
-    async with serve(fake.app(), port):
-        sm = SupermemoryStore(f"http://127.0.0.1:{port}", SUPERMEMORY_KEY)
+    async with served(FakeSupermemory()) as fake:
+        sm = SupermemoryStore(fake.url, SUPERMEMORY_KEY)
         yield sm
         await sm.aclose()
 
@@ -52,22 +66,7 @@ async def _save_all(store: MemoryStore, user: str, texts: list[str]) -> dict[str
     return {text: (await store.save(user, text)).memory_id for text in texts}
 
 
-@pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("강아지 이름이 뭐였지?", FACTS[0]),
-        ("엄마 생일이 언제였더라", FACTS[3]),
-        ("peanut allergy", FACTS[1]),
-        ("what coffee do I like?", FACTS[2]),
-        ("주차 어디에 하지", FACTS[4]),
-    ],
-)
-async def test_search_finds_the_right_memory_first(store: MemoryStore, query: str, expected: str) -> None:
-    await _save_all(store, "jeff", FACTS)
-    found = await store.search("jeff", query)
-    assert found, query
-    assert found[0].text == expected
-    assert found[0].score is not None
+# -- the contract
 
 
 async def test_save_returns_the_memory(store: MemoryStore) -> None:
@@ -103,7 +102,7 @@ async def test_forget_removes_only_the_users_own_memory(store: MemoryStore) -> N
     amy = await store.save("amy", "내 강아지 이름은 초코야")
 
     assert await store.forget("jeff", ids[FACTS[0]]) is True
-    assert [m.text for m in await store.search("jeff", "강아지 이름")] == []
+    assert FACTS[0] not in [m.text for m in await store.search("jeff", "강아지 이름")]
     assert [m.text for m in await store.list_recent("jeff")] == [FACTS[1]]
     assert [m.text for m in await store.search("amy", "강아지 이름")] == [amy.text]
     assert await store.forget("jeff", ids[FACTS[0]]) is False  # already gone
@@ -116,7 +115,59 @@ async def test_forgetting_another_users_memory_returns_false(store: MemoryStore)
     assert [m.memory_id for m in await store.list_recent("amy")] == [amy.memory_id]
 
 
-# -- Redis specifics
+# -- Redis: BM25 over the shared tokenizer
+
+
+class _Clock:
+    """A clock that moves a minute forward every time it is read."""
+
+    def __init__(self) -> None:
+        self._times: Iterator[datetime] = (
+            datetime(2026, 3, 2, 9, tzinfo=UTC) + timedelta(minutes=i) for i in range(1000)
+        )
+
+    def __call__(self) -> datetime:
+        return next(self._times)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("강아지 이름이 뭐였지?", FACTS[0]),
+        ("엄마 생일이 언제였더라", FACTS[3]),
+        ("peanut allergy", FACTS[1]),
+        ("what coffee do I like?", FACTS[2]),
+        ("주차 어디에 하지", FACTS[4]),
+    ],
+)
+async def test_redis_search_finds_the_right_memory_first(redis: Redis, query: str, expected: str) -> None:
+    store = RedisMemoryStore(redis)
+    await _save_all(store, "jeff", FACTS)
+    found = await store.search("jeff", query)
+    assert [m.text for m in found] == [expected]  # the others share no term with the query
+    assert found[0].score is not None and found[0].score > 0
+
+
+async def test_redis_ranks_best_first_and_newest_first_among_equals(redis: Redis) -> None:
+    store = RedisMemoryStore(redis, clock=_Clock())
+    texts = [
+        "the charger for the office laptop is in my desk drawer",
+        "pack the travel charger",
+        "birthday cake from the bakery downstairs",
+        "pack the travel charger",
+    ]
+    saved = [await store.save("jeff", text) for text in texts]
+
+    found = await store.search("jeff", "packing the travel charger")
+    assert [m.memory_id for m in found] == [saved[3].memory_id, saved[1].memory_id, saved[0].memory_id]
+    scores = [m.score for m in found]
+    assert all(isinstance(score, float) for score in scores)
+    assert scores[0] == scores[1] > scores[2] > 0
+    assert [m.memory_id for m in await store.search("jeff", "packing the travel charger", limit=1)] == [
+        saved[3].memory_id
+    ]
+    assert await store.search("jeff", "dentist appointment") == []
+    assert await store.search("jeff", "the") == []  # only a stopword: nothing to match
 
 
 async def test_redis_keeps_a_bounded_number_of_memories_with_a_ttl(redis: Redis) -> None:
@@ -130,21 +181,171 @@ async def test_redis_keeps_a_bounded_number_of_memories_with_a_ttl(redis: Redis)
         assert 0 < await redis.ttl(key) <= keys.MEMORY_TTL_S
 
 
-# -- Supermemory specifics
+# -- Supermemory: what the adapter sends
 
 
-async def test_supermemory_uses_bearer_auth_and_user_container_tags(supermemory: FakeSupermemory) -> None:
-    store = SupermemoryStore(supermemory.url, SUPERMEMORY_KEY)
-    memory = await store.save("jeff", "I like window seats")
-    assert supermemory.documents[memory.memory_id]["containerTags"] == ["user_jeff"]
-    assert all(h["authorization"] == f"Bearer {SUPERMEMORY_KEY}" for _, _, h in supermemory.requests)
+def _sent(supermemory: FakeSupermemory) -> list[tuple[str, str, Any]]:
+    return [(r.method, r.path, r.body) for r in supermemory.requests]
 
-    amy = await store.save("amy", "I like aisle seats")
+
+async def test_supermemory_search_request(supermemory: FakeSupermemory, sm: SupermemoryStore) -> None:
+    await sm.search("jeff", "강아지 이름이 뭐였지?", limit=3)
+    assert _sent(supermemory) == [
+        ("POST", "/v3/search", {"q": "강아지 이름이 뭐였지?", "containerTags": ["user_jeff"], "limit": 3})
+    ]
+    headers = supermemory.requests[0].headers
+    assert headers["authorization"] == f"Bearer {SUPERMEMORY_KEY}"
+    assert headers["accept"] == "application/json"
+    assert headers["content-type"] == "application/json"
+
+
+async def test_supermemory_save_request(supermemory: FakeSupermemory, sm: SupermemoryStore) -> None:
+    memory = await sm.save("jeff", "I like window seats")
+    assert _sent(supermemory) == [
+        ("POST", "/v3/documents", {"content": "I like window seats", "containerTags": ["user_jeff"]})
+    ]
+    assert memory == Memory(
+        memory_id=next(iter(supermemory.documents)),
+        text="I like window seats",
+        created_at="2026-03-02T09:00:00+00:00",
+    )
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+async def test_supermemory_list_request(
+    supermemory: FakeSupermemory, sm: SupermemoryStore, query: str
+) -> None:
+    await sm.list_recent("jeff", limit=7)
+    await sm.search("jeff", query, limit=2)  # an empty query lists instead of searching
+    listing = {"containerTags": ["user_jeff"], "sort": "createdAt", "order": "desc"}
+    assert _sent(supermemory) == [
+        ("POST", "/v3/documents/list", {**listing, "limit": 7}),
+        ("POST", "/v3/documents/list", {**listing, "limit": 2}),
+    ]
+    assert await sm.list_recent("jeff", limit=0) == []
+    assert len(supermemory.requests) == 2  # a zero limit asks nothing
+
+
+async def test_supermemory_forget_checks_the_owner_then_deletes(
+    supermemory: FakeSupermemory, sm: SupermemoryStore
+) -> None:
+    mine = await sm.save("jeff", "I like window seats")
+    amy = await sm.save("amy", "I like aisle seats")
     supermemory.requests.clear()
-    assert await store.forget("jeff", amy.memory_id) is False
-    assert [m for m, _, _ in supermemory.requests] == ["GET"]  # checked the owner, deleted nothing
+
+    assert await sm.forget("jeff", amy.memory_id) is False
+    assert _sent(supermemory) == [("GET", f"/v3/documents/{amy.memory_id}", None)]  # deleted nothing
     assert amy.memory_id in supermemory.documents
-    await store.aclose()
+
+    supermemory.requests.clear()
+    assert await sm.forget("jeff", mine.memory_id) is True
+    assert _sent(supermemory) == [
+        ("GET", f"/v3/documents/{mine.memory_id}", None),
+        ("DELETE", f"/v3/documents/{mine.memory_id}", None),
+    ]
+
+    supermemory.requests.clear()
+    assert await sm.forget("jeff", "a/b c") is False
+    assert _sent(supermemory) == [("GET", "/v3/documents/a%2Fb%20c", None)]  # the id stays one segment
+
+
+# -- Supermemory: what the adapter reads
+
+
+async def test_supermemory_search_results_are_read_in_supermemorys_order(
+    supermemory: FakeSupermemory, sm: SupermemoryStore
+) -> None:
+    supermemory.reply(
+        {
+            "results": [
+                {  # content present: the whole document, chunks ignored
+                    "documentId": "doc_a",
+                    "content": "My favorite coffee is an oat flat white",
+                    "chunks": [{"content": "oat flat white", "score": 0.9, "isRelevant": True}],
+                    "score": 0.91,
+                    "createdAt": "2026-02-01T10:00:00.000Z",
+                    "updatedAt": "2026-02-01T10:00:05.000Z",
+                    "metadata": None,
+                    "title": "Coffee",
+                    "type": "text",
+                },
+                {  # no content: the chunks, in order, skipping malformed ones
+                    "documentId": "doc_b",
+                    "content": None,
+                    "chunks": [
+                        {"content": "Coffee beans from", "score": 0.7, "isRelevant": True},
+                        {"score": 0.2},
+                        "not a chunk",
+                        {"content": "the corner roastery", "score": 0.6, "isRelevant": False},
+                    ],
+                    "score": 1,
+                    "createdAt": "2026-02-03T08:30:00.000Z",
+                },
+                {"documentId": "doc_c", "chunks": []},  # no score, no date
+                {"content": "no document id"},
+                "not a result",
+            ],
+            "timing": 87,
+            "total": 5,
+        }
+    )
+    found = await sm.search("jeff", "coffee", limit=5)
+    assert found == [
+        Memory(
+            memory_id="doc_a",
+            text="My favorite coffee is an oat flat white",
+            created_at="2026-02-01T10:00:00.000Z",
+            score=0.91,
+        ),
+        Memory(
+            memory_id="doc_b",
+            text="Coffee beans from the corner roastery",
+            created_at="2026-02-03T08:30:00.000Z",
+            score=1.0,
+        ),
+        Memory(memory_id="doc_c", text="", created_at="", score=None),
+    ]
+
+
+async def test_supermemory_search_keeps_the_limit_and_tolerates_odd_bodies(
+    supermemory: FakeSupermemory, sm: SupermemoryStore
+) -> None:
+    results = [{"documentId": f"doc_{i}", "content": f"note {i}", "score": 1 - i / 10} for i in range(4)]
+    supermemory.reply({"results": results, "total": 4})
+    assert [m.memory_id for m in await sm.search("jeff", "note", limit=2)] == ["doc_0", "doc_1"]
+    for body in ({}, {"results": None}, [], None):
+        supermemory.reply(body)
+        assert await sm.search("jeff", "note") == []
+
+
+async def test_supermemory_list_reads_content_then_summary_then_title(
+    supermemory: FakeSupermemory, sm: SupermemoryStore
+) -> None:
+    supermemory.reply(
+        {
+            "memories": [
+                {"id": "doc_1", "content": "I like window seats", "createdAt": "2026-02-03T08:30:00.000Z"},
+                {"id": "doc_2", "content": None, "summary": "Prefers aisle seats", "createdAt": "2026-02-02"},
+                {"id": "doc_3", "title": "Seats", "status": "queued"},
+                {"content": "no id"},
+            ],
+            "pagination": {"currentPage": 1, "totalItems": 4},
+        }
+    )
+    assert await sm.list_recent("jeff") == [
+        Memory(memory_id="doc_1", text="I like window seats", created_at="2026-02-03T08:30:00.000Z"),
+        Memory(memory_id="doc_2", text="Prefers aisle seats", created_at="2026-02-02"),
+        Memory(memory_id="doc_3", text="Seats", created_at=""),
+    ]
+
+
+@pytest.mark.parametrize("answer", [{"status": "queued"}, {"id": ""}, {"id": 42}, []])
+async def test_supermemory_save_needs_a_document_id(
+    supermemory: FakeSupermemory, sm: SupermemoryStore, answer: Any
+) -> None:
+    supermemory.reply(answer)
+    with pytest.raises(MemoryBackendError, match="did not return a document id"):
+        await sm.save("jeff", "x")
 
 
 async def test_supermemory_errors_are_memory_backend_errors(supermemory: FakeSupermemory) -> None:
@@ -155,9 +356,12 @@ async def test_supermemory_errors_are_memory_backend_errors(supermemory: FakeSup
     await bad.aclose()
 
     store = SupermemoryStore(supermemory.url, SUPERMEMORY_KEY)
-    supermemory.failures.append(500)
-    with pytest.raises(MemoryBackendError, match="HTTP 500"):
+    supermemory.reply({"error": "Internal error"}, status=500)
+    with pytest.raises(MemoryBackendError, match="HTTP 500: Internal error"):
         await store.search("jeff", "coffee")
+    supermemory.reply({"error": {"message": "slow down"}}, status=429)
+    with pytest.raises(MemoryBackendError, match="rate limiting"):
+        await store.list_recent("jeff")
     await store.aclose()
 
 

@@ -117,6 +117,16 @@ async def test_import_beyond_the_limit_is_refused(redis: Redis, monkeypatch: pyt
             json.dumps([{"user_id": "a", "name": "A", "username": "a", "groups": "design"}]),
             "entry 0 (user_id 'a'): groups: Input should be a valid list",
         ),
+        (
+            json.dumps([{"user_id": "a", "name": "A", "username": "a", "groups": ["design", 3]}]),
+            "entry 0 (user_id 'a'): groups.1: Input should be a valid string",
+        ),
+        (json.dumps(["jeff"]), "entry 0: entry: Input should be a valid dictionary"),
+        (
+            json.dumps([{"user_id": "", "name": "A"}]),
+            "entry 0 (user_id ''): user_id: String should have at least 1 character; "
+            "username: Field required",
+        ),
         (json.dumps([{"user_id": "a", "name": "A", "username": "a"}] * 2), "user_id 'a' appears twice"),
     ],
 )

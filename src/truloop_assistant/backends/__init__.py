@@ -1,8 +1,8 @@
 """Ports to the systems the tools use, each with a default that runs with no accounts or keys.
 
-Every domain module defines a ``Protocol`` (the port), a default implementation and, where a real
-outside service exists, a production adapter. ``Backends`` is what the tools see through
-``ctx.deps.backends``.
+Every domain package defines a ``Protocol`` (the port, in ``port.py``), a default implementation
+and, where a real outside service exists, a production adapter beside it. ``Backends`` is what the
+tools see through ``ctx.deps.backends``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,28 @@
+"""What the tools see of the knowledge base: a search returning one hit per matching document."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+
+class KnowledgeBaseError(Exception):
+    """A folder or index file cannot be used; the message says which and why."""
+
+
+class KnowledgeHit(BaseModel):
+    """One matching document and its best passage."""
+
+    title: str = Field(description="the document's title")
+    path: str = Field(description="the document's path inside the knowledge base folder")
+    snippet: str = Field(description="the best-matching passage of the document")
+    score: float = Field(description="BM25 relevance; higher is better, only comparable within one search")
+
+
+class KnowledgeBase(Protocol):
+    """Searches the organisation's internal documents."""
+
+    async def search(self, query: str, *, limit: int = 5) -> list[KnowledgeHit]:
+        """The best-matching documents for a query, best first, at most ``limit``."""
+        ...

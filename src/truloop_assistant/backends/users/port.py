@@ -1,0 +1,61 @@
+"""What the tools see of the user directory: a profile, the directory's interface, its error."""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+SearchField = Literal["contact", "username", "group", "name"]
+
+
+class UserProfile(BaseModel):
+    """A person in the app: how to address and reach them, their groups and their external id."""
+
+    user_id: str = Field(min_length=1)
+    name: str
+    username: str
+    eid: str | None = Field(default=None, description="External (employee) id")
+    email: str | None = Field(default=None, description="Contact e-mail address")
+    phone: str | None = Field(default=None, description="Contact phone number")
+    groups: list[str] = Field(default_factory=list)
+    title: str | None = None
+    timezone: str | None = Field(default=None, description="IANA time zone, e.g. 'Asia/Seoul'")
+
+
+class UserDirectoryError(Exception):
+    """The user directory failed or answered something unexpected; the message says what."""
+
+
+class UserDirectory(Protocol):
+    """Who is in the app: profiles by id, search, and external ids."""
+
+    async def get_profile(self, user_id: str) -> UserProfile | None:
+        """The user's profile, or None for an unknown user."""
+        ...
+
+    async def search(
+        self, query: str, *, by: SearchField | None = None, limit: int = 10
+    ) -> list[UserProfile]:
+        """Users matching the query on one field (or any), best first."""
+        ...
+
+    async def get_eids(self, user_ids: list[str]) -> dict[str, str | None]:
+        """Known users' eids (None: known, no eid); unknown ids are left out."""
+        ...
+
+    async def is_member(self, user_id: str) -> bool:
+        """Whether the directory knows the user."""
+        ...
+
+    async def has_users(self) -> bool:
+        """False for a directory nobody was loaded into: then there are no guests, only members."""
+        ...
+
+
+async def unknown_user_ids(directory: UserDirectory, user_ids: list[str]) -> list[str]:
+    """The ids among ``user_ids`` that the directory does not know, in the given order."""
+    if not user_ids:
+        return []
+    known = await directory.get_eids(user_ids)
+    return [user_id for user_id in user_ids if user_id not in known]

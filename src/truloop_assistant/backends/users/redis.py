@@ -1,0 +1,64 @@
+"""The default user directory: profiles in one Redis hash (user id -> JSON), loaded from a users file."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from ...store import keys
+from .matching import match_users
+from .port import SearchField, UserDirectoryError, UserProfile
+
+
+class RedisUserDirectory:
+    """Profiles in one Redis hash; search scans them (fine for directories of thousands)."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._key = keys.user_profiles()
+
+    async def import_users(self, users: list[UserProfile]) -> int:
+        """Insert or replace these profiles; return how many were written."""
+        if not users:
+            return 0
+        ids = [user.user_id for user in users]
+        existing = await self._redis.hmget(self._key, ids)
+        new = len({i for i, raw in zip(ids, existing, strict=True) if raw is None})
+        size = int(await self._redis.hlen(self._key))
+        if size + new > keys.USERS_MAX:
+            raise UserDirectoryError(
+                f"the directory would hold {size + new} users, more than the limit of {keys.USERS_MAX}"
+            )
+        await self._redis.hset(self._key, mapping={u.user_id: u.model_dump_json() for u in users})
+        return len({u.user_id for u in users})
+
+    async def get_profile(self, user_id: str) -> UserProfile | None:
+        """The stored profile, or None."""
+        raw = await self._redis.hget(self._key, user_id)
+        return None if raw is None else UserProfile.model_validate_json(raw)
+
+    async def search(
+        self, query: str, *, by: SearchField | None = None, limit: int = 10
+    ) -> list[UserProfile]:
+        """See :func:`~.matching.match_users`."""
+        raws = (await self._redis.hgetall(self._key)).values()
+        users = [UserProfile.model_validate_json(raw) for raw in raws]
+        return match_users(users, query, by=by, limit=limit)
+
+    async def get_eids(self, user_ids: list[str]) -> dict[str, str | None]:
+        """Known users' eids; unknown ids are left out."""
+        if not user_ids:
+            return {}
+        raws = await self._redis.hmget(self._key, user_ids)
+        return {
+            user_id: UserProfile.model_validate_json(raw).eid
+            for user_id, raw in zip(user_ids, raws, strict=True)
+            if raw is not None
+        }
+
+    async def is_member(self, user_id: str) -> bool:
+        """Whether a profile is stored for the user."""
+        return bool(await self._redis.hexists(self._key, user_id))
+
+    async def has_users(self) -> bool:
+        """Whether any profile was imported."""
+        return bool(await self._redis.hlen(self._key))
