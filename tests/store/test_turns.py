@@ -13,7 +13,8 @@ from truloop_assistant.protocol.jsonrpc import JsonRpcError
 from truloop_assistant.store import keys
 from truloop_assistant.store.answers import DeviceError, DeviceResult, ServerFailure
 from truloop_assistant.store.history import History
-from truloop_assistant.store.turns import CallRef, PausedTurn, TurnStore
+from truloop_assistant.store.records import CallRef, PausedTurn
+from truloop_assistant.store.turns import TurnStore
 
 
 def paused(*, local: dict[str, ServerFailure] | None = None) -> PausedTurn:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
+from typing import Literal
 
 from pydantic_ai import DeferredToolRequests
+from pydantic_ai.messages import ToolCallPart
 
 from ..deferred.approvals import CONFIRM_METHOD
 from ..deferred.handlers import HANDLERS
 from ..store.answers import ServerFailure
-from ..store.turns import CallRef
+from ..store.records import CallRef
 
 
 def new_call_id() -> str:
@@ -20,27 +22,18 @@ def new_call_id() -> str:
 
 def call_refs(requests: DeferredToolRequests) -> list[CallRef]:
     """One device call per deferred call and per approval, each with a fresh JSON-RPC id."""
-    calls = [
-        CallRef(
-            call_id=new_call_id(),
-            tool_call_id=part.tool_call_id,
-            bucket="call",
-            tool_name=part.tool_name,
-            method=HANDLERS[part.tool_name].method,
-        )
-        for part in requests.calls
-    ]
-    approvals = [
-        CallRef(
-            call_id=new_call_id(),
-            tool_call_id=part.tool_call_id,
-            bucket="approval",
-            tool_name=part.tool_name,
-            method=CONFIRM_METHOD,
-        )
-        for part in requests.approvals
-    ]
-    return calls + approvals
+    calls = [_ref(part, "call", HANDLERS[part.tool_name].method) for part in requests.calls]
+    return calls + [_ref(part, "approval", CONFIRM_METHOD) for part in requests.approvals]
+
+
+def _ref(part: ToolCallPart, bucket: Literal["call", "approval"], method: str) -> CallRef:
+    return CallRef(
+        call_id=new_call_id(),
+        tool_call_id=part.tool_call_id,
+        bucket=bucket,
+        tool_name=part.tool_name,
+        method=method,
+    )
 
 
 def failed_locally(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..deferred.approvals import ApprovalContext, describe_approval
 from ..deferred.handlers import HANDLERS
 from ..protocol.jsonrpc import JsonRpcRequest
-from ..store.turns import PausedTurn
+from ..store.records import PausedTurn
 from .results import REQUESTS
 
 

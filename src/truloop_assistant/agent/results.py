@@ -13,8 +13,8 @@ from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied, T
 
 from ..deferred.handlers import HANDLERS, error_to_failure
 from ..protocol.methods import ConfirmResult
-from ..store.answers import DeviceError, DeviceResult, ServerFailure
-from ..store.turns import CallRef, PausedTurn
+from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
+from ..store.records import CallRef, PausedTurn
 
 REQUESTS: TypeAdapter[DeferredToolRequests] = TypeAdapter(DeferredToolRequests)
 
@@ -26,8 +26,6 @@ EXPIRED_TEXT = (
     "Expired: the user's device did not answer in time, so this call did not run. Tell the user and "
     "suggest trying again (for example with the app open)."
 )
-
-Answer = DeviceResult | DeviceError | ServerFailure
 
 
 def deferred_results(paused: PausedTurn, answers: dict[str, Answer], *, missing: str) -> DeferredToolResults:

@@ -33,7 +33,8 @@ from ..deferred.approvals import ApprovalContext
 from ..i18n import Text, language_of, texts
 from ..metrics import TURNS, UNPAIRED_TOOL_CALLS
 from ..store.history import History
-from ..store.turns import AgentRole, PausedTurn, TurnStore
+from ..store.records import AgentRole, PausedTurn
+from ..store.turns import TurnStore
 from ..tools.deps import AgentDeps, RelayWriter, utcnow
 from .agents import Agents
 from .calls import call_refs, failed_locally

@@ -21,7 +21,7 @@ from ..metrics import TOOL_MESSAGES
 from ..protocol.jsonrpc import JsonRpcFailure, JsonRpcSuccess, parse_response
 from ..protocol.methods import ConfirmResult
 from ..store.answers import answer_of
-from ..store.turns import CallView
+from ..store.records import CallView
 from .body import read_body
 from .deps import ServicesDep
 

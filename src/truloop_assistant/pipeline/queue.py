@@ -39,8 +39,8 @@ class TruloopQueue(RedisQueue):
     ``_cleanup_script``, ``_sweep``/``_active``/``_incomplete`` keys); re-read it before a bump.
     """
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, redis: Redis, *, name: str) -> None:
+        super().__init__(redis, name=name)
         self._not_active: set[bytes] = set()
 
     async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:

@@ -56,12 +56,8 @@ def build_worker(
                 await task
 
     # A standalone worker lets turns in flight finish on SIGTERM (deploys); the 1 s blocking
-    # dequeue is what lets its idle loops notice the stop.
-    cls, extra = (
-        (EmbeddedWorker, {})
-        if embedded
-        else (Worker, {"dequeue_timeout": 1.0, "shutdown_grace_period_s": SHUTDOWN_GRACE_S})
-    )
+    # dequeue is what lets its idle loops notice the stop. The embedded one stops with its server.
+    cls: type[Worker] = EmbeddedWorker if embedded else Worker
     return cls(
         queue,
         functions=[drain_conversation],
@@ -69,5 +65,6 @@ def build_worker(
         startup=startup,
         shutdown=shutdown,
         timers=_TIMERS,
-        **extra,  # type: ignore[arg-type]
+        dequeue_timeout=0.0 if embedded else 1.0,
+        shutdown_grace_period_s=None if embedded else SHUTDOWN_GRACE_S,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag
 
 from ..protocol.jsonrpc import JsonRpcError, JsonRpcFailure, JsonRpcSuccess
 
@@ -40,13 +40,14 @@ def _kind(value: Any) -> str | None:
     return None
 
 
+Answer = DeviceResult | DeviceError | ServerFailure
+
 StoredAnswer = Annotated[
     Annotated[DeviceResult, Tag("result")]
     | Annotated[DeviceError, Tag("error")]
     | Annotated[ServerFailure, Tag("failed")],
     Discriminator(_kind),
 ]
-ANSWER: TypeAdapter[DeviceResult | DeviceError | ServerFailure] = TypeAdapter(StoredAnswer)
 
 
 def answer_of(response: JsonRpcSuccess | JsonRpcFailure) -> DeviceResult | DeviceError:
@@ -56,5 +57,5 @@ def answer_of(response: JsonRpcSuccess | JsonRpcFailure) -> DeviceResult | Devic
     return DeviceResult(result=response.result)
 
 
-def dump_answer(answer: DeviceResult | DeviceError | ServerFailure) -> str:
+def dump_answer(answer: Answer) -> str:
     return answer.model_dump_json()

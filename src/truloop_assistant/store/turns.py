@@ -4,89 +4,18 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated, Any, Literal, cast
+from typing import cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
+from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
 
 from . import keys
-from .answers import DeviceError, DeviceResult, ServerFailure, dump_answer
+from .answers import DeviceError, DeviceResult, dump_answer
 from .history import History
+from .records import CallView, Outcome, PausedTurn, TurnSnapshot
 
-CallState = Literal["pending", "answered", "expired", "superseded"]
-TurnState = Literal["paused", "resuming", "superseded", "done"]
-Outcome = Literal["accepted", "resume", "duplicate", "conflict", "gone", "unknown"]
-AgentRole = Literal["member", "guest"]
 _OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
-
-
-class CallRef(BaseModel):
-    """One deferred call of a paused turn, as the server issued it."""
-
-    call_id: str
-    tool_call_id: str
-    bucket: Literal["call", "approval"]
-    tool_name: str
-    method: str
-
-
-def _failure(value: Any) -> Any:
-    # Records written before failures were typed hold them as JSON text.
-    return json.loads(value) if isinstance(value, str) else value
-
-
-class PausedTurn(BaseModel):
-    """A run that waits for the device: everything needed to resume it."""
-
-    turn_id: str
-    step: int
-    channel_url: str
-    user_id: str
-    created_at: float
-    prompt: str
-    """The user message that started the turn."""
-    agent: AgentRole = "member"
-    """Which agent runs the turn."""
-    messages: str
-    """The run's history as pydantic-ai JSON."""
-    requests: str
-    """The run's ``DeferredToolRequests`` as JSON; results are built only from this."""
-    calls: list[CallRef]
-    local_answers: dict[str, Annotated[ServerFailure, BeforeValidator(_failure)]] = {}
-    """Calls the server failed itself instead of sending them: call id -> failure."""
-
-    @property
-    def sent_calls(self) -> list[CallRef]:
-        """The calls that went to the device (every call the server did not answer itself)."""
-        return [c for c in self.calls if c.call_id not in self.local_answers]
-
-
-class CallView(BaseModel):
-    """What the tool-message endpoint knows about a call id."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    call_id: str
-    tag: str
-    state: CallState
-    user_id: str = ""
-    turn_id: str = ""
-    channel_url: str = ""
-    tool_name: str = ""
-    method: str = ""
-    bucket: Literal["call", "approval"] = "call"
-    fingerprint: str = Field(default="", validation_alias="fp")
-
-
-Answer = DeviceResult | DeviceError | ServerFailure
-
-
-class TurnSnapshot(BaseModel):
-    state: TurnState
-    turn: PausedTurn
-    answers: dict[str, Answer]
-    """call id -> the answer the server stored for it."""
 
 
 # Records one answer and, for the last one, claims the resume — atomically, so that however
