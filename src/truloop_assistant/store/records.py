@@ -73,7 +73,6 @@ class CallView(BaseModel):
     fingerprint: str = Field(default="", validation_alias="fp")
 
 
-
 class TurnSnapshot(BaseModel):
     state: TurnState
     turn: PausedTurn
