@@ -12,6 +12,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import JWT_SECRET
 from truloop_assistant.auth import issue_token
+from truloop_assistant.store import keys
 
 CALENDAR = {
     "notification_message": "…",
@@ -133,7 +134,8 @@ async def test_expiry_survives_a_worker_restart(start_server: Any) -> None:
         await h.user_says("calendar")
         await h.rpc_requests(1)
     # No worker runs while the call expires; the deadline is kept in Redis, not in a timer.
-    await asyncio.sleep(1.5)
+    [(_, deadline)] = await h.redis.zrange(keys.deadlines(), 0, -1, withscores=True)
+    await asyncio.sleep(max(0.0, deadline - time.time()) + 0.1)
     async with start_server(model=calendar_model(), pending_call_ttl_s=1) as h:
         [reply] = await h.replies(1, timeout=10)
         assert reply.text.startswith("failed: Expired")
