@@ -18,6 +18,7 @@ import httpx
 import uvicorn
 from redis.asyncio import Redis
 
+from truloop_assistant.api.http_limits import LimitedHttpToolsProtocol
 from truloop_assistant.auth import issue_token
 from truloop_assistant.config import Settings, load_settings
 from truloop_assistant.store import keys
@@ -31,10 +32,18 @@ BOT = "truloop-assistant"
 
 
 @asynccontextmanager
-async def serve(app: Any, port: int) -> AsyncIterator[None]:
-    """Serve an ASGI app on 127.0.0.1:port inside the test's event loop."""
+async def serve(
+    app: Any, port: int, *, http: type[asyncio.Protocol] = LimitedHttpToolsProtocol
+) -> AsyncIterator[None]:
+    """Serve an ASGI app on 127.0.0.1:port inside the test's event loop, with the server's HTTP limits."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        http=http,
     )
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
@@ -154,10 +163,12 @@ class Harness:
             headers["authorization"] = f"Bearer {token}"
         return await self.http.post("/api/v1/agent/tool-message", content=body, headers=headers)
 
-    async def rpc_requests(self, n: int, channel: str = "ch-1") -> list[dict[str, Any]]:
+    async def rpc_requests(
+        self, n: int, channel: str = "ch-1", *, timeout: float = 10.0
+    ) -> list[dict[str, Any]]:
         """Wait for n agent-rpc messages in the channel and return their JSON-RPC requests."""
         await self.sendbird.wait_for(
-            lambda msgs: sum(1 for m in msgs if m.is_rpc and m.channel_url == channel) >= n
+            lambda msgs: sum(1 for m in msgs if m.is_rpc and m.channel_url == channel) >= n, timeout=timeout
         )
         return [m.rpc for m in self.sendbird.in_channel(channel) if m.is_rpc]
 

@@ -50,7 +50,7 @@ def create_app(
                 services.drainer(model=model, agent=agent),
                 concurrency=worker_concurrency,
                 embedded=True,
-                background=services.expiry_scanner,
+                background=services.scanners,
             )
             app.state.worker = worker
             worker_task = asyncio.create_task(worker.start(), name="embedded-worker")

@@ -66,6 +66,8 @@ def _offline_settings() -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from .api.http_limits import LimitedHttpToolsProtocol
+
     load_settings()  # fail here, with a readable message, rather than inside every HTTP worker
     uvicorn.run(
         "truloop_assistant.app:create_app",
@@ -74,6 +76,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         proxy_headers=True,
+        http=LimitedHttpToolsProtocol,
         log_level=os.environ.get("TRULOOP_LOG_LEVEL", "INFO").lower(),
     )
     return 0
@@ -89,7 +92,7 @@ async def _worker(settings: Settings, concurrency: int) -> int:
             services.queue.queue,
             services.drainer(),
             concurrency=concurrency,
-            background=services.expiry_scanner,
+            background=services.scanners,
         )
         await worker.start()
     finally:
@@ -100,6 +103,7 @@ async def _worker(settings: Settings, concurrency: int) -> int:
 def _dev(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from .api.http_limits import LimitedHttpToolsProtocol
     from .app import create_app
     from .backends.users import SAMPLE_USERS_FILE, load_users_file
     from .embedded_redis import RedisServer
@@ -134,7 +138,12 @@ truloop-assistant dev server — model: {settings.model}, channel: local
     # uvicorn re-raises the signal that stopped it; make SIGTERM an exception so cleanup runs.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
-        uvicorn.run(create_app(settings, embedded_worker=True), host=args.host, port=args.port)
+        uvicorn.run(
+            create_app(settings, embedded_worker=True),
+            host=args.host,
+            port=args.port,
+            http=LimitedHttpToolsProtocol,
+        )
     finally:
         if redis_server is not None:
             redis_server.stop()

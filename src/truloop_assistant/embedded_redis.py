@@ -92,6 +92,7 @@ class RedisServer:
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
         self._started_once = False
+        self._paused = False
 
     @property
     def url(self) -> str:
@@ -169,12 +170,15 @@ class RedisServer:
     def _stop_process(self, sig: int = signal.SIGTERM) -> None:
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
+            if self._paused:
+                proc.send_signal(signal.SIGCONT)  # a stopped process would not act on SIGTERM
             proc.send_signal(sig)
             try:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        self._paused = False
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -189,6 +193,19 @@ class RedisServer:
     def kill(self) -> None:
         """SIGKILL the server, keeping its directory so that ``restart()`` can recover it."""
         self._stop_process(signal.SIGKILL)
+
+    def pause(self) -> None:
+        """Freeze the server (SIGSTOP): connections stay open but nothing is answered, as in a stall."""
+        if self._proc is None or self._proc.poll() is not None:
+            raise RuntimeError("redis-server is not running")
+        self._proc.send_signal(signal.SIGSTOP)
+        self._paused = True
+
+    def resume(self) -> None:
+        """Let a paused server go on (SIGCONT); it then answers what queued up meanwhile."""
+        if self._proc is not None and self._paused:
+            self._proc.send_signal(signal.SIGCONT)
+        self._paused = False
 
     def restart(self, timeout: float = 10.0) -> RedisServer:
         """Stop and start again on the same port and directory."""

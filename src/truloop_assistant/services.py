@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,13 +31,18 @@ from .channels.relay import LocalRelay, Relay, SendbirdRelay
 from .channels.sendbird import SendbirdChannel, platform_client
 from .config import Settings
 from .pipeline.conversations import ConversationDrainer
+from .pipeline.delivery import Deliverer
 from .pipeline.expiry import run_expiry_scanner
 from .pipeline.intake import Intake
 from .pipeline.notices import Notices
 from .pipeline.queue import TurnQueue, make_queue
+from .pipeline.recovery import run_rescue_scanner
 from .ratelimit import RateLimiter
+from .store.drains import Drains
+from .store.effects import Effects
 from .store.history import History
 from .store.inbox import Inbox
+from .store.outbox import Outbox
 from .store.turns import TurnStore
 
 
@@ -50,6 +56,8 @@ class Services:
     relay: Relay
     queue: TurnQueue
     inbox: Inbox
+    drains: Drains
+    outbox: Outbox
     intake: Intake
     auth: TokenVerifier
     limiter: RateLimiter
@@ -77,6 +85,7 @@ class Services:
         )
         stack.push_async_callback(queue.queue.disconnect)
         inbox = Inbox(redis, owner_ttl_s=settings.worker_heartbeat_s)
+        drains = Drains(redis, owner_ttl_s=settings.worker_heartbeat_s)
         history = History(redis, max_messages=settings.history_max_messages)
         notices = Notices(redis, channel)
         stack.push_async_callback(notices.drain)  # closed first: notices still use the clients
@@ -89,7 +98,9 @@ class Services:
             relay=relay,
             queue=queue,
             inbox=inbox,
-            intake=Intake(inbox, queue),
+            drains=drains,
+            outbox=Outbox(redis),
+            intake=Intake(inbox, drains, queue),
             auth=TokenVerifier(settings),
             limiter=RateLimiter(settings, redis),
             notices=notices,
@@ -147,22 +158,28 @@ class Services:
             agents=agents,
             store=self.store,
             history=self.history,
-            channel=self.channel,
             timezone=zone,
             limits=TurnLimits.from_settings(settings),
             backends=self.backends,
             relay_writer=notifier,
+            effects=Effects(self.redis),
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:
         """What a worker runs: conversations drained one event at a time."""
         return ConversationDrainer(
-            self.inbox, self.runner(model=model, agent=agent), heartbeat_s=self.settings.worker_heartbeat_s
+            self.inbox,
+            self.drains,
+            self.runner(model=model, agent=agent),
+            Deliverer(self.outbox, self.channel),
+            heartbeat_s=self.settings.worker_heartbeat_s,
         )
 
-    async def expiry_scanner(self) -> None:
-        """Resume turns whose device calls expired (runs in every worker)."""
-        await run_expiry_scanner(self.store, self.intake)
+    async def scanners(self) -> None:
+        """What every worker runs beside its jobs: expired calls resume, unowned conversations drain."""
+        await asyncio.gather(
+            run_expiry_scanner(self.store, self.intake), run_rescue_scanner(self.drains, self.queue)
+        )
 
     async def aclose(self) -> None:
         """Close every client this process created (notices still being sent finish first)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import jwt
@@ -14,6 +14,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import JWT_SECRET, Harness
 from truloop_assistant.auth import issue_token
+from truloop_assistant.store import keys
+from truloop_assistant.store.records import CallView
+from truloop_assistant.store.turns import TurnStore
 
 GOOD = {"events": []}
 
@@ -147,3 +150,44 @@ async def test_body_over_256_kib_is_413(pending: tuple[Harness, str]) -> None:
     # Size is checked first, even without a token.
     assert_error(await h.post_tool_message(big, token=None), 413)
     assert (await h.answer(call_id, result=GOOD)).status_code == 202
+
+
+async def deadline_passes(store: TurnStore, call: CallView) -> None:
+    await store.redis.hset(keys.pending(call.tag, call.call_id), "expires_at", time.time() - 0.001)
+
+
+async def expiry_scanner_settles_it(store: TurnStore, call: CallView) -> None:
+    snapshot = await store.load_turn(call.channel_url, call.turn_id)
+    assert snapshot is not None and await store.expire(snapshot.turn)
+
+
+async def user_writes_again(store: TurnStore, call: CallView) -> None:
+    snapshot = await store.load_turn(call.channel_url, call.turn_id)
+    assert snapshot is not None and await store.supersede(snapshot.turn)
+
+
+@pytest.mark.parametrize(
+    ("meanwhile", "code"),
+    [
+        (deadline_passes, "call_expired"),
+        (expiry_scanner_settles_it, "call_expired"),
+        (user_writes_again, "call_superseded"),
+    ],
+)
+async def test_a_call_that_stops_being_pending_while_it_is_answered_is_410_expired_or_superseded(
+    pending: tuple[Harness, str],
+    monkeypatch: pytest.MonkeyPatch,
+    meanwhile: Callable[[TurnStore, CallView], Awaitable[None]],
+    code: str,
+) -> None:
+    h, call_id = pending
+    record_answer = TurnStore.record_answer
+
+    async def just_too_late(self: TurnStore, call: CallView, *args: Any) -> Any:
+        await meanwhile(self, call)  # between reading the call (still pending) and recording the answer
+        return await record_answer(self, call, *args)
+
+    monkeypatch.setattr(TurnStore, "record_answer", just_too_late)
+    assert_error(await h.answer(call_id, result=GOOD), 410, code)
+    monkeypatch.undo()
+    assert_error(await h.answer(call_id, result=GOOD), 410, code)  # and so it stays

@@ -92,3 +92,74 @@ async def test_malformed_webhook_bodies_are_400(start_server: Any) -> None:
         for body in (b"{not json", b"[]", b'{"category": 5}'):
             r = await h.post_webhook(body)
             assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_webhook"
+
+
+def without(payload: dict[str, Any], part: str, field: str | None = None) -> dict[str, Any]:
+    """The payload with one part (or one field of it) removed."""
+    changed = json.loads(json.dumps(payload))
+    if field is None:
+        del changed[part]
+    else:
+        del changed[part][field]
+    return changed
+
+
+def with_field(payload: dict[str, Any], part: str, field: str, value: Any) -> dict[str, Any]:
+    changed = json.loads(json.dumps(payload))
+    changed[part][field] = value
+    return changed
+
+
+async def test_a_user_message_without_channel_sender_or_message_id_is_400_and_nothing_is_queued(
+    start_server: Any,
+) -> None:
+    prompts: list[str] = []
+    async with start_server(model=echo_model(prompts)) as h:
+        good = webhook_payload("hello", message_id=40)
+        broken = [
+            with_field(good, "channel", "channel_url", ""),
+            without(good, "channel", "channel_url"),
+            without(good, "channel"),
+            with_field(good, "sender", "user_id", ""),
+            without(good, "sender", "user_id"),
+            without(good, "sender"),
+            with_field(good, "payload", "message_id", True),
+            with_field(good, "payload", "message_id", "40"),  # Sendbird sends an integer, never a string
+            with_field(good, "payload", "message_id", 0),
+            with_field(good, "payload", "message_id", -40),
+            with_field(good, "payload", "message_id", 40.0),
+            with_field(good, "payload", "message_id", None),
+            without(good, "payload", "message_id"),
+            without(good, "payload"),
+        ]
+        for payload in broken:
+            r = await h.post_webhook(payload)
+            assert r.status_code == 400, (payload, r.text)
+            assert r.json()["error"]["code"] == "invalid_webhook"
+        await h.idle()
+        assert prompts == [] and h.sendbird.messages == []
+        # Nothing was marked as seen: the well-formed message is new, and answered once.
+        r = await h.post_webhook(good)
+        assert r.json() == {"status": "queued"}
+        [reply] = await h.replies(1)
+        assert reply.text == "echo: hello"
+
+
+async def test_events_the_assistant_does_not_answer_are_ignored_whatever_their_parts(
+    start_server: Any,
+) -> None:
+    async with start_server(model=echo_model([])) as h:
+        admin = without({**webhook_payload("maintenance tonight", message_id=50), "type": "ADMM"}, "sender")
+        file_msg = with_field(
+            {**webhook_payload("", message_id=51), "type": "FILE"}, "channel", "channel_url", ""
+        )
+        joined = {
+            "category": "group_channel:join",
+            "users": [{"user_id": "jeff"}],
+            "channel": {"channel_url": "c"},
+        }
+        for payload in (admin, file_msg, joined):
+            r = await h.post_webhook(payload)
+            assert r.status_code == 200 and r.json() == {"status": "ignored"}, r.text
+        await h.idle()
+        assert h.sendbird.messages == []

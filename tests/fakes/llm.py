@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,12 @@ class FakeLLM:
     delay_s: float = 0.0
     """Mean think time of an answer (a real model takes a while)."""
     request_seen: asyncio.Event = field(default_factory=asyncio.Event)
+    holding: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once a request is being held."""
+    script: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None
+    """Given the request's messages, the assistant message to answer with (None: the default answer)."""
+    hold_when: Callable[[list[dict[str, Any]]], bool] | None = None
+    """Requests to hang (once each time it says so), e.g. the one that follows a tool's result."""
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
@@ -32,8 +39,9 @@ class FakeLLM:
         body = await request.json()
         self.requests.append(body)
         self.request_seen.set()
-        if self.hold > 0:
-            self.hold -= 1
+        if self.hold > 0 or (self.hold_when is not None and self.hold_when(body["messages"])):
+            self.hold = max(0, self.hold - 1)
+            self.holding.set()
             await asyncio.sleep(3600)
         if self.delay_s:
             # Real models vary: somewhere between half and one and a half times the mean.
@@ -44,7 +52,9 @@ class FakeLLM:
                 {"error": {"message": "fake failure", "type": "server_error"}}, status_code=status
             )
         user_texts = [m["content"] for m in body["messages"] if m["role"] == "user"]
-        text = f"answer to: {user_texts[-1] if user_texts else ''}"
+        message = self.script(body["messages"]) if self.script is not None else None
+        if message is None:
+            message = {"role": "assistant", "content": f"answer to: {user_texts[-1] if user_texts else ''}"}
         return JSONResponse(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -52,7 +62,11 @@ class FakeLLM:
                 "created": int(time.time()),
                 "model": body.get("model", "fake"),
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    }
                 ],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,10 @@ class FakeSendbird:
     requests: int = 0
     failures: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     """Statuses (and headers) to answer the next sends with, before succeeding."""
+    down_until: float = 0.0
+    """An outage: every send is answered 503 until this ``time.monotonic()``."""
+    refuse_repeats: bool = False
+    """Answer a send with a ``dedup_id`` seen before with 400, as Sendbird may, instead of 200."""
     _seen_dedup: set[str] = field(default_factory=set)
     _changed: asyncio.Condition | None = None
     api_token: str = API_TOKEN
@@ -71,8 +76,14 @@ class FakeSendbird:
             ]
         )
 
+    def outage(self, seconds: float) -> None:
+        """Answer every send with 503 for the next ``seconds``."""
+        self.down_until = time.monotonic() + seconds
+
     async def _send(self, request: Request) -> JSONResponse:
         self.requests += 1
+        if time.monotonic() < self.down_until:
+            return JSONResponse({"error": True, "code": 500901, "message": "outage"}, status_code=503)
         if self.failures:
             status, headers = self.failures.pop(0)
             return JSONResponse(
@@ -82,6 +93,8 @@ class FakeSendbird:
         if request.headers.get("api-token") is None:
             return JSONResponse({"error": True, "code": 400401, "message": "no token"}, status_code=401)
         dedup = body.get("dedup_id")
+        if dedup is not None and dedup in self._seen_dedup and self.refuse_repeats:
+            return _error(400, 400111, f"The dedup_id {dedup!r} has already been used.")
         if dedup is None or dedup not in self._seen_dedup:
             if dedup is not None:
                 self._seen_dedup.add(dedup)

@@ -11,7 +11,7 @@ Layout
 * ``tool_headers``, ``tool_bodies``: tool-message requests (Authorization/Content-Type, and bodies
   whose call ids are filled in when sent); ``webhook_inputs``: Sendbird events, bad signatures.
 * ``oracle``: the contract (``check_contract``, the error codes per status) and what each request
-  may get back (``tool_expectation``, ``webhook_field_ok``).
+  may get back (``tool_expectation``, ``webhook_expectation``).
 * ``harness``: the server under fuzzing (``fuzz_server``, ``Fuzz``), ``run_property``;
   ``timeouts``: the time bound of each test.
 * ``test_tool_message``, ``test_webhook``: the fuzzing of each endpoint; ``test_schemathesis``:
@@ -31,7 +31,8 @@ Design
   own oracle: which statuses (and error codes) are possible for what was sent — a bad token is always
   401, a body over the limit always 413, a well-formed answer never 400, another user's token never
   gets past 403, a correctly signed well-formed Sendbird message is 200 ``queued``/``duplicate`` (or
-  ``ignored`` exactly when the assistant does not answer that event), and so on.
+  ``ignored`` exactly when the assistant does not answer that event), a user message without a
+  channel, a sender or a positive integer message id is 400, and so on.
 * Inputs are built as bytes/JSON text rather than Python values, so that everything a client can
   send is reachable: invalid UTF-8, UTF-16/32 bodies, lone surrogates (``"\\ud800"`` escapes),
   NaN/Infinity, integers past Python's 4300-digit limit, duplicate keys, nesting thousands deep,

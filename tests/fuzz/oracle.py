@@ -2,7 +2,7 @@
 
 ``check_contract`` is the shape every answer of the two endpoints has (never a 5xx; errors are
 ``{"error": {"code", "message"}}`` with a known code per status). ``tool_expectation`` and
-``webhook_field_ok`` say, for one request, which statuses the README allows given what was sent.
+``webhook_expectation`` say, for one request, which answers the README allows given what was sent.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ TOOL_CODES = {
     403: {"not_your_call"},
     404: {"unknown_call"},
     409: {"already_answered"},
-    410: {"call_superseded", "call_expired", "call_gone"},
+    410: {"call_superseded", "call_expired"},
     413: {"payload_too_large"},
     422: {"invalid_result"},
 }
@@ -129,44 +129,45 @@ def tool_expectation(fz: Fuzz, body: bytes, auth: Auth) -> set[int]:
 # -- webhook -----------------------------------------------------------------------------------
 
 
-def webhook_field_ok(event: dict[str, Any]) -> tuple[bool, bool]:
-    """(plainly valid, answered): the event is clean and well typed; and the assistant answers it."""
+REJECTED = "rejected"
+"""A 400 ``invalid_webhook``; the other webhook outcomes are the ``status`` of a 200."""
+ANY_WEBHOOK_OUTCOME = frozenset({REJECTED, "queued", "duplicate", "ignored"})
+
+
+def _non_empty_str(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def webhook_expectation(event: Any) -> frozenset[str]:
+    """The outcomes the README allows for a correctly signed event (``REJECTED`` or a 200 status)."""
     if not isinstance(event, dict) or not _clean_text(event) or _depth(event) > 8:
-        return False, False
+        return ANY_WEBHOOK_OUTCOME
     category, kind, custom = event.get("category"), event.get("type", None), event.get("custom_type", "")
     if (
         not isinstance(category, str)
         or not (kind is None or isinstance(kind, str))
         or not isinstance(custom, str)
     ):
-        return False, False
-    parts: dict[str, Any] = {}
-    for name, required in (("sender", "user_id"), ("payload", "message_id"), ("channel", "channel_url")):
-        part = event.get(name)
-        if part is None:
-            parts[name] = None
-            continue
-        if not isinstance(part, dict) or required not in part:
-            return False, False
-        parts[name] = part
-    sender, payload, channel = parts["sender"], parts["payload"], parts["channel"]
-    if sender is not None and not isinstance(sender["user_id"], str):
-        return False, False
-    if channel is not None and not isinstance(channel["channel_url"], str):
-        return False, False
-    if payload is not None:
-        if type(payload["message_id"]) not in (int, str):
-            return False, False
-        if not isinstance(payload.get("message", ""), str) or not isinstance(
-            payload.get("custom_type", ""), str
-        ):
-            return False, False
-    answered = (
-        category == MESSAGE_SEND
-        and kind == "MESG"
-        and None not in (sender, payload, channel)
-        and sender["user_id"] != BOT
-        and "agent-rpc" not in (custom, payload.get("custom_type", ""))
-        and bool(payload.get("message", "").strip())
-    )
-    return True, answered
+        return ANY_WEBHOOK_OUTCOME  # not a webhook event at all: the README does not say
+    if category != MESSAGE_SEND or kind != "MESG":
+        return frozenset({"ignored"})  # whatever else it holds
+    sender, payload, channel = event.get("sender"), event.get("payload"), event.get("channel")
+    if not (
+        isinstance(sender, dict)
+        and _non_empty_str(sender.get("user_id"))
+        and isinstance(channel, dict)
+        and _non_empty_str(channel.get("channel_url"))
+        and isinstance(payload, dict)
+        and type(payload.get("message_id")) is int  # a JSON integer: not a bool, a float or a string
+        and payload["message_id"] > 0
+        and isinstance(payload.get("message", ""), str)
+        and isinstance(payload.get("custom_type", ""), str)
+    ):
+        return frozenset({REJECTED})
+    if (
+        sender["user_id"] == BOT
+        or "agent-rpc" in (custom, payload.get("custom_type", ""))
+        or not payload.get("message", "").strip()
+    ):
+        return frozenset({"ignored"})
+    return frozenset({"queued", "duplicate", "ignored"})  # ignored: too long, or over the rate limit

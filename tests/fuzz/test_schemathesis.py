@@ -51,13 +51,13 @@ def contract_schema(live: dict[str, Any], call_ids: list[str]) -> dict[str, Any]
     from pydantic import TypeAdapter
 
     from truloop_assistant.protocol.jsonrpc import RESPONSE
-    from truloop_assistant.protocol.sendbird import WebhookEvent
+    from truloop_assistant.protocol.sendbird import UserMessageEvent
 
     schema = copy.deepcopy(live)
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     template = "#/components/schemas/{model}"
     refs = {}
-    for name, adapter in (("JsonRpcResponse", RESPONSE), ("WebhookEvent", TypeAdapter(WebhookEvent))):
+    for name, adapter in (("JsonRpcResponse", RESPONSE), ("WebhookEvent", TypeAdapter(UserMessageEvent))):
         model_schema = adapter.json_schema(ref_template=template)
         components.update(model_schema.pop("$defs", {}))
         components[name] = model_schema

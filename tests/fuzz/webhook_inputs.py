@@ -25,11 +25,12 @@ channel_urls = st.one_of(
     texts,
 )
 message_ids = weighted(
-    (6, st.integers(min_value=0, max_value=2**63)),
-    (2, st.text(string.digits, min_size=1, max_size=20)),
+    (6, st.integers(min_value=1, max_value=2**63)),
     (
-        1,
+        2,
         st.one_of(
+            st.text(string.digits, min_size=1, max_size=20),
+            st.sampled_from([0, -1, True, False, 1.0]),
             st.integers(),
             st.text(max_size=30),
             texts,
@@ -55,7 +56,7 @@ def maybe(
 @st.composite
 def sendbird_events(draw: st.DrawFn) -> dict[str, Any]:
     sender = {
-        "user_id": draw(maybe(st.one_of(st.sampled_from(["jeff", BOT, "mina"]), texts))),
+        "user_id": draw(maybe(st.one_of(st.sampled_from(["jeff", BOT, "mina", ""]), texts))),
         "nickname": "n",
     }
     payload = {

@@ -18,12 +18,12 @@ def turn(i: int, size: int = 10) -> list[Any]:
 async def test_history_keeps_the_newest_turns_within_count_and_size(redis: Any) -> None:
     history = History(redis, max_messages=6)
     store = TurnStore(redis, pending_ttl_s=60, history=history)
-    await store.finish("c", [m for i in range(10) for m in turn(i)], turn_id=None)
+    await store.finish("c", [m for i in range(10) for m in turn(i)], turn_id="m1", paused=False)
     kept = await history.load("c")
     assert [m.parts[0].content for m in kept[::2]] == ["q7", "q8", "q9"]
 
     big = [m for i in range(3) for m in turn(i, size=HISTORY_MAX_BYTES // 2)]
-    await store.finish("c", big, turn_id=None)
+    await store.finish("c", big, turn_id="m1", paused=False)
     kept = await history.load("c")
     assert [m.parts[0].content for m in kept[::2]] == ["q2"]  # the two older big turns were cut
     assert isinstance(kept[0].parts[0], UserPromptPart)  # it still starts with a user prompt
@@ -34,7 +34,9 @@ async def test_one_turn_bigger_than_the_cap_keeps_its_question_and_answer(redis:
     store = TurnStore(redis, pending_ttl_s=60, history=history)
     request = ModelRequest(parts=[UserPromptPart("q")])
     huge = [ModelResponse(parts=[TextPart("x" * (HISTORY_MAX_BYTES // 2))]) for _ in range(3)]
-    await store.finish("c", [request, *huge, ModelResponse(parts=[TextPart("final")])], turn_id=None)
+    await store.finish(
+        "c", [request, *huge, ModelResponse(parts=[TextPart("final")])], turn_id="m1", paused=False
+    )
     kept = await history.load("c")
     assert [type(m).__name__ for m in kept] == ["ModelRequest", "ModelResponse"]
     assert kept[-1].parts[0].content == "final"

@@ -12,6 +12,7 @@ from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets
 from ..tools.deps import AgentDeps
 from ..tools.envelope import EnvelopeToolset
 from ..tools.marks import is_destructive
+from ..tools.once import OnceToolset
 from .prompts import GUEST_INSTRUCTIONS, MEMBER_INSTRUCTIONS, NOTIFICATION_INSTRUCTIONS
 
 MemberAgent = Agent[AgentDeps, str | DeferredToolRequests]
@@ -24,9 +25,12 @@ class Agents:
 
 
 def gated(toolset: AbstractToolset[AgentDeps], *, timeout_s: float) -> AbstractToolset[AgentDeps]:
-    """A toolset behind the confirmation gate and the envelope (errors and timeouts become results)."""
+    """A toolset behind the confirmation gate and the envelope (errors and timeouts become results).
+
+    Inside the gate, tools that change something run at most once per call (``OnceToolset``).
+    """
     approval = ApprovalRequiredToolset(
-        toolset, approval_required_func=lambda ctx, tool_def, args: is_destructive(tool_def)
+        OnceToolset(toolset), approval_required_func=lambda ctx, tool_def, args: is_destructive(tool_def)
     )
     return EnvelopeToolset(approval, timeout_s=timeout_s)
 

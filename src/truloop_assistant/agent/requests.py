@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..deferred.approvals import ApprovalContext, describe_approval
 from ..deferred.handlers import HANDLERS
 from ..protocol.jsonrpc import JsonRpcRequest
+from ..store.outbox import RpcOut
 from ..store.records import PausedTurn
 from .results import REQUESTS
 
 
-@dataclass(frozen=True)
-class DeviceRequest:
-    request: JsonRpcRequest
-    notification: str
-    """What the user sees in the chat while the device works on it."""
-    dedup_id: str
-    """Stable per turn, step and call, so a re-sent request is shown once."""
-
-
-async def device_requests(paused: PausedTurn, context: ApprovalContext) -> list[DeviceRequest]:
+async def device_requests(paused: PausedTurn, context: ApprovalContext) -> list[RpcOut]:
+    """The ``agent-rpc`` messages of a paused step; each ``dedup_id`` is stable per turn, step and call."""
     requests = REQUESTS.validate_json(paused.requests)
     parts = {p.tool_call_id: p for p in [*requests.calls, *requests.approvals]}
     out = []
@@ -33,7 +24,7 @@ async def device_requests(paused: PausedTurn, context: ApprovalContext) -> list[
             params = HANDLERS[ref.tool_name].create_params(part)
             notification = str(part.args_as_dict().get("notification_message") or "")
         out.append(
-            DeviceRequest(
+            RpcOut(
                 request=JsonRpcRequest(id=ref.call_id, method=ref.method, params=params),
                 notification=notification,
                 dedup_id=f"{paused.turn_id}:{paused.step}:{ref.call_id}",

@@ -1,7 +1,9 @@
 """Runs one turn of a conversation: a new user message, or the resume of a paused run.
 
-A run ends in one of three ways: an answer (sent to the channel; the history is saved), a pause
-(the device calls are stored and sent), or a failure (the user gets a short apology instead).
+A run ends in one of three ways: an answer, a pause (the device calls are stored), or a failure
+(the user gets a short apology instead). Whatever it sends goes to the conversation's outbox in the
+same transaction that records the step and takes its event off the inbox: the model runs once per
+step, and delivery (retried for as long as the channel is down) is the drain's job.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from pydantic_ai import (
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from ..backends import Backends
-from ..channels.base import Channel, InboundMessage
+from ..channels.base import InboundMessage
 from ..config import Settings
 from ..deferred.approvals import ApprovalContext
 from ..i18n import Text, language_of, texts
 from ..metrics import TURNS, UNPAIRED_TOOL_CALLS
+from ..store.effects import Effects
 from ..store.history import History
+from ..store.inbox import Consumed
+from ..store.outbox import TextOut
 from ..store.records import AgentRole, PausedTurn
 from ..store.turns import TurnStore
 from ..tools.deps import AgentDeps, RelayWriter, utcnow
@@ -95,40 +100,44 @@ class TurnRunner:
         agents: Agents,
         store: TurnStore,
         history: History,
-        channel: Channel,
         timezone: ZoneInfo,
         limits: TurnLimits,
         backends: Backends | None = None,
         relay_writer: RelayWriter | None = None,
+        effects: Effects | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.agents = agents
         self.store = store
         self.history = history
-        self.channel = channel
         self.timezone = timezone
         self.limits = limits
         self.backends = backends
         self.relay_writer = relay_writer
+        self.effects = effects
         self.clock = clock
         self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
 
-    async def handle_message(self, message: InboundMessage) -> None:
-        """Answer a user message (or pause for the device). Safe to run again for the same message."""
+    async def handle_message(self, message: InboundMessage, consumed: Consumed | None = None) -> None:
+        """Answer a user message (or pause for the device); ``consumed`` is the inbox event it ends.
+
+        Safe to run again for the same message: a turn that already paused is not run twice.
+        """
         snapshot = await self.store.load_turn(message.channel_url, message.turn_id)
         if snapshot is not None:
-            # A re-delivered job: the turn already ran up to a pause; make sure the device heard.
-            if snapshot.state == "paused":
-                await self._send_requests(snapshot.turn)
+            # Run before, up to a pause whose requests are in the outbox; or every call of that pause
+            # was failed by the server itself and the resume did not get to its end.
+            if snapshot.state == "resuming":
+                await self.resume(message.channel_url, message.turn_id, consumed)
             return
         role = await self._role(message.user_id)
         turn = _Turn(message.turn_id, 0, message.channel_url, message.user_id, message.text, role)
         active = await self.store.active_turn(message.channel_url)
-        if active is not None and await self._supersede(turn, active):
+        if active is not None and await self._supersede(turn, active, consumed):
             return
-        await self._run(turn, await self.history.load(message.channel_url), prompt=message.text)
+        await self._run(turn, await self.history.load(message.channel_url), consumed, prompt=message.text)
 
-    async def _supersede(self, turn: _Turn, active_id: str) -> bool:
+    async def _supersede(self, turn: _Turn, active_id: str, consumed: Consumed | None) -> bool:
         """The user wrote while a turn waited for the device: close that turn, then answer.
 
         Returns True when the new message was answered on top of the cut turn.
@@ -141,13 +150,13 @@ class TurnRunner:
             snapshot = await self.store.load_turn(turn.channel_url, active_id) or snapshot
             results = deferred_results(snapshot.turn, snapshot.answers, missing=SUPERSEDED_TEXT)
             history = ModelMessagesTypeAdapter.validate_json(snapshot.turn.messages)
-            await self._run(turn, history, prompt=turn.prompt, results=results)
+            await self._run(turn, history, consumed, prompt=turn.prompt, results=results)
             return True
         # Every call was answered just before the new message: finish that turn first.
         await self.resume(turn.channel_url, active_id)
         return False
 
-    async def resume(self, channel_url: str, turn_id: str) -> None:
+    async def resume(self, channel_url: str, turn_id: str, consumed: Consumed | None = None) -> None:
         """Resume a paused run once every call of its turn has an answer."""
         snapshot = await self.store.load_turn(channel_url, turn_id)
         if snapshot is None or snapshot.state != "resuming":
@@ -157,12 +166,14 @@ class TurnRunner:
         results = deferred_results(paused, snapshot.answers, missing=EXPIRED_TEXT)
         await self.store.record_client_outcomes(channel_url, device_outcomes(paused, snapshot.answers))
         turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent)
-        await self._run(turn, ModelMessagesTypeAdapter.validate_json(paused.messages), results=results)
+        history = ModelMessagesTypeAdapter.validate_json(paused.messages)
+        await self._run(turn, history, consumed, results=results)
 
     async def _run(
         self,
         turn: _Turn,
         history: list[ModelMessage],
+        consumed: Consumed | None,
         *,
         prompt: str | None = None,
         results: DeferredToolResults | None = None,
@@ -171,9 +182,11 @@ class TurnRunner:
             user_id=turn.user_id,
             channel_url=turn.channel_url,
             timezone=self.timezone,
+            turn_id=turn.turn_id,
             clock=self.clock,
             backends=self.backends,
             relay_writer=self.relay_writer,
+            effects=self.effects,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         try:
@@ -188,13 +201,13 @@ class TurnRunner:
                 )
         except UsageLimitExceeded:
             log.warning("turn %s in %s hit the model request limit", turn.turn_id, turn.channel_url)
-            await self._give_up(turn, texts.TURN_LIMIT)
+            await self._give_up(turn, texts.TURN_LIMIT, consumed)
             return
         except (Exception, TimeoutError) as exc:
             kind, text = failure_text(exc)
             log.exception("turn %s in %s failed (%s)", turn.turn_id, turn.channel_url, kind)
             TURNS.labels(kind).inc()
-            await self._give_up(turn, text)
+            await self._give_up(turn, text, consumed)
             return
 
         output = result.output
@@ -208,14 +221,21 @@ class TurnRunner:
                 [(c.tool_name, c.tool_call_id) for c in unpaired],
             )
         if isinstance(output, DeferredToolRequests):
-            await self._pause(turn, result.all_messages_json().decode(), output)
+            await self._pause(turn, result.all_messages_json().decode(), output, consumed)
             return
-        await self.channel.send_text(turn.channel_url, output, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
+        answer = TextOut(text=output, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
         await self.store.finish(
-            turn.channel_url, result.all_messages(), turn_id=turn.turn_id if turn.step else None
+            turn.channel_url,
+            result.all_messages(),
+            turn_id=turn.turn_id,
+            paused=turn.step > 0,
+            outbox=[answer],
+            consumed=consumed,
         )
 
-    async def _pause(self, turn: _Turn, messages: str, requests: DeferredToolRequests) -> None:
+    async def _pause(
+        self, turn: _Turn, messages: str, requests: DeferredToolRequests, consumed: Consumed | None
+    ) -> None:
         refs = call_refs(requests)
         failed = failed_locally(
             refs,
@@ -236,23 +256,17 @@ class TurnRunner:
             calls=refs,
             local_answers=failed,
         )
-        await self.store.save_paused(paused)
         if not paused.sent_calls:  # nothing to wait for: go on at once
-            await self.resume(turn.channel_url, turn.turn_id)
+            await self.store.save_paused(paused)
+            await self.resume(turn.channel_url, turn.turn_id, consumed)
             return
-        await self._send_requests(paused)
-
-    async def _send_requests(self, paused: PausedTurn) -> None:
         context = ApprovalContext(
             language=language_of(paused.prompt),
             timezone=self.timezone,
             backends=self.backends,
             user_id=paused.user_id,
         )
-        for out in await device_requests(paused, context):
-            await self.channel.send_rpc(
-                paused.channel_url, out.request, notification=out.notification, dedup_id=out.dedup_id
-            )
+        await self.store.save_paused(paused, outbox=await device_requests(paused, context), consumed=consumed)
 
     async def _role(self, user_id: str) -> AgentRole:
         """'member' for people in the directory, 'guest' for everyone else (invited guests).
@@ -264,13 +278,19 @@ class TurnRunner:
             return "member"
         return "guest"
 
-    async def _give_up(self, turn: _Turn, text: Text) -> None:
+    async def _give_up(self, turn: _Turn, text: Text, consumed: Consumed | None) -> None:
         """End the turn with a short apology instead of silence, keeping the history valid."""
         said = text(language_of(turn.prompt))
-        await self.channel.send_text(turn.channel_url, said, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
         history = await self.history.load(turn.channel_url)
         history += [
             ModelRequest(parts=[UserPromptPart(turn.prompt)]),
             ModelResponse(parts=[TextPart(said)]),
         ]
-        await self.store.finish(turn.channel_url, history, turn_id=turn.turn_id if turn.step else None)
+        await self.store.finish(
+            turn.channel_url,
+            history,
+            turn_id=turn.turn_id,
+            paused=turn.step > 0,
+            outbox=[TextOut(text=said, dedup_id=f"{turn.turn_id}:{turn.step}:answer")],
+            consumed=consumed,
+        )

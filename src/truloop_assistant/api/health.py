@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from .budget import redis_budget
 from .deps import ServicesDep
 
 router = APIRouter(tags=["ops"])
@@ -23,7 +22,8 @@ async def healthz() -> dict[str, str]:
 async def readyz(services: ServicesDep) -> JSONResponse:
     """Ready to serve: Redis answers."""
     try:
-        await asyncio.wait_for(services.redis.ping(), timeout=2)
+        async with redis_budget():
+            await services.redis.ping()
     except Exception:
         return JSONResponse(
             {"error": {"code": "redis_unreachable", "message": "Redis does not answer"}}, status_code=503

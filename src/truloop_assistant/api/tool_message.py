@@ -23,6 +23,7 @@ from ..protocol.methods import ConfirmResult
 from ..store.answers import answer_of
 from ..store.records import CallView
 from .body import read_body
+from .budget import redis_budget
 from .deps import ServicesDep
 
 router = APIRouter()
@@ -51,17 +52,18 @@ async def _handle(request: Request, services: ServicesDep) -> JSONResponse:
     body = await read_body(request, MAX_TOOL_MESSAGE_BYTES)
     principal = await services.auth.verify(request.headers.get("authorization"))
     answer = parse_response(body)
-    rate = await services.limiter.hit(principal.user_id, scope="tool-message", admin=principal.is_admin)
-    if not rate.allowed:
-        raise TooManyRequests(
-            f"too many tool messages: at most {rate.limit} per window; try again in {rate.retry_after} s",
-            headers=rate.headers(),
-        )
-    try:
-        response = await _record(services, principal.user_id, answer)
-    except AppError as exc:
-        exc.headers.update(rate.headers())
-        raise
+    async with redis_budget():
+        rate = await services.limiter.hit(principal.user_id, scope="tool-message", admin=principal.is_admin)
+        if not rate.allowed:
+            raise TooManyRequests(
+                f"too many tool messages: at most {rate.limit} per window; try again in {rate.retry_after} s",
+                headers=rate.headers(),
+            )
+        try:
+            response = await _record(services, principal.user_id, answer)
+        except AppError as exc:
+            exc.headers.update(rate.headers())
+            raise
     response.headers.update(rate.headers())
     return response
 
@@ -73,9 +75,7 @@ async def _record(
     if call is None:
         raise NotFound(f"no call with id {answer.call_id!r} is known", code="unknown_call")
     if call.state in ("expired", "superseded"):
-        raise Gone(
-            f"call {call.call_id} has {call.state}; its result is no longer needed", code=f"call_{call.state}"
-        )
+        raise _gone(call)
     if call.user_id != user_id:
         raise Forbidden("this call belongs to another user", code="not_your_call")
     fingerprint = answer.fingerprint()
@@ -93,8 +93,8 @@ async def _record(
         return JSONResponse({"status": "resuming"}, status_code=202)
     if outcome in ("duplicate", "conflict"):  # another request answered it a moment ago
         return _already_answered(same=outcome == "duplicate")
-    if outcome == "gone":
-        raise Gone(f"call {call.call_id} is no longer pending", code="call_gone")
+    if outcome == "gone":  # its deadline passed, or the user wrote again, since it was read
+        raise _gone(await services.store.get_call(call.call_id) or call)
     raise NotFound(f"no call with id {answer.call_id!r} is pending", code="unknown_call")
 
 
@@ -106,6 +106,12 @@ async def _make_sure_it_resumes(services: ServicesDep, call: CallView) -> None:
     snapshot = await services.store.load_turn(call.channel_url, call.turn_id)
     if snapshot is not None and snapshot.state == "resuming":
         await services.intake.resume(call.channel_url, call.turn_id)
+
+
+def _gone(call: CallView) -> Gone:
+    # Only a newer message supersedes a call; any other way out of pending is its deadline.
+    how = "superseded" if call.state == "superseded" else "expired"
+    return Gone(f"call {call.call_id} has {how}; its result is no longer needed", code=f"call_{how}")
 
 
 def _already_answered(*, same: bool) -> JSONResponse:

@@ -9,17 +9,17 @@ from fastapi import APIRouter, Request
 from pydantic import ValidationError
 
 from ..channels.base import AGENT_RPC, InboundMessage
-from ..errors import BadRequest, Unauthorized
+from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOKS
 from ..protocol.jsonrpc import load_json
-from ..protocol.sendbird import WebhookEvent
+from ..protocol.sendbird import UserMessageEvent, WebhookEvent, parse_webhook
 from .body import read_body
+from .budget import redis_budget
 from .deps import ServicesDep
 
 router = APIRouter()
 
 MAX_WEBHOOK_BYTES = 1024 * 1024
-MESSAGE_SEND = "group_channel:message_send"
 
 
 def signature_ok(body: bytes, signature: str | None, token: str) -> bool:
@@ -42,21 +42,28 @@ async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str,
         WEBHOOKS.labels("bad_signature").inc()
         raise Unauthorized("the x-sendbird-signature header does not match the body", code="bad_signature")
     try:
-        event = WebhookEvent.model_validate(load_json(body))
-    except (BadRequest, ValidationError):
+        event = parse_webhook(load_json(body))
+    except BadRequest:
         WEBHOOKS.labels("bad_request").inc()
         raise BadRequest("the body is not a Sendbird webhook event", code="invalid_webhook") from None
+    except ValidationError as exc:
+        WEBHOOKS.labels("bad_request").inc()
+        problem = first_problem(exc.errors())
+        raise BadRequest(
+            f"the body is not a Sendbird webhook event: {problem}", code="invalid_webhook"
+        ) from None
 
     message = to_message(event, bot_user_id=services.settings.sendbird_bot_user_id)
     if message is None:
         WEBHOOKS.labels("ignored").inc()
         return {"status": "ignored"}
-    # Sendbird must never see an error for a message we choose not to run (it would re-send it):
-    # the user is told in the channel instead.
-    if refusal := await refuse(services, message):
-        WEBHOOKS.labels(refusal).inc()
-        return {"status": "duplicate" if refusal == "duplicate" else "ignored"}
-    status = await services.intake.message(message)
+    async with redis_budget():
+        # Sendbird must never see an error for a message we choose not to run (it would re-send it):
+        # the user is told in the channel instead.
+        if refusal := await refuse(services, message):
+            WEBHOOKS.labels(refusal).inc()
+            return {"status": "duplicate" if refusal == "duplicate" else "ignored"}
+        status = await services.intake.message(message)
     WEBHOOKS.labels(status).inc()
     # Never an error to Sendbird for a message we will not run: it would only re-send it.
     return {"status": "ignored" if status == "dropped" else status}
@@ -81,9 +88,7 @@ async def refuse(services: ServicesDep, message: InboundMessage) -> str | None:
 
 def to_message(event: WebhookEvent, *, bot_user_id: str) -> InboundMessage | None:
     """The user message this event carries, or None when it is not one the assistant answers."""
-    if event.category != MESSAGE_SEND or event.type != "MESG":
-        return None
-    if event.sender is None or event.payload is None or event.channel is None:
+    if not isinstance(event, UserMessageEvent):
         return None
     if event.sender.user_id == bot_user_id or AGENT_RPC in (event.custom_type, event.payload.custom_type):
         return None

@@ -37,4 +37,13 @@ class Channel(Protocol):
 
 
 class ChannelSendError(Exception):
-    """A message could not be delivered after retries."""
+    """A message could not be delivered after retries.
+
+    ``retryable``: the channel was down or busy (5xx, 429, timeout), so trying later makes sense;
+    ``already_delivered``: the channel refused it as a repeat of a message it has already shown.
+    """
+
+    def __init__(self, message: str, *, retryable: bool, already_delivered: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.already_delivered = already_delivered

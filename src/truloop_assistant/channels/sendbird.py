@@ -79,7 +79,14 @@ class SendbirdChannel:
                     return
                 last_error = f"HTTP {response.status_code}: {response.text[:200]}"
                 if response.status_code not in _RETRY_STATUS:
-                    break
+                    repeat = _names_the_dedup_id(response)
+                    if not repeat:
+                        log.error("sendbird refused a message to %s: %s", channel_url, last_error)
+                    raise ChannelSendError(
+                        f"Sendbird refused the message: {last_error}",
+                        retryable=False,
+                        already_delivered=repeat,
+                    )
                 delay = self._retry_after(response) or self._backoff(attempt)
             if attempt < self.max_attempts:
                 log.warning(
@@ -90,8 +97,14 @@ class SendbirdChannel:
                     delay,
                 )
                 await asyncio.sleep(delay)
-        log.error("sendbird send to %s failed for good: %s (dedup_id=%s)", channel_url, last_error, dedup_id)
-        raise ChannelSendError(f"could not send to {channel_url}: {last_error}")
+        log.warning(
+            "sendbird send to %s failed %d times: %s (dedup_id=%s)",
+            channel_url,
+            self.max_attempts,
+            last_error,
+            dedup_id,
+        )
+        raise ChannelSendError(f"could not send to {channel_url}: {last_error}", retryable=True)
 
     def _backoff(self, attempt: int) -> float:
         # Capped exponential backoff with full jitter.
@@ -103,3 +116,12 @@ class SendbirdChannel:
             return min(float(value), 60.0) if value else None
         except ValueError:
             return None
+
+
+def _names_the_dedup_id(response: httpx.Response) -> bool:
+    """Sendbird's refusal of a ``dedup_id`` it has seen: the message was delivered before."""
+    try:
+        message = str(response.json().get("message", ""))
+    except (ValueError, AttributeError):
+        return False
+    return "dedup" in message.lower()

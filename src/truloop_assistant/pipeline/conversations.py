@@ -9,7 +9,9 @@ from contextlib import suppress
 
 from ..agent.runner import TurnRunner
 from ..channels.base import InboundMessage
-from ..store.inbox import EVENT, Inbox, MessageEvent, ResumeEvent
+from ..store.drains import Drains
+from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, ResumeEvent
+from .delivery import Deliverer
 
 log = logging.getLogger(__name__)
 
@@ -18,15 +20,23 @@ MAX_EVENT_ATTEMPTS = 3
 
 
 class ConversationDrainer:
-    def __init__(self, inbox: Inbox, runner: TurnRunner, *, heartbeat_s: float) -> None:
+    def __init__(
+        self, inbox: Inbox, drains: Drains, runner: TurnRunner, deliverer: Deliverer, *, heartbeat_s: float
+    ) -> None:
         self.inbox = inbox
+        self.drains = drains
         self.runner = runner
+        self.deliverer = deliverer
         self.heartbeat_s = heartbeat_s
 
     async def drain(
         self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
     ) -> None:
-        """Run the conversation's events until its inbox is empty (if ``owner`` holds the claim)."""
+        """Deliver what earlier steps sent, then run the conversation's events until its inbox is empty.
+
+        Only while ``owner`` holds the claim. When the channel is down, the claim is given up and the
+        conversation is watched for the next try; its events wait, in order.
+        """
         if not await self.inbox.claim(channel_url, owner):
             return  # another live worker owns it and will run our event too
         lost = asyncio.Event()
@@ -39,6 +49,10 @@ class ConversationDrainer:
                         log.warning("lost the claim on %s; another worker took over", channel_url)
                         return
                     lost.clear()
+                if (retry_in := await self.deliverer.deliver(channel_url)) is not None:
+                    await self.drains.watch(channel_url, after_s=retry_in)
+                    await self.inbox.release(channel_url, owner)
+                    return
                 raw = await self.inbox.head(channel_url)
                 if raw is None:
                     if await self.inbox.release_if_empty(channel_url, owner):
@@ -53,22 +67,23 @@ class ConversationDrainer:
                         MAX_EVENT_ATTEMPTS,
                     )
                 else:
-                    await self._run(channel_url, event)
+                    await self._run(channel_url, event, Consumed(raw, event.eid))
+                # A step takes its event off the inbox when it commits; this is for steps that did not.
                 await self.inbox.pop(channel_url, raw, event.eid)
         finally:
             keeper.cancel()
             with suppress(asyncio.CancelledError):
                 await keeper
 
-    async def _run(self, channel_url: str, event: MessageEvent | ResumeEvent) -> None:
+    async def _run(self, channel_url: str, event: MessageEvent | ResumeEvent, consumed: Consumed) -> None:
         match event:
             case ResumeEvent(turn_id=turn_id):
-                await self.runner.resume(channel_url, turn_id)
+                await self.runner.resume(channel_url, turn_id, consumed)
             case MessageEvent(message_id=message_id, user_id=user_id, text=text):
                 message = InboundMessage(
                     message_id=message_id, channel_url=channel_url, user_id=user_id, text=text
                 )
-                await self.runner.handle_message(message)
+                await self.runner.handle_message(message, consumed)
 
     async def _keep_claim(
         self, channel_url: str, owner: str, lost: asyncio.Event, touch: Callable[[], Awaitable[None]] | None

@@ -7,6 +7,7 @@ from typing import Literal
 
 from ..channels.base import InboundMessage
 from ..errors import ServiceUnavailable
+from ..store.drains import Drains
 from ..store.inbox import Inbox, MessageEvent, PushStatus, ResumeEvent
 from .queue import TurnQueue
 
@@ -14,8 +15,9 @@ log = logging.getLogger(__name__)
 
 
 class Intake:
-    def __init__(self, inbox: Inbox, queue: TurnQueue) -> None:
+    def __init__(self, inbox: Inbox, drains: Drains, queue: TurnQueue) -> None:
         self.inbox = inbox
+        self.drains = drains
         self.queue = queue
 
     async def message(self, message: InboundMessage) -> Literal["queued", "duplicate", "dropped"]:
@@ -36,6 +38,8 @@ class Intake:
     async def _push(
         self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None
     ) -> PushStatus:
+        # Watched first: should this process die before the job is queued, a scanner queues it.
+        await self.drains.watch(channel_url)
         status, owner = await self.inbox.push(channel_url, event, dedup_id=dedup_id)
         if owner is not None:
             try:

@@ -2,31 +2,56 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MESSAGE_SEND = "group_channel:message_send"
+
+# Sendbird sends a message id as a JSON integer: a string ("123"), a bool or a float is not one.
+MessageId = Annotated[int, Field(strict=True, gt=0)]
+NonEmpty = Annotated[str, Field(min_length=1)]
 
 
 class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class WebhookEvent(_Lenient):
+    """Any delivery: just enough to tell whether it is a user message the assistant reads."""
+
+    category: str
+    type: str | None = None
+    custom_type: str = ""
+
+    @property
+    def is_user_message(self) -> bool:
+        return self.category == MESSAGE_SEND and self.type == "MESG"
+
+
 class Sender(_Lenient):
-    user_id: str
+    user_id: NonEmpty
 
 
 class Payload(_Lenient):
-    message_id: int | str
+    message_id: MessageId
     message: str = ""
     custom_type: str = ""
 
 
 class Channel(_Lenient):
-    channel_url: str
+    channel_url: NonEmpty
 
 
-class WebhookEvent(_Lenient):
-    category: str
-    type: str | None = None
-    custom_type: str = ""
-    sender: Sender | None = None
-    payload: Payload | None = None
-    channel: Channel | None = None
+class UserMessageEvent(WebhookEvent):
+    """A ``group_channel:message_send`` of type ``MESG``: who wrote what, and where."""
+
+    sender: Sender
+    payload: Payload
+    channel: Channel
+
+
+def parse_webhook(data: Any) -> WebhookEvent:
+    """The delivery; a user message must carry what a turn needs (``ValidationError`` otherwise)."""
+    event = WebhookEvent.model_validate(data)
+    return UserMessageEvent.model_validate(data) if event.is_user_message else event

@@ -9,12 +9,21 @@ job takes over. So one run at a time per conversation, in order, many conversati
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Annotated, Literal, cast
 
 from pydantic import BaseModel, Field, TypeAdapter
 from redis.asyncio import Redis
 
 from . import keys
+
+
+@dataclass(frozen=True)
+class Consumed:
+    """The inbox event a step ran, taken off the inbox in the transaction that records the step."""
+
+    raw: bytes
+    eid: str
 
 
 class _Event(BaseModel):
@@ -86,6 +95,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 """
 
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
 _POP_IF_HEAD = """
 if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
   redis.call('LPOP', KEYS[1])
@@ -107,6 +121,7 @@ class Inbox:
         self._claim = redis.register_script(_CLAIM)
         self._refresh = redis.register_script(_REFRESH)
         self._release = redis.register_script(_RELEASE_IF_EMPTY)
+        self._release_now = redis.register_script(_RELEASE)
         self._pop = redis.register_script(_POP_IF_HEAD)
 
     def _keys(self, channel_url: str, dedup_id: str | None) -> list[str]:
@@ -174,3 +189,7 @@ class Inbox:
     async def release_if_empty(self, channel_url: str, owner: str) -> bool:
         tag = keys.conversation_tag(channel_url)
         return bool(await self._release(keys=[keys.owner(tag), keys.inbox(tag)], args=[owner]))
+
+    async def release(self, channel_url: str, owner: str) -> None:
+        """Give up the claim (if it is still ours) with events left: a scanner queues the next drain."""
+        await self._release_now(keys=[keys.owner(keys.conversation_tag(channel_url))], args=[owner])

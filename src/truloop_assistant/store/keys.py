@@ -19,7 +19,9 @@ SETTLED_TTL_S = 24 * 3600
 SEEN_TTL_S = 24 * 3600
 """Webhook de-duplication marks (Sendbird re-sends within minutes)."""
 DONE_TURN_TTL_S = 3600
-"""A finished turn record stays this long so a re-delivered job sees it is done."""
+"""A finished turn's state (only that) stays this long so a re-delivered job sees it is done."""
+SUPERSEDED_TURN_TTL_S = 300
+"""A superseded turn's record is read once more, at once, by the run that answers the new message."""
 INBOX_TTL_S = 24 * 3600
 """Events waiting for a conversation's worker; refreshed by every push."""
 INBOX_MAX = 200
@@ -74,6 +76,35 @@ def inbox_attempts(tag: str) -> str:
 def owner(tag: str) -> str:
     """The job that drains the conversation's inbox; expires unless its worker keeps it alive."""
     return _conv(tag, "owner")
+
+
+OUTBOX_MAX = 200
+"""More undelivered messages than this in one conversation are not kept (the oldest go first)."""
+
+
+def outbox(tag: str) -> str:
+    """List of messages a finished step still has to deliver, oldest first; expires with the inbox."""
+    return _conv(tag, "outbox")
+
+
+def outbox_failures(tag: str) -> str:
+    """How many deliveries in a row failed (the retry backoff grows with it); gone once one succeeds."""
+    return _conv(tag, "outbox", "failures")
+
+
+EFFECTS_TTL_S = 24 * 3600
+"""The recorded results of a turn's side effects outlive any re-run of its steps."""
+
+
+def effects(tag: str, turn_id: str) -> str:
+    """Hash: tool call id (or tool + arguments) -> the recorded result of a tool that changed something."""
+    return _conv(tag, "effects", turn_id)
+
+
+def drains() -> str:
+    """Sorted set of conversations by when someone must look at them: a stranded inbox (its owner
+    died, its job was lost) or an undelivered outbox waiting for its retry is drained from here."""
+    return f"{PREFIX}:drains"
 
 
 CLIENT_FAILURES_TTL_S = 3600

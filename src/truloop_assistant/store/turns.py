@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import cast
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from . import keys
 from .answers import DeviceError, DeviceResult, dump_answer
 from .history import History
+from .inbox import Consumed
+from .outbox import RpcOut, TextOut
 from .records import CallView, Outcome, PausedTurn, TurnSnapshot
 
 _OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
@@ -69,7 +73,7 @@ for i = 3, #KEYS, 2 do
 end
 if ARGV[6] == 'superseded' then
   redis.call('HSET', KEYS[1], 'state', 'superseded')
-  redis.call('EXPIRE', KEYS[1], ARGV[5])
+  redis.call('EXPIRE', KEYS[1], ARGV[5])  -- read once more by the run that answers the new message
   if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
 else
   redis.call('HSET', KEYS[1], 'state', 'resuming')
@@ -89,7 +93,10 @@ class TurnStore:
 
     # -- paused turns ----------------------------------------------------------------------------
 
-    async def save_paused(self, turn: PausedTurn) -> None:
+    async def save_paused(
+        self, turn: PausedTurn, *, outbox: Sequence[TextOut | RpcOut] = (), consumed: Consumed | None = None
+    ) -> None:
+        """Store a paused run and its pending calls; with the requests to send and the event it ends."""
         tag = keys.conversation_tag(turn.channel_url)
         turn_key = keys.turn(tag, turn.turn_id)
         ttl = self.pending_ttl_s
@@ -124,6 +131,7 @@ class TurnStore:
                 )
                 pipe.expire(keys.pending(tag, call.call_id), ttl + keys.EXPIRY_GRACE_S)
                 pipe.set(keys.call_index(call.call_id), tag, ex=ttl + keys.SETTLED_TTL_S)
+            _end_step(pipe, tag, outbox, consumed)
             await pipe.execute()
 
     async def get_call(self, call_id: str) -> CallView | None:
@@ -231,7 +239,7 @@ class TurnStore:
                 turn.turn_id,
                 turn.user_id,
                 turn.channel_url,
-                keys.DONE_TURN_TTL_S,
+                keys.SUPERSEDED_TURN_TTL_S,
                 how,
             ],
         )
@@ -247,19 +255,48 @@ class TurnStore:
     async def forget_deadline(self, channel_url: str, turn_id: str) -> None:
         await self.redis.zrem(keys.deadlines(), _deadline_member(channel_url, turn_id))
 
-    async def finish(self, channel_url: str, messages: list[ModelMessage], *, turn_id: str | None) -> None:
-        """Save the conversation's history and close the turn that produced it (if it was paused)."""
+    async def finish(
+        self,
+        channel_url: str,
+        messages: list[ModelMessage],
+        *,
+        turn_id: str,
+        paused: bool,
+        outbox: Sequence[TextOut | RpcOut] = (),
+        consumed: Consumed | None = None,
+    ) -> None:
+        """Save the conversation's history and end the turn: what to send, and the event it ends.
+
+        A turn that had paused keeps only its state afterwards (its history is in the conversation's
+        now); its call ids stay settled for the device's late answers.
+        """
         tag = keys.conversation_tag(channel_url)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(keys.history(tag), self.history.encode(messages), ex=keys.HISTORY_TTL_S)
-            if turn_id is not None:
+            pipe.delete(keys.effects(tag, turn_id))
+            if paused:
+                pipe.delete(keys.turn(tag, turn_id))
                 pipe.hset(keys.turn(tag, turn_id), "state", "done")
                 pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
                 pipe.zrem(keys.deadlines(), _deadline_member(channel_url, turn_id))
+            _end_step(pipe, tag, outbox, consumed)
             await pipe.execute()
-        if turn_id is not None:
+        if paused:
             # Only clear the marker if it still names this turn (a later turn may have paused since).
             await self._clear_active(keys=[keys.active_turn(tag)], args=[turn_id])
+
+
+def _end_step(
+    pipe: Pipeline, tag: str, outbox: Sequence[TextOut | RpcOut], consumed: Consumed | None
+) -> None:
+    """In the step's transaction: queue what it sends, and take the event it ran off the inbox."""
+    if outbox:
+        pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in outbox))
+        pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)
+        pipe.expire(keys.outbox(tag), keys.INBOX_TTL_S)
+    if consumed is not None:
+        pipe.lrem(keys.inbox(tag), 1, consumed.raw.decode())
+        pipe.hdel(keys.inbox_attempts(tag), consumed.eid)
 
 
 def _deadline_member(channel_url: str, turn_id: str) -> str:

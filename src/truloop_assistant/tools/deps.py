@@ -13,6 +13,7 @@ from pydantic_ai import ToolFailed
 if TYPE_CHECKING:
     from ..backends import Backends
     from ..backends.users import UserProfile
+    from ..store.effects import Effects
 
 
 def utcnow() -> datetime:
@@ -41,11 +42,15 @@ class AgentDeps:
     user_id: str
     channel_url: str
     timezone: ZoneInfo
+    turn_id: str = ""
+    """The turn this run belongs to (the same across its steps)."""
     clock: Callable[[], datetime] = utcnow
     backends: Backends | None = None
     """Set by the server; tools that need a backend fail clearly without one."""
     relay_writer: RelayWriter | None = None
     """Writes and delivers relayed messages (it needs the model, so the server sets it)."""
+    effects: Effects | None = None
+    """Where tools that change something record their results (set by the server)."""
 
     def require_backends(self) -> Backends:
         """The backends, or a failed tool result the model can explain when the server has none."""

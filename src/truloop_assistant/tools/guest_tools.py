@@ -16,6 +16,7 @@ from ..backends.events import Event, EventNotFoundError
 from ..backends.users import UserDirectoryError
 from .arguments import MAX_AVAILABLE_DATES, EventId, IsoDate
 from .deps import AgentDeps
+from .marks import CHANGES
 from .validation import available_dates as checked_dates
 
 guest_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
@@ -81,7 +82,7 @@ async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> Gu
     return await _view(ctx, await _invited_event(ctx, event_id))
 
 
-@guest_toolset.tool
+@guest_toolset.tool(metadata=CHANGES)
 async def update_guest_availability(
     ctx: RunContext[AgentDeps],
     event_id: EventId,

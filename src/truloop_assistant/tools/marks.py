@@ -6,10 +6,17 @@ from typing import Any
 
 from pydantic_ai.tools import ToolDefinition
 
-DESTRUCTIVE: dict[str, Any] = {"destructive": True}
-"""A tool that changes data or reaches other people: it runs only after the user's yes."""
+CHANGES: dict[str, Any] = {"changes": True}
+"""A tool that changes something: it runs at most once per call, even when its step runs again."""
+DESTRUCTIVE: dict[str, Any] = {**CHANGES, "destructive": True}
+"""A tool that changes data or reaches other people: it also runs only after the user's yes."""
 
 
 def is_destructive(tool_def: ToolDefinition) -> bool:
     """Whether the tool was defined with ``metadata=DESTRUCTIVE``."""
     return bool((tool_def.metadata or {}).get("destructive"))
+
+
+def changes_something(tool_def: ToolDefinition) -> bool:
+    """Whether the tool was defined with ``metadata=CHANGES`` (or ``DESTRUCTIVE``)."""
+    return bool((tool_def.metadata or {}).get("changes"))

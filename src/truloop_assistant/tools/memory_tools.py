@@ -10,7 +10,7 @@ from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 from ..backends.memory import Memory, MemoryBackendError
 from .arguments import MAX_QUERY_CHARS
 from .deps import AgentDeps
-from .marks import DESTRUCTIVE
+from .marks import CHANGES, DESTRUCTIVE
 
 memory_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
@@ -50,7 +50,7 @@ async def search_memories(
     return MemorySearchResult(memories=found)
 
 
-@memory_toolset.tool
+@memory_toolset.tool(metadata=CHANGES)
 async def save_memory(
     ctx: RunContext[AgentDeps],
     text: Annotated[

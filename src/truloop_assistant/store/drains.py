@@ -1,0 +1,80 @@
+"""Which conversations someone must look at, and when: the safety net under the job queue.
+
+A conversation is watched from the moment an event is pushed into its inbox. Whoever drains it
+keeps its owner claim alive; if the owner dies and its job is lost (a worker killed while another
+was recovering it, an API process killed between the push and the enqueue), the watch comes due,
+finds events and no owner, and a scanner queues a new drain. An undelivered outbox is watched the
+same way, due at its next retry.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import cast
+
+from redis.asyncio import Redis
+
+from . import keys
+
+# Forget a watch only if nobody moved it since it was read (a push may have just renewed it).
+_FORGET_IF_UNCHANGED = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """What a conversation has waiting, and whether a drain owns it."""
+
+    owner: str | None
+    events: int
+    outgoing: int
+
+    @property
+    def idle(self) -> bool:
+        return not self.events and not self.outgoing
+
+
+class Drains:
+    def __init__(self, redis: Redis, *, owner_ttl_s: float) -> None:
+        self.redis = redis
+        self.owner_ttl_ms = int(owner_ttl_s * 1000)
+        self.look_after_s = owner_ttl_s
+        self._forget = redis.register_script(_FORGET_IF_UNCHANGED)
+
+    async def watch(self, channel_url: str, *, after_s: float | None = None) -> None:
+        """Look at the conversation in ``after_s`` seconds (by default: once an owner would have expired)."""
+        at = time.time() + (self.look_after_s if after_s is None else after_s)
+        await self.redis.zadd(keys.drains(), {channel_url: at})
+
+    async def due(self, now: float, *, limit: int = 100) -> list[tuple[str, float]]:
+        """Conversations whose watch came due by ``now``, with the time they were due."""
+        raw = cast(
+            list[tuple[bytes, float]],
+            await self.redis.zrangebyscore(keys.drains(), "-inf", now, start=0, num=limit, withscores=True),
+        )
+        return [(member.decode(), score) for member, score in raw]
+
+    async def forget(self, channel_url: str, due: float) -> bool:
+        """Stop watching a conversation with nothing waiting (unless its watch was renewed meanwhile)."""
+        return bool(await self._forget(keys=[keys.drains()], args=[channel_url, repr(due)]))
+
+    async def backlog(self, channel_url: str) -> Backlog:
+        tag = keys.conversation_tag(channel_url)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(keys.owner(tag))
+            pipe.llen(keys.inbox(tag))
+            pipe.llen(keys.outbox(tag))
+            owner, events, outgoing = await pipe.execute()
+        return Backlog(owner.decode() if owner else None, int(events), int(outgoing))
+
+    async def take_over(self, channel_url: str) -> str | None:
+        """Become the owner of a conversation nobody owns; the new owner id, or None if someone was faster."""
+        owner = f"drain:{uuid.uuid4().hex}"
+        tag = keys.conversation_tag(channel_url)
+        taken = await self.redis.set(keys.owner(tag), owner, nx=True, px=self.owner_ttl_ms)
+        return owner if taken else None
