@@ -1,0 +1,50 @@
+"""Redis grows with conversations, not with traffic: a finished turn keeps only what late answers need."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from truloop_assistant.store import keys
+
+CALENDAR = {
+    "notification_message": "…",
+    "start_date": "2026-11-23T00:00:00+09:00",
+    "end_date": "2026-11-29T23:59:59+09:00",
+}
+
+
+def calendar_model() -> FunctionModel:
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("x" * 20_000)])  # a long answer makes a big history
+        return ModelResponse(parts=[ToolCallPart("get_calendar_events", CALENDAR)])
+
+    return FunctionModel(fn)
+
+
+async def test_a_finished_turn_keeps_its_state_not_a_copy_of_the_history(start_server: Any) -> None:
+    async with start_server(model=calendar_model()) as h:
+        for turn in range(3):
+            await h.user_says(f"calendar {turn}")
+            rpc = (await h.rpc_requests(turn + 1))[-1]
+            await h.answer(rpc["id"], result={"events": []})
+            await h.replies(turn + 1)
+        await h.idle()
+
+        tag = keys.conversation_tag("ch-1")
+        history = int(await h.redis.memory_usage(keys.history(tag)))
+        others = 0
+        async for key in h.redis.scan_iter(match=f"{keys.PREFIX}:{tag}:*"):
+            if key.decode() != keys.history(tag):
+                others += int(await h.redis.memory_usage(key) or 0)
+        assert history > 3 * 20_000  # the three answers, once, in the conversation's history
+        assert others < 8 * 1024, others  # before: each finished turn kept its own copy of the history
+        for turn in range(3):
+            assert await h.redis.hgetall(keys.turn(tag, f"m{1000 + turn}")) == {b"state": b"done"}
+
+        # What the contract needs stays: a late duplicate of an answered call is still a 200.
+        r = await h.answer(rpc["id"], result={"events": []})
+        assert r.status_code == 200 and r.json() == {"status": "duplicate"}
