@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
 import uvicorn
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from redis.asyncio import Redis
 
 from truloop_assistant.api.http_limits import LimitedHttpToolsProtocol
@@ -27,6 +29,12 @@ if TYPE_CHECKING:
     from tests.fakes.sendbird import FakeSendbird, SentMessage
 
 API_TOKEN = "sendbird-master-token"
+CALENDAR_ARGS = {
+    "notification_message": "…",
+    "start_date": "2026-11-23T00:00:00+09:00",
+    "end_date": "2026-11-29T23:59:59+09:00",
+}
+"""The model's arguments for this week's phone calendar."""
 JWT_SECRET = "test-secret-0123456789abcdef-0123456789"
 BOT = "truloop-assistant"
 
@@ -222,3 +230,14 @@ async def idle(redis: Redis, *, queue: str, timeout: float = 10.0) -> None:
         if loop.time() > deadline:
             raise AssertionError(f"the server is still busy after {timeout:g} s: {'; '.join(pending)}")
         await asyncio.sleep(0.02)
+
+
+def calendar_model(answer: str = "nothing this week") -> FunctionModel:
+    """Ask the phone for this week's calendar; once it answered, say ``answer``."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart(answer)])
+        return ModelResponse(parts=[ToolCallPart("get_calendar_events", CALENDAR_ARGS)])
+
+    return FunctionModel(fn)

@@ -15,11 +15,9 @@ from typing import Any
 import jwt
 import pytest
 from jwt.algorithms import RSAAlgorithm
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.fakes.jwks import FakeJwks, SigningKey
-from tests.support import serve
+from tests.support import calendar_model, serve
 from truloop_assistant.auth import Principal, TokenVerifier, issue_token
 from truloop_assistant.config import ConfigError, load_settings
 from truloop_assistant.embedded_redis import free_port
@@ -345,17 +343,6 @@ def test_https_and_local_jwks_urls_are_fine(url: str) -> None:
 
 
 # --- through the HTTP API ------------------------------------------------------------------------
-
-
-def calendar_model() -> FunctionModel:
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
-            return ModelResponse(parts=[TextPart("nothing this week")])
-        args = {"notification_message": "…", "start_date": "2026-11-23T00:00:00+09:00"}
-        args["end_date"] = "2026-11-29T00:00:00+09:00"
-        return ModelResponse(parts=[ToolCallPart("get_calendar_events", args)])
-
-    return FunctionModel(fn)
 
 
 async def test_tool_message_accepts_a_jwks_token_and_refuses_the_confused_one(

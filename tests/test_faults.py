@@ -9,38 +9,23 @@ from typing import Any
 import httpx
 import pytest
 from pydantic_ai import models
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from tests.fakes.llm import FakeLLM
-from tests.support import JWT_SECRET, make_settings, serve, sign, webhook_payload
+from tests.support import JWT_SECRET, calendar_model, make_settings, serve, sign, webhook_payload
 from truloop_assistant.app import create_app
 from truloop_assistant.auth import issue_token
 from truloop_assistant.embedded_redis import RedisServer, free_port
-
-CALENDAR = {
-    "notification_message": "…",
-    "start_date": "2026-11-23T00:00:00+09:00",
-    "end_date": "2026-11-24T00:00:00+09:00",
-}
-
-
-def calendar_model() -> FunctionModel:
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
-            return ModelResponse(parts=[TextPart("your week is free")])
-        return ModelResponse(parts=[ToolCallPart("get_calendar_events", CALENDAR)])
-
-    return FunctionModel(fn)
 
 
 async def test_redis_restarted_mid_turn_keeps_the_pending_call_and_the_turn_completes(sendbird: Any) -> None:
     with RedisServer(appendonly=True, extra_args=["--appendfsync", "always"]) as redis_server:
         settings = make_settings(redis_server.url, sendbird.url)
         port = free_port()
-        app = create_app(settings, embedded_worker=True, model=calendar_model())
+        app = create_app(settings, embedded_worker=True, model=calendar_model("your week is free"))
         async with (
             serve(app, port),
             httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http,

@@ -5,10 +5,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from zoneinfo import ZoneInfo
 
 from pydantic_ai.models import Model
@@ -32,11 +31,12 @@ from .channels.sendbird import SendbirdChannel, platform_client
 from .config import Settings
 from .pipeline.conversations import ConversationDrainer
 from .pipeline.delivery import Deliverer
-from .pipeline.expiry import run_expiry_scanner
+from .pipeline.expiry import expire_due
 from .pipeline.intake import Intake
 from .pipeline.notices import Notices
 from .pipeline.queue import TurnQueue, make_queue
-from .pipeline.recovery import run_rescue_scanner
+from .pipeline.recovery import rescue_due
+from .pipeline.scanner import scan_forever
 from .ratelimit import RateLimiter
 from .store.drains import Drains
 from .store.effects import Effects
@@ -177,8 +177,11 @@ class Services:
 
     async def scanners(self) -> None:
         """What every worker runs beside its jobs: expired calls resume, unowned conversations drain."""
-        await asyncio.gather(
-            run_expiry_scanner(self.store, self.intake), run_rescue_scanner(self.drains, self.queue)
+        await scan_forever(
+            {
+                "expiry": partial(expire_due, self.store, self.intake),
+                "rescue": partial(rescue_due, self.drains, self.queue),
+            }
         )
 
     async def aclose(self) -> None:

@@ -9,30 +9,14 @@ from typing import Any
 
 import jwt
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import JWT_SECRET, Harness
+from tests.support import JWT_SECRET, Harness, calendar_model
 from truloop_assistant.auth import issue_token
 from truloop_assistant.store import keys
 from truloop_assistant.store.records import CallView
 from truloop_assistant.store.turns import TurnStore
 
 GOOD = {"events": []}
-
-
-def calendar_model() -> FunctionModel:
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
-            return ModelResponse(parts=[TextPart("nothing this week")])
-        args = {
-            "notification_message": "…",
-            "start_date": "2026-11-23T00:00:00+09:00",
-            "end_date": "2026-11-29T00:00:00+09:00",
-        }
-        return ModelResponse(parts=[ToolCallPart("get_calendar_events", args)])
-
-    return FunctionModel(fn)
 
 
 @pytest.fixture

@@ -4,29 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-
+from tests.support import calendar_model
 from truloop_assistant.store import keys
 
-CALENDAR = {
-    "notification_message": "…",
-    "start_date": "2026-11-23T00:00:00+09:00",
-    "end_date": "2026-11-29T23:59:59+09:00",
-}
-
-
-def calendar_model() -> FunctionModel:
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
-            return ModelResponse(parts=[TextPart("x" * 20_000)])  # a long answer makes a big history
-        return ModelResponse(parts=[ToolCallPart("get_calendar_events", CALENDAR)])
-
-    return FunctionModel(fn)
+LONG_ANSWER = "x" * 20_000
+"""A long answer makes a big history."""
 
 
 async def test_a_finished_turn_keeps_its_state_not_a_copy_of_the_history(start_server: Any) -> None:
-    async with start_server(model=calendar_model()) as h:
+    async with start_server(model=calendar_model(LONG_ANSWER)) as h:
         for turn in range(3):
             await h.user_says(f"calendar {turn}")
             rpc = (await h.rpc_requests(turn + 1))[-1]

@@ -6,7 +6,6 @@ worker scans once a second, and whichever sees a due turn first cuts it short an
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 
@@ -14,8 +13,6 @@ from ..store.turns import TurnStore
 from .intake import Intake
 
 log = logging.getLogger(__name__)
-
-SCAN_INTERVAL_S = 1.0
 
 
 async def expire_due(store: TurnStore, intake: Intake, *, now: float | None = None) -> int:
@@ -31,17 +28,3 @@ async def expire_due(store: TurnStore, intake: Intake, *, now: float | None = No
             await intake.resume(channel_url, turn_id)
         await store.forget_deadline(channel_url, turn_id)
     return expired
-
-
-async def run_expiry_scanner(
-    store: TurnStore, intake: Intake, *, interval_s: float = SCAN_INTERVAL_S
-) -> None:
-    """Scan for expired calls until cancelled."""
-    while True:
-        try:
-            await expire_due(store, intake)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("expiry scan failed; trying again")
-        await asyncio.sleep(interval_s)

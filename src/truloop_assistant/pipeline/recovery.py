@@ -10,7 +10,6 @@ outbox waiting for its next delivery try comes due the same way.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 
@@ -18,8 +17,6 @@ from ..store.drains import Drains
 from .queue import TurnQueue
 
 log = logging.getLogger(__name__)
-
-SCAN_INTERVAL_S = 1.0
 
 
 async def rescue_due(drains: Drains, queue: TurnQueue, *, now: float | None = None) -> int:
@@ -45,17 +42,3 @@ async def rescue_due(drains: Drains, queue: TurnQueue, *, now: float | None = No
             )
         await drains.watch(channel_url)
     return rescued
-
-
-async def run_rescue_scanner(
-    drains: Drains, queue: TurnQueue, *, interval_s: float = SCAN_INTERVAL_S
-) -> None:
-    """Scan for conversations nobody drains until cancelled."""
-    while True:
-        try:
-            await rescue_due(drains, queue)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("rescue scan failed; trying again")
-        await asyncio.sleep(interval_s)
