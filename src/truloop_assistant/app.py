@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic_ai.models import Model
 from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from .agent.agents import MemberAgent
 from .api import dev, health, tool_message, webhooks
@@ -94,6 +95,14 @@ def create_app(
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_gone(request: Request, exc: ClientDisconnect) -> JSONResponse:
+        # The client went away (or was cut off for sending its body too slowly): nobody to answer.
+        log.info("client left before its request was read: %s %s", request.method, request.url.path)
+        return JSONResponse(
+            error_body("client_disconnected", "the request was not read whole"), status_code=400
+        )
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -14,6 +14,9 @@ connection that never sent a byte is closed without one), then the connection cl
 or 408 the server stops sending, reads and drops what is still in flight for up to ``LINGER_S``
 seconds, then closes: closing on unread bytes would reset the connection and lose the answer.
 Idle keep-alive connections are uvicorn's business (``timeout_keep_alive``).
+
+The class leans on non-public parts of uvicorn's httptools protocol, so pyproject pins uvicorn to
+the minor version it was written against (0.54); ``tests/api/test_http_limits.py`` checks it.
 """
 
 from __future__ import annotations
