@@ -20,7 +20,12 @@ log = logging.getLogger(__name__)
 
 
 async def rescue_due(drains: Drains, queue: TurnQueue, *, now: float | None = None) -> int:
-    """Queue a drain for each due conversation with work waiting and no owner; how many were queued."""
+    """Queue a drain for each due conversation with work waiting and no owner; how many were queued.
+
+    A watch comes due about once per owner lifetime while its conversation is busy, and once more
+    when it goes quiet (then it is forgotten), so a scan sees roughly the conversations active in
+    the last ``TRULOOP_WORKER_HEARTBEAT_S``; up to 500 a scan, the rest on the next.
+    """
     rescued = 0
     for channel_url, due in await drains.due(time.time() if now is None else now):
         backlog = await drains.backlog(channel_url)

@@ -51,7 +51,7 @@ class Drains:
         at = time.time() + (self.look_after_s if after_s is None else after_s)
         await self.redis.zadd(keys.drains(), {channel_url: at})
 
-    async def due(self, now: float, *, limit: int = 100) -> list[tuple[str, float]]:
+    async def due(self, now: float, *, limit: int = 500) -> list[tuple[str, float]]:
         """Conversations whose watch came due by ``now``, with the time they were due."""
         raw = cast(
             list[tuple[bytes, float]],
