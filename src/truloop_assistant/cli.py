@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from .commands import eval as eval_command
 from .commands import kb as kb_command
 from .commands import sendbird as sendbird_command
 from .commands import users as users_command
@@ -36,6 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sendbird_command.add_parser(sub)
     users_command.add_parser(sub)
     kb_command.add_parser(sub)
+    eval_command.add_parser(sub)
 
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -49,18 +51,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "sendbird":
             return sendbird_command.run(args)
         if args.command == "users":
-            return users_command.run(args, _offline_settings())
+            return users_command.run(args, _offline_settings(model="offline"))
         if args.command == "kb":
             return kb_command.run(args)
+        if args.command == "eval":
+            return eval_command.run(args, _offline_settings())
         return _dev(args)
     except ConfigError as exc:
         print(f"truloop-assistant: {exc}", file=sys.stderr)
         return 2
 
 
-def _offline_settings() -> Settings:
-    """Settings for commands that only touch Redis: no channel or token checks apply to them."""
-    return load_settings(channel="local", jwt_secret=secrets.token_urlsafe(32))
+def _offline_settings(**overrides: str) -> Settings:
+    """Settings for commands that only touch Redis: no channel or token checks apply to them.
+
+    ``model="offline"`` for commands that never ask a model, so a broken ``TRULOOP_MODEL`` does not stop them.
+    """
+    return load_settings(channel="local", jwt_secret=secrets.token_urlsafe(32), **overrides)
 
 
 def _serve(args: argparse.Namespace) -> int:

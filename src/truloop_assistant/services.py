@@ -142,7 +142,7 @@ class Services:
         chosen: Model | str = (
             model
             or (agent.model if agent is not None else None)
-            or resolve_model(settings.model, timezone=zone)
+            or resolve_model(settings.model, timezone=zone, fallbacks=settings.fallback_models)
         )
         timeout = settings.tool_timeout_s
         agents = Agents(
@@ -153,6 +153,8 @@ class Services:
             agent=build_notification_agent(chosen, tool_timeout_s=timeout),
             relay=self.relay,
             channel=self.channel,
+            timeout_s=settings.model_timeout_s,
+            turn_request_limit=settings.max_model_requests,
         )
         return TurnRunner(
             agents=agents,

@@ -157,8 +157,9 @@ async def test_schedule_permission_failure(agent: MemberAgent, deps: AgentDeps) 
         "required permission: calendar.read; can prompt again: yes"
     )
     output = await _resume(agent, deps, history, call_id, failure)
+    # The error code is for the model; the user reads what it means and what to do.
     assert output == (
-        "캘린더를 확인하지 못했어요: PermissionRequired (-32010). "
+        "캘린더를 확인하지 못했어요: 캘린더 권한이 허용되지 않았어요. "
         "설정에서 캘린더 권한을 허용한 뒤 다시 말씀해 주세요."
     )
 
@@ -176,8 +177,11 @@ async def test_english_schedule(agent: MemberAgent, deps: AgentDeps) -> None:
     failed = await _resume(
         agent, deps, history, call_id, ToolFailed("PermissionRequired (-32010): no access")
     )
-    assert failed.startswith("I couldn't check your calendar: PermissionRequired (-32010).")
-    assert "Settings" in failed
+    assert failed == (
+        "I couldn't check your calendar: calendar access isn't allowed. "
+        "Please allow calendar access in Settings and ask me again."
+    )
+    assert "-32010" not in failed and "PermissionRequired" not in failed
 
 
 @pytest.mark.parametrize(

@@ -88,9 +88,9 @@ async def cluster(
         "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
         "OPENAI_API_KEY": "fake",
     }
-    settings = load_settings(
-        **{k.removeprefix("TRULOOP_").lower(): v for k, v in env.items() if k.startswith("TRULOOP_")}
-    )
+    # The API in this process never calls the model (the workers do, with the provider key in their env).
+    values = {k.removeprefix("TRULOOP_").lower(): v for k, v in env.items() if k.startswith("TRULOOP_")}
+    settings = load_settings(**{**values, "model": "offline"})
     async with (
         serve(llm.app(), llm_port),
         serve(create_app(settings), api_port),

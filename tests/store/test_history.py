@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from truloop_assistant.store.history import History
 from truloop_assistant.store.keys import HISTORY_MAX_BYTES
@@ -40,3 +47,21 @@ async def test_one_turn_bigger_than_the_cap_keeps_its_question_and_answer(redis:
     kept = await history.load("c")
     assert [type(m).__name__ for m in kept] == ["ModelRequest", "ModelResponse"]
     assert kept[-1].parts[0].content == "final"
+
+
+async def test_a_cut_never_leaves_a_result_whose_call_was_cut_off(redis: Any) -> None:
+    """A message that cut a paused turn short shares its request with that turn's results."""
+    history = History(redis, max_messages=3)
+    store = TurnStore(redis, pending_ttl_s=60, history=history)
+    call = ToolCallPart("get_calendar_events", {}, tool_call_id="call_1")
+    superseded = ToolReturnPart("get_calendar_events", "Superseded: …", tool_call_id="call_1")
+    messages = [
+        ModelRequest(parts=[UserPromptPart("this week?")]),
+        ModelResponse(parts=[call]),
+        ModelRequest(parts=[superseded, UserPromptPart("never mind, what time is it?")]),
+        ModelResponse(parts=[TextPart("10:49")]),
+    ]
+    await store.finish("c", messages, turn_id="m2", paused=False)
+    kept = await history.load("c")
+    assert [type(p).__name__ for p in kept[0].parts] == ["UserPromptPart"]
+    assert kept[0].parts[0].content == "never mind, what time is it?"

@@ -61,11 +61,14 @@ async def test_forget_deletes_the_memory(store: RedisMemoryStore) -> None:
     assert "peanut" not in await ask(store, "search_memories", query="peanut allergy")
 
 
-async def test_forgetting_an_unknown_memory_explains_the_failure(store: RedisMemoryStore) -> None:
+async def test_forgetting_an_unknown_memory_goes_back_to_the_model_before_any_dialog(
+    store: RedisMemoryStore,
+) -> None:
+    """Someone else's memory, or one that does not exist: checked before the confirmation dialog."""
     amy = await store.save("amy", "my passport ends in 77")
     for memory_id in ("mem_000000000000", amy.memory_id):
         answer = await ask(store, "forget_memory", memory_id=memory_id)
-        assert answer.startswith("failed:")
+        assert answer.startswith("retried:")
         assert f"there is no memory '{memory_id}' for this user" in answer
     assert await store.list_recent("amy") == [amy]
 

@@ -17,6 +17,10 @@ from .prompts import GUEST_INSTRUCTIONS, MEMBER_INSTRUCTIONS, NOTIFICATION_INSTR
 
 MemberAgent = Agent[AgentDeps, str | DeferredToolRequests]
 
+TOOL_RETRIES = 3
+"""How often a model may fix one tool's call (bad arguments, an unknown name) within a run: real
+models sometimes need more than one try. Every try counts in the turn's model request budget."""
+
 
 @dataclass(frozen=True)
 class Agents:
@@ -49,6 +53,7 @@ def _agent(
         instructions=instructions,
         toolsets=[gated(t, timeout_s=timeout_s) for t in toolsets],
         name=name,
+        retries=TOOL_RETRIES,
     )
 
 

@@ -1,16 +1,22 @@
-"""Delivering a relayed message: the notification agent writes it, the relay channel carries it."""
+"""Delivering a relayed message: the notification agent writes it, the relay channel carries it.
+
+The writer is a model run of its own, inside a tool call of the turn: it has its own time bound
+and request cap, and its requests count in the turn's budget. When it cannot write in time or
+within budget, the user's request goes out as it was written (and the tool result says so).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pydantic_ai import DeferredToolRequests, UsageLimits
+from pydantic_ai import DeferredToolRequests, RunUsage, UsageLimitExceeded, UsageLimits
 
 from ..channels.base import Channel
 from ..channels.relay import Relay
-from ..tools.deps import AgentDeps
+from ..tools.deps import AgentDeps, Relayed
 
 if TYPE_CHECKING:
     from ..backends.users import UserProfile
@@ -25,10 +31,20 @@ COMPOSE_REQUEST_LIMIT = 4
 class Notifier:
     """The :class:`~truloop_assistant.tools.deps.RelayWriter` the server gives the relay tool."""
 
-    def __init__(self, *, agent: MemberAgent, relay: Relay, channel: Channel) -> None:
+    def __init__(
+        self,
+        *,
+        agent: MemberAgent,
+        relay: Relay,
+        channel: Channel,
+        timeout_s: float,
+        turn_request_limit: int,
+    ) -> None:
         self.agent = agent
         self.relay = relay
         self.channel = channel
+        self.timeout_s = timeout_s
+        self.turn_request_limit = turn_request_limit
 
     async def send(
         self,
@@ -39,24 +55,35 @@ class Notifier:
         request: str,
         dedup_id: str,
         deps: AgentDeps,
-    ) -> str:
-        """Write the message, post it in the bot's direct channel with the recipient; return its text."""
-        text = await self.compose(sender_name=sender_name, recipient=recipient, request=request, deps=deps)
+        usage: RunUsage,
+    ) -> Relayed:
+        """Write the message, post it in the bot's direct channel with the recipient."""
+        relayed = await self.compose(
+            sender_name=sender_name, recipient=recipient, request=request, deps=deps, usage=usage
+        )
         channel_url = await self.relay.direct_channel(recipient.user_id)
-        await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
+        await self.channel.send_text(channel_url, relayed.text, dedup_id=dedup_id)
         log.info("relayed a message from %s to %s in %s", sender_id, recipient.user_id, channel_url)
-        return text
+        return relayed
 
     async def compose(
-        self, *, sender_name: str, recipient: UserProfile, request: str, deps: AgentDeps
-    ) -> str:
+        self, *, sender_name: str, recipient: UserProfile, request: str, deps: AgentDeps, usage: RunUsage
+    ) -> Relayed:
         prompt = (
             f"From: {sender_name}\nTo: {recipient.name or recipient.user_id}\nWhat to tell them: {request}"
         )
-        result = await self.agent.run(
-            prompt, deps=replace(deps), usage_limits=UsageLimits(request_limit=COMPOSE_REQUEST_LIMIT)
-        )
+        limit = min(self.turn_request_limit, usage.requests + COMPOSE_REQUEST_LIMIT)
+        as_written = Relayed(text=f"{sender_name}: {request}", written=False)
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                result = await self.agent.run(
+                    prompt, deps=replace(deps), usage=usage, usage_limits=UsageLimits(request_limit=limit)
+                )
+        except (TimeoutError, UsageLimitExceeded) as exc:
+            reason = f"no answer within {self.timeout_s:g} s" if isinstance(exc, TimeoutError) else str(exc)
+            log.warning("the relay writer gave up (%s); sending the request as written", reason)
+            return as_written
         if isinstance(result.output, DeferredToolRequests):
             # The writer cannot wait for anyone's phone: fall back to the request itself.
-            return f"{sender_name}: {request}"
-        return result.output
+            return as_written
+        return Relayed(text=result.output, written=True)

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -23,6 +23,8 @@ from pydantic_ai import (
     ModelQuotaExceededError,
     ModelRateLimitError,
     ModelTimeoutError,
+    RunUsage,
+    UnexpectedModelBehavior,
     UsageLimitExceeded,
     UsageLimits,
 )
@@ -45,7 +47,7 @@ from .agents import Agents
 from .calls import call_refs, failed_locally
 from .requests import device_requests
 from .results import EXPIRED_TEXT, REQUESTS, SUPERSEDED_TEXT, deferred_results, device_outcomes
-from .verify import unpaired_tool_calls
+from .verify import log_invalid_calls, unpaired_tool_calls
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,11 @@ class TurnLimits:
 
 def failure_text(exc: BaseException) -> tuple[str, Text]:
     """What kind of failure ended a run, and what the user reads then (AC-902)."""
+    if isinstance(exc, BaseExceptionGroup):  # every fallback model failed: named when all failed alike
+        kinds = [failure_text(inner) for inner in exc.exceptions]
+        if all(kind == kinds[0][0] for kind, _ in kinds):
+            return kinds[0]
+        return "server_error", texts.SERVER_ERROR
     if isinstance(exc, TimeoutError | ModelTimeoutError):
         return "timeout", texts.TIMED_OUT
     if isinstance(exc, ModelRateLimitError | ModelQuotaExceededError):
@@ -91,6 +98,8 @@ class _Turn:
     user_id: str
     prompt: str
     agent: AgentRole = "member"
+    used: RunUsage = field(default_factory=RunUsage)
+    """What the turn's earlier steps used of the model (its budget is per turn, across resumes)."""
 
 
 class TurnRunner:
@@ -165,7 +174,12 @@ class TurnRunner:
         # Calls without an answer here expired: the device did not answer in time.
         results = deferred_results(paused, snapshot.answers, missing=EXPIRED_TEXT)
         await self.store.record_client_outcomes(channel_url, device_outcomes(paused, snapshot.answers))
-        turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent)
+        used = RunUsage(
+            requests=paused.model_requests,
+            input_tokens=paused.input_tokens,
+            output_tokens=paused.output_tokens,
+        )
+        turn = _Turn(turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent, used)
         history = ModelMessagesTypeAdapter.validate_json(paused.messages)
         await self._run(turn, history, consumed, results=results)
 
@@ -189,18 +203,30 @@ class TurnRunner:
             effects=self.effects,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
+        usage = replace(turn.used)  # counts on from the turn's earlier steps
         try:
+            if usage.requests >= self.limits.max_model_requests:
+                raise UsageLimitExceeded(f"the turn already made {usage.requests} model requests")
             async with asyncio.timeout(self.limits.turn_timeout_s):
                 result = await agent.run(
                     prompt,
                     message_history=history,
                     deferred_tool_results=results,
                     deps=deps,
+                    usage=usage,
                     usage_limits=self.usage_limits,
                     model_settings={"timeout": self.limits.model_timeout_s},
                 )
-        except UsageLimitExceeded:
-            log.warning("turn %s in %s hit the model request limit", turn.turn_id, turn.channel_url)
+        except (UsageLimitExceeded, UnexpectedModelBehavior) as exc:
+            # Out of budget, or the model kept making calls it could not fix: an honest "could not".
+            log.warning(
+                "turn %s in %s could not be completed after %d model requests: %s",
+                turn.turn_id,
+                turn.channel_url,
+                usage.requests,
+                exc,
+            )
+            TURNS.labels("limited").inc()
             await self._give_up(turn, texts.TURN_LIMIT, consumed)
             return
         except (Exception, TimeoutError) as exc:
@@ -210,6 +236,7 @@ class TurnRunner:
             await self._give_up(turn, text, consumed)
             return
 
+        log_invalid_calls(result.new_messages(), deps.calls_run, turn.turn_id, turn.channel_url)
         output = result.output
         pending = output if isinstance(output, DeferredToolRequests) else None
         if unpaired := unpaired_tool_calls(result.all_messages(), pending):
@@ -221,7 +248,9 @@ class TurnRunner:
                 [(c.tool_name, c.tool_call_id) for c in unpaired],
             )
         if isinstance(output, DeferredToolRequests):
-            await self._pause(turn, result.all_messages_json().decode(), output, consumed)
+            await self._pause(
+                replace(turn, used=usage), result.all_messages_json().decode(), output, consumed
+            )
             return
         answer = TextOut(text=output, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
         await self.store.finish(
@@ -254,6 +283,9 @@ class TurnRunner:
             messages=messages,
             requests=REQUESTS.dump_json(requests).decode(),
             calls=refs,
+            model_requests=turn.used.requests,
+            input_tokens=turn.used.input_tokens,
+            output_tokens=turn.used.output_tokens,
             local_answers=failed,
         )
         if not paused.sent_calls:  # nothing to wait for: go on at once

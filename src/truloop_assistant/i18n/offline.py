@@ -40,17 +40,25 @@ COULD_NOT = {
     "search_places": Text(ko="장소를 찾지 못했어요", en="I couldn't search for places"),
 }
 COULD_NOT_RUN = Text(ko="{tool} 도구를 실행하지 못했어요", en="I couldn't run {tool}")
-FAILED = Text(ko="{action}: {reason}. {hint}", en="{action}: {reason}. {hint}")
+FAILED = Text(ko="{action}. {hint}", en="{action}. {hint}")
+NOT_ALLOWED = Text(
+    ko="{action}: {what}이 허용되지 않았어요. 설정에서 {what}을 허용한 뒤 다시 말씀해 주세요.",
+    en="{action}: {what} isn't allowed. Please allow {what} in Settings and ask me again.",
+)
+NO_ANSWER_FROM_PHONE = Text(
+    ko="{action}: 휴대폰이 제때 응답하지 않았어요. 앱을 연 채로 다시 말씀해 주세요.",
+    en="{action}: your phone didn't answer in time. Please try again with the app open.",
+)
+TOOK_TOO_LONG = Text(
+    ko="{action}: 시간이 너무 오래 걸렸어요. 잠시 후 다시 시도해 주세요.",
+    en="{action}: it took too long. Please try again in a moment.",
+)
 NOT_CONFIGURED = Text(
     ko="{action}: 이 서버에는 그 기능이 설정되어 있지 않아요 (관리자가 API 키를 설정해야 해요).",
     en="{action}: that isn't set up on this server (an administrator needs to add its API key).",
 )
 CALENDAR_ACCESS = Text(ko="캘린더 권한", en="calendar access")
 THE_PERMISSION = Text(ko="필요한 권한", en="the permission")
-ALLOW_IN_SETTINGS = Text(
-    ko="설정에서 {what}을 허용한 뒤 다시 말씀해 주세요.",
-    en="Please allow {what} in Settings and ask me again.",
-)
 TRY_AGAIN = Text(ko="잠시 후 다시 시도해 주세요.", en="Please try again in a moment.")
 
 # -- results

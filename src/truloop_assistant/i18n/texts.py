@@ -7,9 +7,10 @@ from . import Text
 # -- a turn that could not be answered (AC-902): never silence, never a stack trace
 
 TURN_LIMIT = Text(
-    ko="죄송해요, 이 요청은 한 번에 처리하기 어려웠어요. 조금 더 간단하게 다시 말씀해 주시겠어요?",
-    en="Sorry, I couldn't finish that in one go. Could you ask again in a simpler way?",
+    ko="죄송해요, 이 요청은 끝까지 처리하지 못했어요. 조금 더 간단하게 나눠서 다시 말씀해 주시겠어요?",
+    en="Sorry, I couldn't complete that request. Could you ask again in smaller steps?",
 )
+"""The turn ran out of its model request budget, or the model could not fix its own calls."""
 TIMED_OUT = Text(
     ko="요청 시간이 초과되었습니다. 잠시 후 다시 시도해 주세요.",
     en="The request timed out. Please try again in a moment.",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic_ai import ModelMessagesTypeAdapter
-from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart, UserPromptPart
 from redis.asyncio import Redis
 
 from . import keys
@@ -28,7 +30,7 @@ class History:
             shorter = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
             if len(shorter) == len(kept):
                 # One turn alone is too big (large tool results): keep its question and final answer.
-                shorter = [kept[0], kept[-1]] if len(kept) > 2 else kept[-1:]
+                shorter = _from_turn_start([kept[0], kept[-1]] if len(kept) > 2 else kept[-1:])
             kept = shorter
             value = ModelMessagesTypeAdapter.dump_json(kept)
         return value
@@ -45,5 +47,18 @@ def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelM
     ]
     for i in starts:
         if len(messages) - i <= max_messages:
-            return messages[i:]
-    return messages[starts[-1] :] if starts else messages[-max_messages:]
+            return _from_turn_start(messages[i:])
+    return _from_turn_start(messages[starts[-1] :]) if starts else messages[-max_messages:]
+
+
+def _from_turn_start(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """The history from a turn's first request, without results whose calls were cut off with the rest.
+
+    A message that arrived while the phone still owed answers shares its request with the results
+    of the calls it cut short; once the calls are gone, those results would answer nothing.
+    """
+    first = messages[0] if messages else None
+    if isinstance(first, ModelRequest) and any(not isinstance(p, UserPromptPart) for p in first.parts):
+        kept = [p for p in first.parts if not isinstance(p, ToolReturnPart | RetryPromptPart)]
+        return [replace(first, parts=kept), *messages[1:]]
+    return messages

@@ -47,6 +47,10 @@ class PausedTurn(BaseModel):
     requests: str
     """The run's ``DeferredToolRequests`` as JSON; results are built only from this."""
     calls: list[CallRef]
+    model_requests: int = 0
+    """Model requests the turn has made so far, over all its steps (its budget is per turn)."""
+    input_tokens: int = 0
+    output_tokens: int = 0
     local_answers: dict[str, Annotated[ServerFailure, BeforeValidator(_failure)]] = {}
     """Calls the server failed itself instead of sending them: call id -> failure."""
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 from zoneinfo import ZoneInfo
 
-from pydantic_ai import ToolFailed
+from pydantic_ai import RunUsage, ToolFailed
 
 if TYPE_CHECKING:
     from ..backends import Backends
@@ -18,6 +18,15 @@ if TYPE_CHECKING:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Relayed:
+    """A relayed message as delivered."""
+
+    text: str
+    written: bool
+    """False when the writer could not write it (time or budget ran out) and the request went as it was."""
 
 
 class RelayWriter(Protocol):
@@ -32,8 +41,9 @@ class RelayWriter(Protocol):
         request: str,
         dedup_id: str,
         deps: AgentDeps,
-    ) -> str:
-        """Deliver the message; return its text exactly as delivered."""
+        usage: RunUsage,
+    ) -> Relayed:
+        """Write and deliver the message; its model requests count in ``usage`` (the turn's)."""
         ...
 
 
@@ -51,6 +61,8 @@ class AgentDeps:
     """Writes and delivers relayed messages (it needs the model, so the server sets it)."""
     effects: Effects | None = None
     """Where tools that change something record their results (set by the server)."""
+    calls_run: set[str] = field(default_factory=set)
+    """Ids of the tool calls that reached a tool in this run (the others were invalid)."""
 
     def require_backends(self) -> Backends:
         """The backends, or a failed tool result the model can explain when the server has none."""

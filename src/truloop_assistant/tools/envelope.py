@@ -20,6 +20,7 @@ from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, 
 from pydantic_ai.toolsets import ToolsetTool
 
 from ..metrics import TOOL_CALLS, TOOL_SECONDS
+from .marks import bounds_its_own_time
 
 log = logging.getLogger("truloop_assistant.tools")
 
@@ -28,7 +29,7 @@ _PASS_THROUGH = (ModelRetry, ToolFailed, CallDeferred, ApprovalRequired)
 
 @dataclass
 class EnvelopeToolset(WrapperToolset[Any]):
-    timeout_s: float = 10.0
+    timeout_s: float
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
@@ -36,10 +37,12 @@ class EnvelopeToolset(WrapperToolset[Any]):
         call_id = ctx.tool_call_id
         user = getattr(ctx.deps, "user_id", None)
         log.info("tool call %s id=%s user=%s args=%s", name, call_id, user, sorted(tool_args))
+        if isinstance(ran := getattr(ctx.deps, "calls_run", None), set):
+            ran.add(call_id)
         started = time.perf_counter()
         outcome = "ok"
         try:
-            async with asyncio.timeout(self.timeout_s):
+            async with asyncio.timeout(None if bounds_its_own_time(tool.tool_def) else self.timeout_s):
                 return await super().call_tool(name, tool_args, ctx, tool)
         except CallDeferred:
             outcome = "deferred"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
-from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
+from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError
 from .arguments import (
@@ -18,9 +17,16 @@ from .arguments import (
     UserIds,
 )
 from .deps import AgentDeps
+from .event_checks import (
+    check_create,
+    check_invite,
+    planned_update,
+    validate_create,
+    validate_invite,
+    validate_update,
+)
 from .marks import DESTRUCTIVE
-from .user_tools import check_users_exist
-from .validation import date_range, deadline_not_after, end_after_start
+from .validation import date_range
 
 event_server_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
@@ -40,22 +46,6 @@ class InviteResult(BaseModel):
     event: Event
     added: list[str] = Field(description="User ids invited now")
     already_invited: list[str] = Field(description="User ids invited before; nothing changed for them")
-
-
-async def _owned_event(ctx: RunContext[AgentDeps], event_id: str) -> Event:
-    event = await ctx.deps.require_backends().events.get(event_id)
-    if event is None:
-        raise ToolFailed(f"there is no event with id {event_id!r}")
-    if event.owner_id != ctx.deps.user_id:
-        raise ToolFailed(f"only the organizer can change event {event_id!r}; the current user is not it")
-    return event
-
-
-async def _invitees(ctx: RunContext[AgentDeps], user_ids: list[str], *, field: str) -> list[str]:
-    """The invitees without the organizer; all of them must be in the directory."""
-    ids = [i for i in user_ids if i != ctx.deps.user_id]
-    await check_users_exist(ctx, ids, field=field)
-    return ids
 
 
 @event_server_toolset.tool
@@ -79,7 +69,7 @@ async def get_events(
     return EventList(events=events)
 
 
-@event_server_toolset.tool(metadata=DESTRUCTIVE)
+@event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_create)
 async def create_event(
     ctx: RunContext[AgentDeps],
     title: Annotated[Title, Field(description="The event's title")],
@@ -96,10 +86,7 @@ async def create_event(
     availability_deadline: Annotated[OptionalDateTimeWithOffset, Field(description=_DEADLINE)] = None,
 ) -> Event:
     """Create an event in the app, organized by the current user, optionally inviting people."""
-    end_after_start(start_time, end_time)
-    if availability_deadline is not None:
-        deadline_not_after(availability_deadline, start_time)
-    invitees = await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
+    invitees = await check_create(ctx, start_time, end_time, invitee_user_ids, availability_deadline)
     return await ctx.deps.require_backends().events.create(
         ctx.deps.user_id,
         title=title,
@@ -112,7 +99,7 @@ async def create_event(
     )
 
 
-@event_server_toolset.tool(metadata=DESTRUCTIVE)
+@event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_update)
 async def update_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
@@ -143,58 +130,31 @@ async def update_event(
     ] = None,
 ) -> Event:
     """Change an event the current user organizes; only the given fields change."""
-    event = await _owned_event(ctx, event_id)
-    changes: dict[str, Any] = {}
-    if title is not None:
-        changes["title"] = title
-    if location is not None:
-        changes["location"] = location or None
-    if description is not None:
-        changes["description"] = description or None
-    start = start_time or event.start
-    if start_time is not None or end_time is not None:
-        end_after_start(start, end_time or event.end)
-        if start_time is not None:
-            changes["start_time"] = start_time.isoformat()
-        if end_time is not None:
-            changes["end_time"] = end_time.isoformat()
-    if availability_deadline is not None:
-        deadline = availability_deadline or None
-        changes["availability_deadline"] = deadline.isoformat() if deadline else None
-        if deadline is not None:
-            deadline_not_after(deadline, start)
-    elif event.availability_deadline is not None and start_time is not None:
-        _check_kept_deadline(event.availability_deadline, start)
-    if invitee_user_ids is not None:
-        changes["invitee_user_ids"] = await _invitees(ctx, invitee_user_ids, field="invitee_user_ids")
-    if not changes:
-        raise ModelRetry("nothing to change: give at least one field to update")
+    event, changes = await planned_update(
+        ctx,
+        event_id,
+        title=title,
+        start_time=start_time,
+        end_time=end_time,
+        location=location,
+        description=description,
+        invitee_user_ids=invitee_user_ids,
+        availability_deadline=availability_deadline,
+    )
     try:
         return await ctx.deps.require_backends().events.update(event.event_id, **changes)
     except EventNotFoundError:
         raise ToolFailed(f"there is no event with id {event_id!r}") from None
 
 
-def _check_kept_deadline(deadline: str, start: datetime) -> None:
-    """The current deadline must not end up after a moved start."""
-    if datetime.fromisoformat(deadline) > start:
-        raise ModelRetry(
-            f"the new start {start.isoformat()} is before the current availability_deadline {deadline}; "
-            "also give an availability_deadline on or before the new start (or empty to remove it)"
-        )
-
-
-@event_server_toolset.tool(metadata=DESTRUCTIVE)
+@event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_invite)
 async def invite_to_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
     user_ids: Annotated[UserIds, Field(min_length=1, description=_INVITEES)],
 ) -> InviteResult:
     """Invite more people to an event the current user organizes; people already invited stay as they are."""
-    event = await _owned_event(ctx, event_id)
-    ids = await _invitees(ctx, user_ids, field="user_ids")
-    if not ids:
-        raise ModelRetry("the organizer is always part of the event; give the ids of other people to invite")
+    event, ids = await check_invite(ctx, event_id, user_ids)
     already = [i for i in ids if i in event.invitee_user_ids]
     try:
         updated = await ctx.deps.require_backends().events.invite(event.event_id, ids)

@@ -12,6 +12,10 @@ DESTRUCTIVE: dict[str, Any] = {**CHANGES, "destructive": True}
 """A tool that changes data or reaches other people: it also runs only after the user's yes."""
 
 
+OWN_TIME_BOUND: dict[str, Any] = {"own_time_bound": True}
+"""A tool that bounds its own time (a nested model run): the envelope's tool timeout does not apply."""
+
+
 def is_destructive(tool_def: ToolDefinition) -> bool:
     """Whether the tool was defined with ``metadata=DESTRUCTIVE``."""
     return bool((tool_def.metadata or {}).get("destructive"))
@@ -20,3 +24,8 @@ def is_destructive(tool_def: ToolDefinition) -> bool:
 def changes_something(tool_def: ToolDefinition) -> bool:
     """Whether the tool was defined with ``metadata=CHANGES`` (or ``DESTRUCTIVE``)."""
     return bool((tool_def.metadata or {}).get("changes"))
+
+
+def bounds_its_own_time(tool_def: ToolDefinition) -> bool:
+    """Whether the tool was defined with ``OWN_TIME_BOUND`` in its metadata."""
+    return bool((tool_def.metadata or {}).get("own_time_bound"))

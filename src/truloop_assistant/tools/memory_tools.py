@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
-from pydantic_ai import FunctionToolset, RunContext, ToolFailed
+from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
 
 from ..backends.memory import Memory, MemoryBackendError
+from ..store.keys import MEMORY_MAX
 from .arguments import MAX_QUERY_CHARS
 from .deps import AgentDeps
 from .marks import CHANGES, DESTRUCTIVE
@@ -67,7 +68,20 @@ async def save_memory(
         raise _unavailable(exc) from None
 
 
-@memory_toolset.tool(metadata=DESTRUCTIVE)
+async def _validate_forget(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
+    """Before the confirmation dialog: the memory must be one of the user's."""
+    memory_id = args["memory_id"]
+    try:
+        memories = await ctx.deps.require_backends().memory.list_recent(ctx.deps.user_id, limit=MEMORY_MAX)
+    except MemoryBackendError as exc:
+        raise _unavailable(exc) from None
+    if all(m.memory_id != memory_id for m in memories):
+        raise ModelRetry(
+            f"there is no memory {memory_id!r} for this user; search_memories lists the ones that exist"
+        )
+
+
+@memory_toolset.tool(metadata=DESTRUCTIVE, args_validator=_validate_forget)
 async def forget_memory(
     ctx: RunContext[AgentDeps],
     memory_id: Annotated[

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
+from ..backends.users import UserProfile
 from .arguments import UserId
 from .deps import AgentDeps
-from .marks import DESTRUCTIVE
+from .marks import DESTRUCTIVE, OWN_TIME_BOUND
 
 relay_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
@@ -18,9 +19,26 @@ class RelayResult(BaseModel):
     sent_to: str
     name: str | None
     message: str = Field(description="The message exactly as it was delivered")
+    note: str | None = None
 
 
-@relay_toolset.tool(metadata=DESTRUCTIVE)
+async def _recipient(ctx: RunContext[AgentDeps], user_id: str) -> UserProfile:
+    """Who the message goes to; checked before the confirmation dialog too."""
+    recipient = await ctx.deps.require_backends().users.get_profile(user_id)
+    if recipient is None:
+        raise ToolFailed(f"there is no user {user_id!r}; look them up with search_users first")
+    if recipient.user_id == ctx.deps.user_id:
+        raise ToolFailed("that is the current user; a message to themselves is not needed")
+    if ctx.deps.relay_writer is None:
+        raise ToolFailed("relaying messages is not available on this server")
+    return recipient
+
+
+async def _validate(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
+    await _recipient(ctx, args["user_id"])
+
+
+@relay_toolset.tool(metadata={**DESTRUCTIVE, **OWN_TIME_BOUND}, args_validator=_validate)
 async def send_message_to_user(
     ctx: RunContext[AgentDeps],
     user_id: Annotated[
@@ -33,22 +51,22 @@ async def send_message_to_user(
     ],
 ) -> RelayResult:
     """Send a chat message to another user on the current user's behalf (they are asked to confirm first)."""
-    backends = ctx.deps.require_backends()
-    recipient = await backends.users.get_profile(user_id)
-    if recipient is None:
-        raise ToolFailed(f"there is no user {user_id!r}; look them up with search_users first")
-    if recipient.user_id == ctx.deps.user_id:
-        raise ToolFailed("that is the current user; a message to themselves is not needed")
+    recipient = await _recipient(ctx, user_id)
     writer = ctx.deps.relay_writer
-    if writer is None:
-        raise ToolFailed("relaying messages is not available on this server")
-    sender = await backends.users.get_profile(ctx.deps.user_id)
-    text = await writer.send(
+    assert writer is not None  # checked by _recipient
+    sender = await ctx.deps.require_backends().users.get_profile(ctx.deps.user_id)
+    relayed = await writer.send(
         sender_id=ctx.deps.user_id,
         sender_name=sender.name if sender else ctx.deps.user_id,
         recipient=recipient,
         request=request,
         dedup_id=f"relay:{ctx.deps.channel_url}:{ctx.tool_call_id}",
         deps=ctx.deps,
+        usage=ctx.usage,
     )
-    return RelayResult(sent_to=recipient.user_id, name=recipient.name, message=text)
+    note = (
+        None
+        if relayed.written
+        else "the message writer was not available, so the request was sent as written"
+    )
+    return RelayResult(sent_to=recipient.user_id, name=recipient.name, message=relayed.text, note=note)

@@ -27,7 +27,9 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
         prompt = _latest_prompt(messages)
         lang = language_of(prompt)
         last = messages[-1] if messages else None
-        if isinstance(last, ModelRequest):
+        # A new message that arrived while the phone still owed answers comes with the cut calls'
+        # results: it is the message that needs answering.
+        if isinstance(last, ModelRequest) and not any(p.part_kind == "user-prompt" for p in last.parts):
             results = [
                 p for p in last.parts if p.part_kind in ("tool-return", "retry-prompt", "retry-feedback")
             ]

@@ -61,19 +61,26 @@ def _now_sentence(data: dict[str, Any], lang: Language) -> str:
 
 
 def _failure(tool_name: str, text: str, lang: Language) -> str:
-    """Explain a failed tool call, quoting the first part of its error."""
-    reason = text.split(":", 1)[0].strip() or text
+    """Explain a failed tool call in the user's words: what could not be done and what to do.
+
+    The failure text is written for the model (``Expired: …``, ``PermissionRequired (-32010): …``);
+    none of it is quoted to the user.
+    """
     could_not = say.COULD_NOT.get(tool_name)
     action = could_not(lang) if could_not else say.COULD_NOT_RUN(lang, tool=tool_name)
-    if "permission" in text.lower():
-        calendar = tool_name == "get_calendar_events" or "calendar" in text.lower()
-        what = (say.CALENDAR_ACCESS if calendar else say.THE_PERMISSION)(lang)
-        hint = say.ALLOW_IN_SETTINGS(lang, what=what)
-    elif "not configured" in text:
+    lowered = text.lower()
+    if "permission" in lowered:
+        calendar = tool_name == "get_calendar_events" or "calendar" in lowered
+        return say.NOT_ALLOWED(
+            lang, action=action, what=(say.CALENDAR_ACCESS if calendar else say.THE_PERMISSION)(lang)
+        )
+    if "not configured" in lowered:
         return say.NOT_CONFIGURED(lang, action=action)
-    else:
-        hint = say.TRY_AGAIN(lang)
-    return say.FAILED(lang, action=action, reason=reason, hint=hint)
+    if lowered.startswith("expired"):
+        return say.NO_ANSWER_FROM_PHONE(lang, action=action)
+    if "timed out" in lowered:
+        return say.TOOK_TOO_LONG(lang, action=action)
+    return say.FAILED(lang, action=action, hint=say.TRY_AGAIN(lang))
 
 
 def _parse_time(value: Any, zone: ZoneInfo) -> datetime | None:

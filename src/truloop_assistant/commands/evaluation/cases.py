@@ -1,0 +1,180 @@
+"""The evaluation cases: a YAML or JSON list of requests, each with the tools the model should call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic_ai import (
+    AbstractToolset,
+    FunctionToolset,
+)
+from pydantic_evals import Case, Dataset
+from pydantic_evals.evaluators import Evaluator
+from pydantic_evals.reporting import EvaluationReport
+
+from ...agent.agents import MemberAgent
+from ...tools.deps import AgentDeps
+
+DEFAULT_CASES = Path(__file__).resolve().parents[2] / "data" / "eval_cases.yaml"
+"""The bundled evaluation set."""
+EVAL_USER = "jeff"
+"""The sample user the requests run as."""
+SEED_EVENTS = (("팀 회의", time(10, 0)), ("Design review", time(15, 0)))
+"""Events the user organizes tomorrow, for requests that change or invite to one."""
+SEED_MEMORY = "나는 창가 자리를 좋아해"
+"""A memory the user has, for requests that look it up or forget it."""
+CONCURRENCY = 4
+"""Cases run at once (a real model's rate limit is the bound)."""
+
+_KEYS = ("group", "request", "expect")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call: what the model called, or what a case expects (with its key arguments only)."""
+
+    tool: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """A case's metadata: its group, and its place in the cases file."""
+
+    group: str
+    entry: int
+
+
+Calls = list[ToolCall]
+EvalCase = Case[str, Calls, CaseInfo]
+EvalDataset = Dataset[str, Calls, CaseInfo]
+EvalReport = EvaluationReport[str, Calls, CaseInfo]
+
+
+class CasesFileError(ValueError):
+    """A cases file is missing or invalid; the message names the file and the entry."""
+
+
+# -- the cases file
+
+
+class _DatesAsText(yaml.SafeLoader):
+    """YAML without timestamps: an unquoted 2026-12-25 stays the text the model is expected to write."""
+
+
+_DatesAsText.yaml_implicit_resolvers = {
+    first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_cases(
+    path: Path, tools: dict[str, set[str]], evaluators: Sequence[Evaluator[str, Calls, CaseInfo]] = ()
+) -> EvalDataset:
+    """Read a cases file (a YAML or JSON list of entries), checking it against the agent's ``tools``."""
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_DatesAsText)
+    except FileNotFoundError:
+        raise CasesFileError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CasesFileError(f"{path}: cannot read it ({exc})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise CasesFileError(
+            f"{path}: not valid YAML ({where}{getattr(exc, 'problem', None) or exc})"
+        ) from None
+    if not isinstance(raw, list):
+        raise CasesFileError(f"{path}: expected a list of cases, got {type(raw).__name__}")
+    if not raw:
+        raise CasesFileError(f"{path}: the file has no cases")
+    cases: list[EvalCase] = []
+    for index, entry in enumerate(raw):
+        try:
+            cases.append(_case(entry, index, tools))
+        except ValueError as exc:
+            raise CasesFileError(f"{path}: {_label(entry, index)}: {exc}") from None
+    return Dataset[str, Calls, CaseInfo](name=path.stem, cases=cases, evaluators=list(evaluators))
+
+
+def _label(entry: object, index: int) -> str:
+    request = entry.get("request") if isinstance(entry, dict) else None
+    if isinstance(request, str) and request.strip():
+        shown = request.strip() if len(request.strip()) <= 40 else request.strip()[:39] + "…"
+        return f"entry {index} ({json.dumps(shown, ensure_ascii=False)})"
+    return f"entry {index}"
+
+
+def _case(entry: object, index: int, tools: dict[str, set[str]]) -> EvalCase:
+    if not isinstance(entry, dict):
+        raise ValueError(f"expected a mapping with {', '.join(_KEYS)}, got {type(entry).__name__}")
+    if unknown := [str(k) for k in entry if k not in _KEYS]:
+        raise ValueError(f"unknown key {unknown[0]!r} (a case has {', '.join(_KEYS)})")
+    for key in ("group", "request"):
+        if not isinstance(entry.get(key), str) or not entry[key].strip():
+            raise ValueError(f"{key}: a non-empty text is required")
+    if "expect" not in entry:
+        raise ValueError("expect: required (`expect: {}` for a request that needs no tool)")
+    expect = entry["expect"]
+    if not isinstance(expect, dict):
+        raise ValueError("expect: expected a mapping of tool name to key arguments")
+    return Case(
+        name=f"entry {index}",
+        inputs=entry["request"].strip(),
+        metadata=CaseInfo(group=entry["group"].strip(), entry=index),
+        expected_output=[
+            call for tool, spec in expect.items() for call in _expected_calls(tool, spec, tools)
+        ],
+    )
+
+
+def _expected_calls(tool: object, spec: object, tools: dict[str, set[str]]) -> Calls:
+    if not isinstance(tool, str) or tool not in tools:
+        raise ValueError(
+            f"expect: unknown tool {tool!r}; the member agent's tools are {', '.join(sorted(tools))}"
+        )
+    specs = [] if spec is None else spec if isinstance(spec, list) else [spec]
+    calls = []
+    for args in specs or [{}]:
+        if not isinstance(args, dict):
+            raise ValueError(f"expect.{tool}: expected key arguments as a mapping, or a list of mappings")
+        for arg, value in args.items():
+            if arg not in tools[tool]:
+                known = ", ".join(sorted(tools[tool])) or "none"
+                raise ValueError(f"expect.{tool}: {tool} has no argument {arg!r} (its arguments: {known})")
+            if not _is_key_value(value):
+                raise ValueError(
+                    f"expect.{tool}.{arg}: expected a text, number, true/false, null or a list of those"
+                )
+        calls.append(ToolCall(tool, dict(args)))
+    return calls
+
+
+def _is_key_value(value: object) -> bool:
+    scalar = (str, int, float, bool, type(None))
+    return isinstance(value, scalar) or (
+        isinstance(value, list) and all(isinstance(v, scalar) for v in value)
+    )
+
+
+def member_tools(agent: MemberAgent) -> dict[str, set[str]]:
+    """The tools the agent offers, each with the names of its arguments."""
+    tools: dict[str, set[str]] = {}
+
+    def visit(toolset: AbstractToolset[AgentDeps]) -> None:
+        if isinstance(toolset, FunctionToolset):
+            for name, tool in toolset.tools.items():
+                tools[name] = set(tool.tool_def.parameters_json_schema.get("properties", {}))
+
+    for toolset in agent.toolsets:
+        toolset.apply(visit)
+    return tools
+
+
+# -- scoring one case

@@ -1,0 +1,128 @@
+"""The checks of a change to an event, run before the confirmation dialog (``args_validator``).
+
+An impossible event (the end before the start, a deadline after it, an invitee who is not in the
+directory, someone else's event) gets no dialog: the model hears what to fix instead. The tool runs
+the same checks again when it executes, in case something changed while the user decided.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic_ai import ModelRetry, RunContext, ToolFailed
+
+from ..backends.events import Event
+from .deps import AgentDeps
+from .user_tools import check_users_exist
+from .validation import deadline_not_after, end_after_start
+
+
+async def owned_event(ctx: RunContext[AgentDeps], event_id: str) -> Event:
+    event = await ctx.deps.require_backends().events.get(event_id)
+    if event is None:
+        raise ToolFailed(f"there is no event with id {event_id!r}")
+    if event.owner_id != ctx.deps.user_id:
+        raise ToolFailed(f"only the organizer can change event {event_id!r}; the current user is not it")
+    return event
+
+
+async def _invitees(ctx: RunContext[AgentDeps], user_ids: list[str], *, field: str) -> list[str]:
+    """The invitees without the organizer; all of them must be in the directory."""
+    ids = [i for i in user_ids if i != ctx.deps.user_id]
+    await check_users_exist(ctx, ids, field=field)
+    return ids
+
+
+async def check_create(
+    ctx: RunContext[AgentDeps],
+    start_time: datetime,
+    end_time: datetime,
+    invitee_user_ids: list[str] | None,
+    availability_deadline: datetime | None,
+) -> list[str]:
+    """Every check of a new event (the invitees to store, without the organizer)."""
+    end_after_start(start_time, end_time)
+    if availability_deadline is not None:
+        deadline_not_after(availability_deadline, start_time)
+    return await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
+
+
+async def validate_create(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
+    await check_create(
+        ctx,
+        args["start_time"],
+        args["end_time"],
+        args.get("invitee_user_ids"),
+        args.get("availability_deadline"),
+    )
+
+
+async def planned_update(
+    ctx: RunContext[AgentDeps],
+    event_id: str,
+    *,
+    title: str | None = None,
+    start_time: datetime | None = None,
+    end_time: datetime | None = None,
+    location: str | None = None,
+    description: str | None = None,
+    invitee_user_ids: list[str] | None = None,
+    availability_deadline: datetime | str | None = None,
+) -> tuple[Event, dict[str, Any]]:
+    """The event to change and the checked changes (every check of an update)."""
+    event = await owned_event(ctx, event_id)
+    changes: dict[str, Any] = {}
+    if title is not None:
+        changes["title"] = title
+    if location is not None:
+        changes["location"] = location or None
+    if description is not None:
+        changes["description"] = description or None
+    start = start_time or event.start
+    if start_time is not None or end_time is not None:
+        end_after_start(start, end_time or event.end)
+        if start_time is not None:
+            changes["start_time"] = start_time.isoformat()
+        if end_time is not None:
+            changes["end_time"] = end_time.isoformat()
+    if availability_deadline is not None:
+        deadline = availability_deadline if isinstance(availability_deadline, datetime) else None
+        changes["availability_deadline"] = deadline.isoformat() if deadline else None
+        if deadline is not None:
+            deadline_not_after(deadline, start)
+    elif event.availability_deadline is not None and start_time is not None:
+        _check_kept_deadline(event.availability_deadline, start)
+    if invitee_user_ids is not None:
+        changes["invitee_user_ids"] = await _invitees(ctx, invitee_user_ids, field="invitee_user_ids")
+    if not changes:
+        raise ModelRetry("nothing to change: give at least one field to update")
+    return event, changes
+
+
+async def validate_update(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
+    await planned_update(ctx, **args)
+
+
+def _check_kept_deadline(deadline: str, start: datetime) -> None:
+    """The current deadline must not end up after a moved start."""
+    if datetime.fromisoformat(deadline) > start:
+        raise ModelRetry(
+            f"the new start {start.isoformat()} is before the current availability_deadline {deadline}; "
+            "also give an availability_deadline on or before the new start (or empty to remove it)"
+        )
+
+
+async def check_invite(
+    ctx: RunContext[AgentDeps], event_id: str, user_ids: list[str]
+) -> tuple[Event, list[str]]:
+    """The event and the people to invite (every check of an invitation)."""
+    event = await owned_event(ctx, event_id)
+    ids = await _invitees(ctx, user_ids, field="user_ids")
+    if not ids:
+        raise ModelRetry("the organizer is always part of the event; give the ids of other people to invite")
+    return event, ids
+
+
+async def validate_invite(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
+    await check_invite(ctx, args["event_id"], args["user_ids"])
