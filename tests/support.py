@@ -72,9 +72,20 @@ def sign(body: bytes, token: str = API_TOKEN) -> str:
 
 
 def webhook_payload(
-    text: str, *, user: str = "jeff", channel: str = "ch-1", message_id: int = 1
+    text: str,
+    *,
+    user: str = "jeff",
+    channel: str = "ch-1",
+    message_id: int = 1,
+    members: list[str] | None = None,
+    mentions: list[str] | None = None,
 ) -> dict[str, Any]:
+    """A ``group_channel:message_send`` delivery; by default in a 1:1 channel of ``user`` and the bot."""
+    everyone = [user, BOT] if members is None else members
     return {
+        "members": [{"user_id": m, "nickname": m} for m in everyone],
+        "mention_type": "users",
+        "mentioned_users": [{"user_id": m, "nickname": m} for m in mentions or []],
         "category": "group_channel:message_send",
         "sender": {"user_id": user, "nickname": user, "profile_url": "", "metadata": {}},
         "silent": False,
@@ -129,10 +140,22 @@ class Harness:
         await idle(self.redis, queue=self.settings.queue_name, timeout=timeout)
 
     async def user_says(
-        self, text: str, *, user: str = "jeff", channel: str = "ch-1", message_id: int | None = None
+        self,
+        text: str,
+        *,
+        user: str = "jeff",
+        channel: str = "ch-1",
+        message_id: int | None = None,
+        members: list[str] | None = None,
+        mentions: list[str] | None = None,
     ) -> httpx.Response:
         payload = webhook_payload(
-            text, user=user, channel=channel, message_id=message_id or next(self._message_ids)
+            text,
+            user=user,
+            channel=channel,
+            message_id=message_id or next(self._message_ids),
+            members=members,
+            mentions=mentions,
         )
         return await self.post_webhook(payload)
 

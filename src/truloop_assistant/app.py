@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from .agent.agents import MemberAgent
-from .api import dev, health, tool_message, webhooks
+from .api import dev, health, me, tool_message, webhooks
 from .config import Settings, get_settings
 from .errors import AppError, first_problem
 from .pipeline.worker import build_worker
@@ -73,6 +73,7 @@ def create_app(
     )
     app.include_router(webhooks.router)
     app.include_router(tool_message.router)
+    app.include_router(me.router)
     app.include_router(health.router)
     if settings.channel == "local":
         app.include_router(dev.router)

@@ -14,6 +14,7 @@ from pydantic_ai.models import Model
 from redis.asyncio import Redis
 
 from .agent.agents import Agents, MemberAgent, build_guest_agent, build_member_agent, build_notification_agent
+from .agent.invitations import DirectInviter, Messenger
 from .agent.models import resolve_model
 from .agent.notifier import Notifier
 from .agent.runner import TurnLimits, TurnRunner
@@ -26,6 +27,7 @@ from .backends.places import GooglePlacesSearch
 from .backends.users import HttpUserDirectory, RedisUserDirectory
 from .channels.base import Channel
 from .channels.local import LocalChannel
+from .channels.members import LocalMembers, Members, SendbirdMembers
 from .channels.relay import LocalRelay, Relay, SendbirdRelay
 from .channels.sendbird import SendbirdChannel, platform_client
 from .config import Settings
@@ -36,6 +38,7 @@ from .pipeline.intake import Intake
 from .pipeline.notices import Notices
 from .pipeline.queue import TurnQueue, make_queue
 from .pipeline.recovery import rescue_due
+from .pipeline.reminders import GuestReminders
 from .pipeline.scanner import scan_forever
 from .ratelimit import RateLimiter
 from .store.drains import Drains
@@ -43,6 +46,7 @@ from .store.effects import Effects
 from .store.history import History
 from .store.inbox import Inbox
 from .store.outbox import Outbox
+from .store.transcript import Transcript
 from .store.turns import TurnStore
 
 
@@ -58,6 +62,8 @@ class Services:
     inbox: Inbox
     drains: Drains
     outbox: Outbox
+    transcript: Transcript
+    members: Members
     intake: Intake
     auth: TokenVerifier
     limiter: RateLimiter
@@ -71,15 +77,18 @@ class Services:
         stack.push_async_callback(redis.aclose)
         channel: Channel
         relay: Relay
+        members: Members
         if settings.channel == "local":
             channel = LocalChannel(redis, bot_user_id=settings.sendbird_bot_user_id)
             relay = LocalRelay(bot_user_id=settings.sendbird_bot_user_id)
+            members = LocalMembers(redis, bot_user_id=settings.sendbird_bot_user_id)
         else:
             assert settings.sendbird_api_token is not None  # checked by Settings
             sendbird = platform_client(settings.sendbird_base_url, settings.sendbird_api_token)
             stack.push_async_callback(sendbird.aclose)
             channel = SendbirdChannel(sendbird, bot_user_id=settings.sendbird_bot_user_id)
             relay = SendbirdRelay(sendbird, bot_user_id=settings.sendbird_bot_user_id)
+            members = SendbirdMembers(sendbird, redis)
         queue = TurnQueue(
             make_queue(settings.redis_url, settings.queue_name), heartbeat_s=settings.worker_heartbeat_s
         )
@@ -100,6 +109,8 @@ class Services:
             inbox=inbox,
             drains=drains,
             outbox=Outbox(redis),
+            transcript=Transcript(redis),
+            members=members,
             intake=Intake(inbox, drains, queue),
             auth=TokenVerifier(settings),
             limiter=RateLimiter(settings, redis),
@@ -156,6 +167,7 @@ class Services:
             timeout_s=settings.model_timeout_s,
             turn_request_limit=settings.max_model_requests,
         )
+        inviter = DirectInviter(relay=self.relay, channel=self.channel, history=self.history)
         return TurnRunner(
             agents=agents,
             store=self.store,
@@ -163,8 +175,9 @@ class Services:
             timezone=zone,
             limits=TurnLimits.from_settings(settings),
             backends=self.backends,
-            relay_writer=notifier,
+            relay_writer=Messenger(notifier, inviter),
             effects=Effects(self.redis),
+            transcript=self.transcript,
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:
@@ -183,6 +196,12 @@ class Services:
             {
                 "expiry": partial(expire_due, self.store, self.intake),
                 "rescue": partial(rescue_due, self.drains, self.queue),
+                "reminders": GuestReminders(
+                    self.redis,
+                    self.backends,
+                    DirectInviter(relay=self.relay, channel=self.channel, history=self.history),
+                    timezone=ZoneInfo(self.settings.timezone),
+                ).send_due,
             }
         )
 

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import sign, webhook_payload
+from tests.support import BOT, sign, webhook_payload
 
 
 def echo_model(prompts: list[str]) -> FunctionModel:
@@ -66,9 +66,9 @@ async def test_events_the_assistant_does_not_answer_are_ignored(start_server: An
         bot = webhook_payload("my own answer", user="truloop-assistant", message_id=20)
         rpc_echo = webhook_payload("Checking…", message_id=21)
         rpc_echo["payload"]["custom_type"] = "agent-rpc"
-        file_msg = {**webhook_payload("", message_id=22), "type": "FILE"}
+        group_file = {**webhook_payload("", message_id=22, members=["jeff", "mina", BOT]), "type": "FILE"}
         other = {**webhook_payload("x", message_id=23), "category": "group_channel:join"}
-        for payload in (bot, rpc_echo, file_msg, other):
+        for payload in (bot, rpc_echo, group_file, other):
             r = await h.post_webhook(payload)
             assert r.status_code == 200 and r.json() == {"status": "ignored"}
         await h.idle()
@@ -163,3 +163,16 @@ async def test_events_the_assistant_does_not_answer_are_ignored_whatever_their_p
             assert r.status_code == 200 and r.json() == {"status": "ignored"}, r.text
         await h.idle()
         assert h.sendbird.messages == []
+
+
+async def test_a_picture_in_a_one_to_one_channel_gets_a_short_text_only_answer(start_server: Any) -> None:
+    prompts: list[str] = []
+    async with start_server(model=echo_model(prompts)) as h:
+        picture = {**webhook_payload("", message_id=31), "type": "FILE"}
+        for _ in range(2):  # Sendbird re-sends: still one answer
+            r = await h.post_webhook(picture)
+            assert r.status_code == 200 and r.json() == {"status": "ignored"}
+        [notice] = await h.replies(1)
+        await h.idle()
+        assert "text" in notice.text and "텍스트" in notice.text
+        assert prompts == [] and len(h.sendbird.messages) == 1

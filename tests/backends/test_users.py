@@ -46,6 +46,8 @@ def test_sample_file_has_korean_and_english_users() -> None:
     assert users["jeff"].name == "Jeff Kim" and users["mina"].name == "박민아"
     assert "design" in users["mina"].groups and "engineering" in users["jeff"].groups
     assert all(u.email and u.email.endswith("@example.com") for u in users.values())
+    assert [u.user_id for u in users.values() if u.role == "admin"] == ["hyunwoo"]
+    assert users["mina"].shared == ["email"] and users["jeff"].shared == [] and users["jeff"].role == "member"
 
 
 async def test_profiles_are_stored_and_upserted(directory: RedisUserDirectory, redis: Redis) -> None:
@@ -58,6 +60,11 @@ async def test_profiles_are_stored_and_upserted(directory: RedisUserDirectory, r
     assert await directory.import_users([renamed]) == 1
     assert (await directory.get_profile("jeff")).title == "CTO"  # type: ignore[union-attr]
     assert await redis.hlen(keys.user_profiles()) == 8
+
+
+async def test_only_a_profile_with_the_admin_role_is_an_admin(directory: RedisUserDirectory) -> None:
+    assert await directory.is_admin("hyunwoo")
+    assert not await directory.is_admin("jeff") and not await directory.is_admin("nobody")
 
 
 @pytest.mark.parametrize("query", ["010-1234-5678", "01012345678", "+82 10-1234-5678", "1234-5678"])
@@ -128,6 +135,14 @@ async def test_import_beyond_the_limit_is_refused(redis: Redis, monkeypatch: pyt
             "username: Field required",
         ),
         (json.dumps([{"user_id": "a", "name": "A", "username": "a"}] * 2), "user_id 'a' appears twice"),
+        (
+            json.dumps([{"user_id": "a", "name": "A", "username": "a", "role": "owner"}]),
+            "entry 0 (user_id 'a'): role: Input should be 'member' or 'admin'",
+        ),
+        (
+            json.dumps([{"user_id": "a", "name": "A", "username": "a", "shared": ["address"]}]),
+            "entry 0 (user_id 'a'): shared.0: Input should be 'email' or 'phone'",
+        ),
     ],
 )
 def test_bad_users_files_name_the_problem(tmp_path: Path, content: str | None, message: str) -> None:
@@ -143,7 +158,14 @@ def test_bad_users_files_name_the_problem(tmp_path: Path, content: str | None, m
 # -- the HTTP adapter
 
 TOKEN = "user-api-token"
-MINA = {"user_id": "mina", "name": "박민아", "username": "mina.park", "email": "mina.park@example.com"}
+MINA = {
+    "user_id": "mina",
+    "name": "박민아",
+    "username": "mina.park",
+    "email": "mina.park@example.com",
+    "shared": ["email"],
+}
+BOSS = {"user_id": "boss", "name": "Boss", "username": "boss", "role": "admin"}
 
 
 class FakeUserApi:
@@ -173,8 +195,8 @@ class FakeUserApi:
             if denied:
                 return denied
             user_id = request.path_params["user_id"]
-            if user_id == "mina":
-                return JSONResponse(MINA)
+            if user_id in ("mina", "boss"):
+                return JSONResponse(MINA if user_id == "mina" else BOSS)
             if user_id == "broken":
                 return JSONResponse({"oops": True}, status_code=500)
             return JSONResponse({"error": "not found"}, status_code=404)
@@ -202,6 +224,10 @@ async def test_http_directory_speaks_the_documented_api() -> None:
         try:
             mina = await directory.get_profile("mina")
             assert mina is not None and mina.name == "박민아"
+            assert mina.shared == ["email"] and mina.role == "member"
+            assert await directory.is_admin("boss")
+            assert not await directory.is_admin("mina") and not await directory.is_admin("ghost")
+            assert not await directory.is_admin("broken")  # the API failed: not taken for an admin
             assert await directory.get_profile("ghost") is None
             assert await directory.is_member("mina") and not await directory.is_member("ghost")
             assert ids(await directory.search("민아", by="name", limit=5)) == ["mina"]

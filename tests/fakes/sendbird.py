@@ -1,12 +1,14 @@
 """A local stand-in for the Sendbird Platform API: records sent messages, fails on request.
 
 It also keeps users and group channels in memory (``GET/POST /v3/users``, ``PUT /v3/users/{id}``,
-``POST /v3/group_channels`` with distinct channels); those endpoints check the ``Api-Token`` header.
+``POST /v3/group_channels`` with distinct channels) and records typing indicators (``POST/DELETE
+/v3/group_channels/{url}/typing``); those endpoints check the ``Api-Token`` header.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -27,6 +29,8 @@ class SentMessage:
     channel_url: str
     body: dict[str, Any]
     headers: dict[str, str]
+    at: float = field(default_factory=time.monotonic)
+    """When the message was shown (``time.monotonic()``), to order it against typing calls."""
 
     @property
     def is_rpc(self) -> bool:
@@ -41,6 +45,18 @@ class SentMessage:
     @property
     def text(self) -> str:
         return self.body["message"]
+
+
+@dataclass
+class TypingCall:
+    """A typing indicator call as it arrived: ``started`` for POST, else DELETE."""
+
+    channel_url: str
+    started: bool
+    user_ids: list[str]
+    raw_path: str
+    status: int
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -64,12 +80,25 @@ class FakeSendbird:
     channel_failures: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     """Statuses (and error bodies) to answer the next group-channel creations with."""
     _distinct: dict[frozenset[str], str] = field(default_factory=dict)
+    channel_views: int = 0
+    """How many times a channel (with its members) was looked up."""
+    typing: list[TypingCall] = field(default_factory=list)
+    """Every typing call that arrived with the right token, in arrival order (failed ones too)."""
+    typing_status: int = 200
+    """What typing calls are answered with (a 5xx makes them fail)."""
+    typing_hang_s: float = 0.0
+    """How long each typing call is held before it is answered (a hang); see :meth:`release_typing`."""
+    _release: asyncio.Event | None = None
 
     def app(self) -> Starlette:
         return Starlette(
             routes=[
                 Route("/v3/group_channels/{channel_url:path}/messages", self._send, methods=["POST"]),
+                Route(
+                    "/v3/group_channels/{channel_url:path}/typing", self._typing, methods=["POST", "DELETE"]
+                ),
                 Route("/v3/group_channels", self._create_group_channel, methods=["POST"]),
+                Route("/v3/group_channels/{channel_url:path}", self._view_group_channel, methods=["GET"]),
                 Route("/v3/users", self._create_user, methods=["POST"]),
                 Route("/v3/users/{user_id}", self._view_user, methods=["GET"]),
                 Route("/v3/users/{user_id}", self._update_user, methods=["PUT"]),
@@ -102,6 +131,66 @@ class FakeSendbird:
             self.messages.append(SentMessage(channel_url, body, dict(request.headers)))
             await self._notify()
         return JSONResponse({"message_id": len(self.messages), **body})
+
+    async def _typing(self, request: Request) -> JSONResponse:
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        body = await self._json_object(request)
+        user_ids = body.get("user_ids") if body is not None else None
+        if not isinstance(user_ids, list) or not user_ids or not all(isinstance(u, str) for u in user_ids):
+            return _error(400, 400111, '"user_ids" must be a non-empty list of user ids.')
+        self.typing.append(
+            TypingCall(
+                channel_url=unquote(request.path_params["channel_url"]),
+                started=request.method == "POST",
+                user_ids=user_ids,
+                raw_path=request.scope.get("raw_path", b"").decode(),
+                status=self.typing_status,
+            )
+        )
+        await self._notify()
+        if self.typing_hang_s:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._typing_released().wait(), timeout=self.typing_hang_s)
+        if self.typing_status >= 300:
+            return _error(self.typing_status, 500910, "typing failed")
+        return JSONResponse({})
+
+    def release_typing(self) -> None:
+        """End the hang: held typing calls are answered now, later ones at once."""
+        self.typing_hang_s = 0.0
+        self._typing_released().set()
+
+    def _typing_released(self) -> asyncio.Event:
+        if self._release is None:
+            self._release = asyncio.Event()
+        return self._release
+
+    def typing_in(self, channel_url: str) -> list[TypingCall]:
+        return [t for t in self.typing if t.channel_url == channel_url]
+
+    def is_typing(self, channel_url: str) -> bool:
+        """Whether the last typing call that arrived for the channel was a start."""
+        calls = self.typing_in(channel_url)
+        return bool(calls) and calls[-1].started
+
+    async def wait_typing(
+        self,
+        predicate: Callable[[list[TypingCall]], bool],
+        channel_url: str = "ch-1",
+        *,
+        timeout: float = 10.0,
+    ) -> list[TypingCall]:
+        """Wait until the channel's typing calls satisfy ``predicate``; fail with what was seen."""
+        cond = self._condition()
+        try:
+            async with asyncio.timeout(timeout):
+                async with cond:
+                    await cond.wait_for(lambda: predicate(self.typing_in(channel_url)))
+        except TimeoutError:
+            seen = [("start" if t.started else "stop", t.status) for t in self.typing_in(channel_url)]
+            raise AssertionError(f"timed out waiting for typing calls; got {seen}") from None
+        return self.typing_in(channel_url)
 
     def _unauthorized(self, request: Request) -> JSONResponse | None:
         token = request.headers.get("api-token")
@@ -168,6 +257,26 @@ class FakeSendbird:
             if name in body:
                 user[name] = body[name]
         return JSONResponse(user)
+
+    async def _view_group_channel(self, request: Request) -> JSONResponse:
+        """``GET /v3/group_channels/{url}?show_member=true``: members only when asked for."""
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        self.channel_views += 1
+        channel = self.channels.get(unquote(request.path_params["channel_url"]))
+        if channel is None:
+            return _error(400, 400201, '"Channel" not found.')
+        if request.query_params.get("show_member") != "true":
+            return JSONResponse({k: v for k, v in channel.items() if k != "members"})
+        return JSONResponse(channel)
+
+    def add_channel(self, channel_url: str, members: list[str]) -> None:
+        """A group channel with these members, as if created in the app."""
+        self.channels[channel_url] = {
+            "channel_url": channel_url,
+            "member_count": len(members),
+            "members": [{"user_id": u} for u in members],
+        }
 
     async def _create_group_channel(self, request: Request) -> JSONResponse:
         if (denied := self._unauthorized(request)) is not None:

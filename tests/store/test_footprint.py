@@ -21,10 +21,10 @@ async def test_a_finished_turn_keeps_its_state_not_a_copy_of_the_history(start_s
         await h.idle()
 
         tag = keys.conversation_tag("ch-1")
-        history = int(await h.redis.memory_usage(keys.history(tag)))
+        history = int(await h.redis.memory_usage(keys.history(tag, "jeff")))
         others = 0
         async for key in h.redis.scan_iter(match=f"{keys.PREFIX}:{tag}:*"):
-            if key.decode() != keys.history(tag):
+            if key.decode() != keys.history(tag, "jeff"):
                 others += int(await h.redis.memory_usage(key) or 0)
         assert history > 3 * 20_000  # the three answers, once, in the conversation's history
         assert others < 8 * 1024, others  # before: each finished turn kept its own copy of the history

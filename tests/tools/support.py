@@ -1,8 +1,10 @@
-"""What the tool tests share: a model that calls one tool and reports the result, and a fixed clock."""
+"""What the tool tests share: a model that calls one tool and reports the result, a fixed clock, and
+an inviter that records what it would have posted in people's channels."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -12,7 +14,9 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from truloop_assistant.backends import Backends
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.channels.relay import RelayError
+from truloop_assistant.i18n import Language
+from truloop_assistant.tools.deps import AgentDeps, Inviter
 
 
 def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
@@ -35,17 +39,51 @@ def fixed() -> datetime:
     return datetime(2026, 11, 26, 1, 49, tzinfo=UTC)
 
 
+@dataclass
+class RecordingInviter:
+    """An :class:`Inviter` that keeps what it delivers; ``refused`` people's channels cannot be had."""
+
+    sent: list[tuple[str, str, str]] = field(default_factory=list)
+    """(user id, text, dedup id) in delivery order."""
+    languages: dict[str, Language] = field(default_factory=dict)
+    refused: set[str] = field(default_factory=set)
+
+    async def known_language(self, user_id: str) -> Language | None:
+        return self.languages.get(user_id)
+
+    async def deliver(self, user_id: str, text: str, *, dedup_id: str) -> None:
+        if user_id in self.refused:
+            raise RelayError(f"Sendbird refused the direct channel for {user_id!r} (HTTP 400): no such user")
+        self.sent.append((user_id, text, dedup_id))
+
+    def to(self, user_id: str) -> list[str]:
+        return [text for to, text, _ in self.sent if to == user_id]
+
+
 async def run_tool(
-    toolset: FunctionToolset[AgentDeps], backends: Backends | None, tool: str, *, user: str, **args: Any
+    toolset: FunctionToolset[AgentDeps],
+    backends: Backends | None,
+    tool: str,
+    *,
+    user: str,
+    prompt: str = "hi",
+    inviter: Inviter | None = None,
+    **args: Any,
 ) -> str:
-    """Have an agent with ``toolset`` call ``tool`` once as ``user``; its answer reports the result."""
+    """Have an agent with ``toolset`` call ``tool`` once as ``user`` who wrote ``prompt``; its answer
+    reports the result."""
     agent = Agent(
         calls(tool, args), deps_type=AgentDeps, output_type=[str, DeferredToolRequests], toolsets=[toolset]
     )
     deps = AgentDeps(
-        user_id=user, channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed, backends=backends
+        user_id=user,
+        channel_url="c",
+        timezone=ZoneInfo("Asia/Seoul"),
+        clock=fixed,
+        backends=backends,
+        inviter=inviter,
     )
-    result = await agent.run("hi", deps=deps)
+    result = await agent.run(prompt, deps=deps)
     assert isinstance(result.output, str)
     return result.output
 

@@ -41,8 +41,15 @@ async def ask(backends: Backends, tool: str, user: str = "jeff", **args: Any) ->
     return await run_tool(event_server_toolset, backends, tool, user=user, **args)
 
 
+def event_of(answer: str) -> dict[str, Any]:
+    """The event a create or update call returned, without its (empty) invitations to guests."""
+    event = content(answer)
+    assert event.pop("invitations") == {}
+    return event
+
+
 async def create(backends: Backends, **args: Any) -> dict[str, Any]:
-    return content(await ask(backends, "create_event", **{**LUNCH, **args}))
+    return event_of(await ask(backends, "create_event", **{**LUNCH, **args}))
 
 
 async def listed(backends: Backends, user: str = "jeff") -> list[dict[str, Any]]:
@@ -191,7 +198,7 @@ async def test_unknown_event_fails(backends: Backends) -> None:
 
 async def test_update_changes_only_what_is_given(backends: Backends) -> None:
     event = await create(backends, location="판교", description="메뉴는 당일에", invitee_user_ids=["mina"])
-    updated = content(
+    updated = event_of(
         await ask(
             backends,
             "update_event",
@@ -294,7 +301,7 @@ async def test_update_moving_only_the_end_keeps_the_start(backends: Backends) ->
         ("update_event", {"title": ""}, "title", "at least 1 character"),
         ("update_event", {"start_time": "2026-12-03 12:00"}, "start_time", "has no UTC offset"),
         ("update_event", {"availability_deadline": "tomorrow"}, "availability_deadline", "not an ISO 8601"),
-        ("invite_to_event", {"user_ids": []}, "user_ids", "should have at least 1 item"),
+        ("invite_to_event", {"user_ids": []}, "", "give the ids of other people to invite"),
         ("invite_to_event", {"user_ids": ["jeff"]}, "", "give the ids of other people to invite"),
     ],
 )

@@ -46,7 +46,8 @@ async def dinner(store: RedisEventStore) -> Event:
         start_time="2026-12-18T19:00:00+09:00",
         end_time="2026-12-18T21:00:00+09:00",
         location="성수동",
-        invitee_user_ids=["mina", GUEST],
+        invitee_user_ids=["mina"],
+        guests={GUEST: "ko"},
         availability_deadline="2026-12-10T18:00:00+09:00",
     )
     return await store.set_guest_availability(event.event_id, "mina", ["2026-12-01", "2026-12-02"])
@@ -128,7 +129,7 @@ async def test_after_the_deadline_the_guest_is_told_so(backends: Backends, store
         title="kickoff",
         start_time="2026-11-27T09:00:00+09:00",
         end_time="2026-11-27T10:00:00+09:00",
-        invitee_user_ids=[GUEST],
+        guests={GUEST: "ko"},
         availability_deadline="2026-11-25T18:00:00+09:00",
     )
     answer = await ask(
@@ -167,7 +168,7 @@ async def test_list_invited_events(backends: Backends, store: RedisEventStore, d
         title="스케치 리뷰",
         start_time="2026-12-01T10:00:00+09:00",
         end_time="2026-12-01T11:00:00+09:00",
-        invitee_user_ids=[GUEST],
+        guests={GUEST: "en"},
     )
     events = content(await ask(backends, "list_invited_events"))["events"]
     assert [(e["event_id"], e["organizer_name"]) for e in events] == [
@@ -175,3 +176,48 @@ async def test_list_invited_events(backends: Backends, store: RedisEventStore, d
         (dinner.event_id, "Jeff Kim"),
     ]
     assert content(await ask(backends, "list_invited_events", user="stranger")) == {"events": []}
+
+
+async def test_someone_invited_as_an_invitee_answers_the_same_way(
+    backends: Backends, store: RedisEventStore
+) -> None:
+    event = await store.create(
+        "jeff",
+        title="1:1",
+        start_time="2026-12-01T10:00:00+09:00",
+        end_time="2026-12-01T11:00:00+09:00",
+        invitee_user_ids=[GUEST],
+    )
+    saved = await ask(
+        backends, "update_guest_availability", event_id=event.event_id, available_dates=["2026-11-30"]
+    )
+    assert content(saved)["available_dates"] == ["2026-11-30"]
+    assert [e["event_id"] for e in content(await ask(backends, "list_invited_events"))["events"]] == [
+        event.event_id
+    ]
+
+
+async def test_the_organizer_sees_every_guest_and_their_dates(backends: Backends, dinner: Event) -> None:
+    await ask(backends, "update_guest_availability", event_id=dinner.event_id, available_dates=["2026-12-03"])
+    details = content(await ask(backends, "get_event_details", user="jeff", event_id=dinner.event_id))
+    assert details["guest_user_ids"] == [GUEST]
+    assert details["guest_availability"] == {"mina": ["2026-12-01", "2026-12-02"], GUEST: ["2026-12-03"]}
+    guest_view = content(await ask(backends, "get_event_details", event_id=dinner.event_id))
+    assert guest_view["guest_user_ids"] is None and guest_view["guest_availability"] is None
+    answer = await ask(
+        backends, "update_guest_availability", user="jeff", event_id=dinner.event_id, available_dates=[]
+    )
+    assert answer.startswith("failed: you are not invited")  # the organizer does not answer their own event
+
+
+async def test_a_cancelled_event_takes_no_answers(
+    backends: Backends, store: RedisEventStore, dinner: Event
+) -> None:
+    await store.cancel(dinner.event_id, reason="장소 사정")
+    answer = await ask(
+        backends, "update_guest_availability", event_id=dinner.event_id, available_dates=["2026-12-03"]
+    )
+    assert (
+        answer == "failed: '연말 디너' was cancelled by its organizer (장소 사정); it no longer takes answers"
+    )
+    assert content(await ask(backends, "list_invited_events")) == {"events": []}

@@ -47,7 +47,8 @@ def test_member_tools_are_exactly_the_designed_ones() -> None:
         "search_memories", "save_memory", "forget_memory",
         "search_places",
         "send_message_to_user",
-        "get_events", "create_event", "update_event", "invite_to_event", "get_calendar_events",
+        "get_events", "create_event", "update_event", "invite_to_event", "cancel_event",
+        "get_calendar_events",
         "confirm_interaction", "get_permission_status",
     }  # fmt: skip
     assert names([guest_toolset]) == {"update_guest_availability", "get_event_details", "list_invited_events"}
@@ -75,6 +76,7 @@ def test_tools_that_change_things_are_marked_destructive_where_they_are_defined(
         "create_event",
         "update_event",
         "invite_to_event",
+        "cancel_event",
         "send_message_to_user",
         "forget_memory",
     }
@@ -161,4 +163,8 @@ def test_argument_limits_are_in_the_schema() -> None:
     assert dates["maxItems"] == 31 and dates["items"] == {"format": "date", "type": "string"}
     assert param("invite_to_event", "event_id")["pattern"] == "^evt_[0-9a-f]{12}$"
     assert param("create_event", "invitee_user_ids")["anyOf"][0]["maxItems"] == 100
+    for tool in ("create_event", "update_event", "invite_to_event"):
+        assert param(tool, "guest_user_ids")["anyOf"][0]["maxItems"] == 100, tool
+    assert "required" not in schemas["invite_to_event"]["parameters"]["properties"]["user_ids"]
+    assert schemas["cancel_event"]["parameters"]["required"] == ["event_id"]
     assert param("create_event", "title")["maxLength"] == 200

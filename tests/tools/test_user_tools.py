@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
-from pydantic_ai import models
+from pydantic_ai import Agent, models
 from redis.asyncio import Redis
 
-from tests.tools.support import content, retried, run_tool
+from tests.tools.support import content, fixed, retried, run_tool
+from truloop_assistant.agent.offline import build_offline_model
 from truloop_assistant.backends import Backends
+from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
+from truloop_assistant.tools.deps import AgentDeps
 from truloop_assistant.tools.user_tools import user_toolset
 
 models.ALLOW_MODEL_REQUESTS = False
@@ -23,9 +27,20 @@ async def directory(redis: Redis) -> RedisUserDirectory:
     return directory
 
 
-async def ask(directory: Any, tool: str, user: str = "jeff", **args: Any) -> str:
-    backends = Backends(users=directory, events=None, knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
-    return await run_tool(user_toolset, backends if directory is not None else None, tool, user=user, **args)
+@pytest.fixture
+def store(redis: Redis) -> RedisEventStore:
+    return RedisEventStore(redis, clock=fixed)
+
+
+def backends_of(directory: Any, store: RedisEventStore | None = None) -> Backends:
+    return Backends(users=directory, events=store, knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
+
+
+async def ask(
+    directory: Any, tool: str, user: str = "jeff", *, store: RedisEventStore | None = None, **args: Any
+) -> str:
+    backends = backends_of(directory, store) if directory is not None else None
+    return await run_tool(user_toolset, backends, tool, user=user, **args)
 
 
 async def test_own_profile_without_an_id(directory: RedisUserDirectory) -> None:
@@ -55,6 +70,139 @@ async def test_search_by_group_and_limit(directory: RedisUserDirectory) -> None:
     found = content(await ask(directory, "search_users", query="design", by="group", limit=2))
     assert len(found["users"]) == 2
     assert content(await ask(directory, "search_users", query="nobody-like-this")) == {"users": []}
+
+
+# -- whose contact details a member sees
+
+SEOUL = ZoneInfo("Asia/Seoul")
+TOMORROW = {"start_time": "2026-11-27T10:00:00+09:00", "end_time": "2026-11-27T11:00:00+09:00"}
+
+
+def ids(found: dict[str, Any]) -> list[str]:
+    return [u["user_id"] for u in found["users"]]
+
+
+async def contacts_seen(
+    directory: RedisUserDirectory, store: RedisEventStore, viewer: str, target: str
+) -> tuple[str | None, str | None]:
+    profile = content(await ask(directory, "get_user_profile", user=viewer, store=store, user_id=target))
+    return profile["email"], profile["phone"]
+
+
+async def test_a_member_sees_who_someone_is_but_not_how_to_reach_them(
+    directory: RedisUserDirectory, store: RedisEventStore
+) -> None:
+    seojun = content(await ask(directory, "get_user_profile", store=store, user_id="seojun"))
+    assert (seojun["name"], seojun["username"], seojun["groups"], seojun["title"], seojun["eid"]) == (
+        "이서준",
+        "seojun",
+        ["engineering"],
+        "Backend Engineer",
+        "E1003",
+    )
+    assert seojun["email"] is None and seojun["phone"] is None
+    assert seojun["contact_hidden"] == (
+        "email and phone not shown: contact details are visible only to the person, people who share "
+        "an event with them and admins, unless the person shares them"
+    )
+    own = content(await ask(directory, "get_user_profile", store=store))
+    assert own["phone"] == "010-1234-5678" and own["contact_hidden"] is None
+
+
+async def test_what_a_person_shares_everyone_sees(
+    directory: RedisUserDirectory, store: RedisEventStore
+) -> None:
+    mina = content(await ask(directory, "get_user_profile", store=store, user_id="mina"))
+    assert mina["email"] == "mina.park@example.com" and mina["phone"] is None
+    assert mina["contact_hidden"].startswith("phone not shown: ")
+
+
+async def test_an_admin_sees_everyones_contact_details(
+    directory: RedisUserDirectory, store: RedisEventStore
+) -> None:
+    assert await contacts_seen(directory, store, "hyunwoo", "seojun") == (
+        "seojun.lee@example.com",
+        "010-3456-7890",
+    )
+    found = content(
+        await ask(directory, "search_users", user="hyunwoo", store=store, query="design", by="group")
+    )
+    assert sorted(ids(found)) == ["jiwoo", "mina", "yuna"]
+    assert all(u["email"] and u["phone"] and u["contact_hidden"] is None for u in found["users"])
+
+
+async def test_people_who_share_an_event_see_each_others_contact_details(
+    directory: RedisUserDirectory, store: RedisEventStore
+) -> None:
+    await store.create("jeff", title="1:1", invitee_user_ids=["seojun"], **TOMORROW)
+    await store.create("mina", title="디자인 리뷰", invitee_user_ids=["jiwoo", "yuna"], **TOMORROW)
+
+    # The organizer and an invitee, both ways; two invitees of one event.
+    assert await contacts_seen(directory, store, "jeff", "seojun") == (
+        "seojun.lee@example.com",
+        "010-3456-7890",
+    )
+    assert await contacts_seen(directory, store, "seojun", "jeff") == (
+        "jeff.kim@example.com",
+        "010-1234-5678",
+    )
+    assert await contacts_seen(directory, store, "mina", "yuna") == ("yuna.han@example.com", "02-555-0199")
+    assert await contacts_seen(directory, store, "jiwoo", "yuna") == ("yuna.han@example.com", "02-555-0199")
+    # Nobody else.
+    assert await contacts_seen(directory, store, "jeff", "yuna") == (None, None)
+    assert await contacts_seen(directory, store, "seojun", "jiwoo") == (None, None)
+    assert await contacts_seen(directory, store, "david", "seojun") == (None, None)
+
+    found = content(await ask(directory, "search_users", store=store, query="engineering", by="group"))
+    phones = {u["user_id"]: u["phone"] for u in found["users"]}
+    assert phones == {"jeff": "010-1234-5678", "seojun": "010-3456-7890", "hyunwoo": None}
+
+
+async def test_someone_outside_the_directory_sees_no_contact_details(
+    directory: RedisUserDirectory, store: RedisEventStore
+) -> None:
+    found = content(await ask(directory, "search_users", user="stranger", store=store, query="engineering"))
+    assert sorted(ids(found)) == ["hyunwoo", "jeff", "seojun"]
+    assert all(u["email"] is None and u["phone"] is None for u in found["users"])
+
+
+async def test_a_hidden_contact_detail_cannot_be_guessed_piece_by_piece(
+    directory: RedisUserDirectory, store: RedisEventStore
+) -> None:
+    # Part of yuna's number or address finds nobody; the whole of it finds her (still without it).
+    assert content(await ask(directory, "search_users", store=store, query="555-0199", by="contact")) == {
+        "users": []
+    }
+    assert content(await ask(directory, "search_users", store=store, query="yuna.han@", by="contact")) == {
+        "users": []
+    }
+    whole = content(await ask(directory, "search_users", store=store, query="02-555-0199"))
+    assert ids(whole) == ["yuna"] and whole["users"][0]["phone"] is None
+    # Her name and username still find her; a shared address or an admin's search may match by part.
+    assert ids(content(await ask(directory, "search_users", store=store, query="yuna"))) == ["yuna"]
+    assert ids(
+        content(await ask(directory, "search_users", store=store, query="mina.park", by="contact"))
+    ) == ["mina"]
+    by_admin = await ask(directory, "search_users", user="hyunwoo", store=store, query="555-0199")
+    assert ids(content(by_admin)) == ["yuna"]
+
+
+async def test_the_offline_answer_about_a_person_shows_only_what_the_user_may_see(
+    directory: RedisUserDirectory, store: RedisEventStore
+) -> None:
+    agent = Agent(
+        build_offline_model(timezone=SEOUL, clock=fixed), deps_type=AgentDeps, toolsets=[user_toolset]
+    )
+
+    async def answer(user: str) -> str:
+        deps = AgentDeps(
+            user_id=user, channel_url="c", timezone=SEOUL, clock=fixed, backends=backends_of(directory, store)
+        )
+        return (await agent.run("seojun 연락처 알려줘", deps=deps)).output
+
+    to_member = await answer("jiwoo")
+    assert "이서준 (seojun)" in to_member and "010-" not in to_member and "@example.com" not in to_member
+    assert "010-3456-7890" in await answer("hyunwoo")
 
 
 class Counting:

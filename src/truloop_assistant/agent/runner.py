@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic_ai import (
     DeferredToolRequests,
@@ -31,6 +31,7 @@ from pydantic_ai import (
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from ..backends import Backends
+from ..backends.users import UserDirectoryError
 from ..channels.base import InboundMessage
 from ..config import Settings
 from ..deferred.approvals import ApprovalContext
@@ -41,10 +42,12 @@ from ..store.history import History
 from ..store.inbox import Consumed
 from ..store.outbox import TextOut
 from ..store.records import AgentRole, PausedTurn
+from ..store.transcript import Transcript
 from ..store.turns import TurnStore
 from ..tools.deps import AgentDeps, RelayWriter, utcnow
 from .agents import Agents
 from .calls import call_refs, failed_locally
+from .context import turn_instructions
 from .requests import device_requests
 from .results import EXPIRED_TEXT, REQUESTS, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .verify import log_invalid_calls, unpaired_tool_calls
@@ -114,6 +117,7 @@ class TurnRunner:
         backends: Backends | None = None,
         relay_writer: RelayWriter | None = None,
         effects: Effects | None = None,
+        transcript: Transcript,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.agents = agents
@@ -124,6 +128,7 @@ class TurnRunner:
         self.backends = backends
         self.relay_writer = relay_writer
         self.effects = effects
+        self.transcript = transcript
         self.clock = clock
         self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
 
@@ -141,10 +146,12 @@ class TurnRunner:
             return
         role = await self._role(message.user_id)
         turn = _Turn(message.turn_id, 0, message.channel_url, message.user_id, message.text, role)
-        active = await self.store.active_turn(message.channel_url)
+        # Only the sender's own paused turn is cut short: other people in the channel pause apart.
+        active = await self.store.active_turn(message.channel_url, message.user_id)
         if active is not None and await self._supersede(turn, active, consumed):
             return
-        await self._run(turn, await self.history.load(message.channel_url), consumed, prompt=message.text)
+        history = await self.history.load(message.channel_url, message.user_id)
+        await self._run(turn, history, consumed, prompt=message.text)
 
     async def _supersede(self, turn: _Turn, active_id: str, consumed: Consumed | None) -> bool:
         """The user wrote while a turn waited for the device: close that turn, then answer.
@@ -192,10 +199,11 @@ class TurnRunner:
         prompt: str | None = None,
         results: DeferredToolResults | None = None,
     ) -> None:
+        zone = await self._zone(turn.user_id)
         deps = AgentDeps(
             user_id=turn.user_id,
             channel_url=turn.channel_url,
-            timezone=self.timezone,
+            timezone=zone,
             turn_id=turn.turn_id,
             clock=self.clock,
             backends=self.backends,
@@ -212,6 +220,9 @@ class TurnRunner:
                     prompt,
                     message_history=history,
                     deferred_tool_results=results,
+                    instructions=turn_instructions(
+                        zone, turn.user_id, await self.transcript.recent(turn.channel_url)
+                    ),
                     deps=deps,
                     usage=usage,
                     usage_limits=self.usage_limits,
@@ -255,9 +266,11 @@ class TurnRunner:
         answer = TextOut(text=output, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
         await self.store.finish(
             turn.channel_url,
+            turn.user_id,
             result.all_messages(),
             turn_id=turn.turn_id,
             paused=turn.step > 0,
+            answer=output,
             outbox=[answer],
             consumed=consumed,
         )
@@ -294,11 +307,25 @@ class TurnRunner:
             return
         context = ApprovalContext(
             language=language_of(paused.prompt),
-            timezone=self.timezone,
+            timezone=await self._zone(paused.user_id),  # the dialog says when in the person's own time
             backends=self.backends,
             user_id=paused.user_id,
         )
         await self.store.save_paused(paused, outbox=await device_requests(paused, context), consumed=consumed)
+
+    async def _zone(self, user_id: str) -> ZoneInfo:
+        """The person's time zone from the directory; the server's default when unknown or invalid."""
+        users = self.backends.users if self.backends else None
+        try:
+            profile = await users.get_profile(user_id) if users is not None else None
+        except UserDirectoryError:
+            return self.timezone
+        if profile is None or not profile.timezone:
+            return self.timezone
+        try:
+            return ZoneInfo(profile.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            return self.timezone
 
     async def _role(self, user_id: str) -> AgentRole:
         """'member' for people in the directory, 'guest' for everyone else (invited guests).
@@ -313,16 +340,18 @@ class TurnRunner:
     async def _give_up(self, turn: _Turn, text: Text, consumed: Consumed | None) -> None:
         """End the turn with a short apology instead of silence, keeping the history valid."""
         said = text(language_of(turn.prompt))
-        history = await self.history.load(turn.channel_url)
+        history = await self.history.load(turn.channel_url, turn.user_id)
         history += [
             ModelRequest(parts=[UserPromptPart(turn.prompt)]),
             ModelResponse(parts=[TextPart(said)]),
         ]
         await self.store.finish(
             turn.channel_url,
+            turn.user_id,
             history,
             turn_id=turn.turn_id,
             paused=turn.step > 0,
+            answer=said,
             outbox=[TextOut(text=said, dedup_id=f"{turn.turn_id}:{turn.step}:answer")],
             consumed=consumed,
         )

@@ -13,6 +13,9 @@ from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOKS
 from ..protocol.jsonrpc import load_json
 from ..protocol.sendbird import UserMessageEvent, WebhookEvent, parse_webhook
+from ..store.transcript import Line
+from .admission import refuse
+from .audience import hear, one_to_one
 from .body import read_body
 from .budget import redis_budget
 from .deps import ServicesDep
@@ -53,37 +56,62 @@ async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str,
             f"the body is not a Sendbird webhook event: {problem}", code="invalid_webhook"
         ) from None
 
-    message = to_message(event, bot_user_id=services.settings.sendbird_bot_user_id)
+    bot = services.settings.sendbird_bot_user_id
+    message = to_message(event, bot_user_id=bot)
     if message is None:
+        if event.is_file_message:
+            async with redis_budget():
+                await _text_only(services, event, bot_user_id=bot)
         WEBHOOKS.labels("ignored").inc()
         return {"status": "ignored"}
     async with redis_budget():
+        heard = await hear(
+            services.members,
+            message.channel_url,
+            listed=event.member_ids(),
+            mentioned=event.mentions(bot),
+            bot_user_id=bot,
+        )
+        if heard != "turn":
+            if heard == "overheard":  # what people say to each other is context for later turns
+                await services.transcript.add(
+                    message.channel_url, Line(user_id=message.user_id, text=message.text)
+                )
+            WEBHOOKS.labels("not_addressed").inc()
+            return {"status": "ignored"}
         # Sendbird must never see an error for a message we choose not to run (it would re-send it):
         # the user is told in the channel instead.
         if refusal := await refuse(services, message):
             WEBHOOKS.labels(refusal).inc()
             return {"status": "duplicate" if refusal == "duplicate" else "ignored"}
         status = await services.intake.message(message)
+        if status == "queued":
+            await services.transcript.add(
+                message.channel_url, Line(user_id=message.user_id, text=message.text)
+            )
     WEBHOOKS.labels(status).inc()
     # Never an error to Sendbird for a message we will not run: it would only re-send it.
     return {"status": "ignored" if status == "dropped" else status}
 
 
-async def refuse(services: ServicesDep, message: InboundMessage) -> str | None:
-    """Why this message will not be run (a re-delivery, too long, over the rate limit), or None."""
-    if await services.inbox.seen(message.channel_url, message.message_id):
-        return "duplicate"  # a re-delivery must not count against the user's rate
-    settings = services.settings
-    if len(message.text) > settings.max_message_chars:
-        await services.notices.send(
-            message, "too_long", limit=settings.max_message_chars, length=len(message.text)
-        )
-        return "too_long"
-    rate = await services.limiter.hit(message.user_id, scope="turns")
-    if not rate.allowed:
-        await services.notices.send(message, "rate_limited", window_s=services.limiter.window_s(), once=True)
-        return "rate_limited"
-    return None
+async def _text_only(services: ServicesDep, event: WebhookEvent, *, bot_user_id: str) -> None:
+    """A file or picture in a 1:1 channel gets a short answer instead of silence (once per message)."""
+    extra = event.model_extra or {}
+
+    def field(part: str, name: str) -> object:
+        value = extra.get(part)
+        return value.get(name) if isinstance(value, dict) else None
+
+    sender_id, channel_url = field("sender", "user_id"), field("channel", "channel_url")
+    message_id = field("payload", "message_id")
+    if not (isinstance(sender_id, str) and sender_id and sender_id != bot_user_id):
+        return
+    if not (isinstance(channel_url, str) and channel_url and type(message_id) is int):
+        return
+    listed = event.member_ids()
+    if await one_to_one(services.members, channel_url, listed=listed, bot_user_id=bot_user_id):
+        note = InboundMessage(message_id=str(message_id), channel_url=channel_url, user_id=sender_id, text="")
+        await services.notices.send(note, "text_only")
 
 
 def to_message(event: WebhookEvent, *, bot_user_id: str) -> InboundMessage | None:

@@ -1,21 +1,28 @@
-"""Events kept by the app itself (not the phone's calendar): an owner, invitees and their availability.
+"""Events kept by the app itself (not the phone's calendar): an owner, invitees, guests, availability.
 
-``RedisEventStore`` is the default. Each event is one JSON value that expires
-``keys.EVENT_RETENTION_S`` after the event ends; an owner's events are indexed in a sorted set
-scored by start time and an invitee's in a set. Writes to an event are optimistic transactions on
-its own key; the indexes are updated afterwards and every read checks what they point to, so a
-stale index entry is skipped (and pruned), never shown.
+Invitees are people in the user directory; guests are chat users outside it, who answer with the
+dates they are available. ``RedisEventStore`` is the default. Each event is one JSON value that
+expires ``keys.EVENT_RETENTION_S`` after the event ends; an owner's events are indexed in a sorted
+set scored by start time and an invited person's (invitee or guest) in a set. Writes to an event
+are optimistic transactions on its own key; the indexes are updated afterwards and every read
+checks what they point to, so a stale index entry is skipped (and pruned), never shown. A
+cancelled event is kept (``cancelled_at``) for whoever asks about it, but leaves every index.
+
+Guests' reminders are an index too (``keys.guest_reminders``): a write schedules one for each guest
+who newly owes their availability (or owes it by a moved deadline; see :func:`reminder_at`) and
+removes it once they answer or leave, or the event is cancelled.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
 from ..store import keys
@@ -26,16 +33,12 @@ return 1
 """
 
 _UPDATABLE = frozenset(
-    {
-        "title",
-        "start_time",
-        "end_time",
-        "location",
-        "description",
-        "invitee_user_ids",
-        "availability_deadline",
-    }
+    "title start_time end_time location description invitee_user_ids guests availability_deadline".split()
 )
+"""Fields :meth:`RedisEventStore.update` changes (``guests``: guest user id -> invitation language)."""
+
+REMINDER_LEAD = timedelta(days=1)
+"""A guest who has not given their availability is reminded this long before the deadline."""
 
 
 class Event(BaseModel):
@@ -46,13 +49,22 @@ class Event(BaseModel):
     end_time: str = Field(description="ISO 8601 with UTC offset")
     location: str | None = None
     description: str | None = None
-    invitee_user_ids: list[str] = Field(default_factory=list)
+    invitee_user_ids: list[str] = Field(default_factory=list, description="Invited directory users")
+    guest_user_ids: list[str] = Field(
+        default_factory=list, description="Invited guests: chat user ids of people outside the directory"
+    )
     availability_deadline: str | None = Field(
-        default=None, description="ISO 8601 with offset: invitees should give their availability by then"
+        default=None, description="ISO 8601 with offset: guests should give their availability by then"
     )
     guest_availability: dict[str, list[str]] = Field(
-        default_factory=dict, description="Guest user id -> dates (YYYY-MM-DD) the guest is available"
+        default_factory=dict,
+        description="User id -> dates (YYYY-MM-DD) they are available; who has not answered is missing",
     )
+    guest_languages: dict[str, str] = Field(
+        default_factory=dict, description="Guest user id -> language of their invitation and reminder"
+    )
+    cancelled_at: str | None = Field(default=None, description="When the organizer cancelled it")
+    cancel_reason: str | None = None
     created_at: str
     updated_at: str
 
@@ -64,6 +76,22 @@ class Event(BaseModel):
     def end(self) -> datetime:
         return datetime.fromisoformat(self.end_time)
 
+    @property
+    def guests(self) -> dict[str, str]:
+        """Guest user id -> the language of their invitation (``""`` when not known)."""
+        return {g: self.guest_languages.get(g, "") for g in self.guest_user_ids}
+
+    def is_invited(self, user_id: str) -> bool:
+        """Whether the person is an invitee or a guest of the event."""
+        return user_id in self.invitee_user_ids or user_id in self.guest_user_ids
+
+    def owing(self) -> dict[str, str]:
+        """Guests who still owe their availability -> the deadline they owe it by (none once cancelled)."""
+        deadline = self.availability_deadline
+        if deadline is None or self.cancelled_at is not None:
+            return {}
+        return {g: deadline for g in self.guest_user_ids if g not in self.guest_availability}
+
 
 class EventNotFoundError(LookupError):
     """No event has this id (or it has expired)."""
@@ -71,7 +99,7 @@ class EventNotFoundError(LookupError):
 
 class EventStore(Protocol):
     async def list_events(self, owner_id: str, start: datetime, end: datetime) -> list[Event]:
-        """The owner's events overlapping [start, end), sorted by start."""
+        """The owner's events overlapping [start, end), sorted by start; cancelled ones left out."""
         ...
 
     async def get(self, event_id: str) -> Event | None: ...
@@ -87,14 +115,23 @@ class EventStore(Protocol):
         description: str | None = None,
         invitee_user_ids: Iterable[str] = (),
         availability_deadline: str | None = None,
-    ) -> Event: ...
-
-    async def update(self, event_id: str, **changes: Any) -> Event:
-        """Change fields of an event; raises :class:`EventNotFoundError`."""
+        guests: Mapping[str, str] | None = None,
+    ) -> Event:
+        """``guests``: guest user id -> the language of their invitation (reminders use it too)."""
         ...
 
-    async def invite(self, event_id: str, user_ids: Iterable[str]) -> Event:
-        """Add invitees (already invited ones are skipped); raises :class:`EventNotFoundError`."""
+    async def update(self, event_id: str, **changes: Any) -> Event:
+        """Change fields (``guests``: the whole new mapping); raises :class:`EventNotFoundError`."""
+        ...
+
+    async def invite(
+        self, event_id: str, user_ids: Iterable[str], guests: Mapping[str, str] | None = None
+    ) -> Event:
+        """Add invitees and guests (invited ones stay as they are); raises :class:`EventNotFoundError`."""
+        ...
+
+    async def cancel(self, event_id: str, *, reason: str | None = None) -> Event:
+        """Mark the event cancelled (a cancelled one stays as it was); raises :class:`EventNotFoundError`."""
         ...
 
     async def set_guest_availability(self, event_id: str, guest_id: str, dates: list[str]) -> Event:
@@ -102,8 +139,24 @@ class EventStore(Protocol):
         ...
 
     async def list_invited(self, user_id: str) -> list[Event]:
-        """Events the user is invited to, sorted by start."""
+        """Events the user is invited to (invitee or guest), sorted by start; cancelled ones left out."""
         ...
+
+
+def reminder_at(deadline: datetime, now: datetime) -> datetime | None:
+    """When to remind a guest who owes their availability by ``deadline``; None once it has passed.
+
+    :data:`REMINDER_LEAD` before the deadline; a guest invited closer to the deadline than that is
+    reminded halfway between now (their invitation) and the deadline, never with the invitation.
+    """
+    if deadline <= now:
+        return None
+    return max(deadline - REMINDER_LEAD, now + (deadline - now) / 2)
+
+
+def reminder_member(event_id: str, guest_id: str) -> str:
+    """The guest's entry in ``keys.guest_reminders`` (event ids hold no ``:``)."""
+    return f"{event_id}:{guest_id}"
 
 
 def _utcnow() -> datetime:
@@ -122,8 +175,20 @@ def new_event_id() -> str:
     return "evt_" + secrets.token_hex(6)
 
 
+def _people(event: Event, invitees: Iterable[str], guests: Mapping[str, str]) -> dict[str, Any]:
+    """The changes that make these the invited people (known languages kept); others' answers go."""
+    invited, languages = _dedupe(invitees), {**guests, **event.guest_languages}
+    everyone = {*invited, *guests}
+    return {
+        "invitee_user_ids": invited,
+        "guest_user_ids": list(guests),
+        "guest_availability": {k: v for k, v in event.guest_availability.items() if k in everyone},
+        "guest_languages": {g: languages[g] for g in guests if languages.get(g)},
+    }
+
+
 class RedisEventStore:
-    """Events in Redis: JSON per event, an owner index by start time, an invitee index."""
+    """Events in Redis: JSON per event, an owner index by start time, an invited index, reminders."""
 
     def __init__(self, redis: Redis, *, clock: Callable[[], datetime] = _utcnow) -> None:
         self._redis = redis
@@ -140,15 +205,35 @@ class RedisEventStore:
         ttl = self._ttl(event)
         pipe = self._redis.pipeline(transaction=False)
         owner_key = keys.owner_events(event.owner_id)
-        pipe.zadd(owner_key, {event.event_id: event.start.timestamp()})
-        pipe.eval(_EXTEND_TTL, 1, owner_key, ttl)
-        for user_id in event.invitee_user_ids:
+        invited = [] if event.cancelled_at else [*event.invitee_user_ids, *event.guest_user_ids]
+        if event.cancelled_at:
+            pipe.zrem(owner_key, event.event_id)
+        else:
+            pipe.zadd(owner_key, {event.event_id: event.start.timestamp()})
+            pipe.eval(_EXTEND_TTL, 1, owner_key, ttl)
+        for user_id in invited:
             pipe.sadd(keys.invited_events(user_id), event.event_id)
             pipe.eval(_EXTEND_TTL, 1, keys.invited_events(user_id), ttl)
         if before is not None:
-            for user_id in set(before.invitee_user_ids) - set(event.invitee_user_ids):
+            for user_id in {*before.invitee_user_ids, *before.guest_user_ids} - set(invited):
                 pipe.srem(keys.invited_events(user_id), event.event_id)
+        self._schedule_reminders(pipe, event, before)
         await pipe.execute()
+
+    def _schedule_reminders(self, pipe: Pipeline, event: Event, before: Event | None) -> None:
+        """Remind guests who newly owe their availability (or by a moved deadline); forget the others."""
+        owing, owed = event.owing(), before.owing() if before is not None else {}
+        for guest, deadline in owing.items():
+            if owed.get(guest) == deadline:
+                continue  # scheduled for this deadline already (or already reminded)
+            member = reminder_member(event.event_id, guest)
+            due = reminder_at(datetime.fromisoformat(deadline), self._clock())
+            if due is None:
+                pipe.zrem(keys.guest_reminders(), member)
+            else:
+                pipe.zadd(keys.guest_reminders(), {member: due.timestamp()})
+        for guest in owed.keys() - owing.keys():
+            pipe.zrem(keys.guest_reminders(), reminder_member(event.event_id, guest))
 
     async def _load_many(self, event_ids: list[str]) -> tuple[list[Event], list[str]]:
         """The events that still exist, and the ids that do not."""
@@ -165,9 +250,9 @@ class RedisEventStore:
         events, missing = await self._load_many(ids)
         if missing:
             await self._redis.zrem(owner_key, *missing)
+        found = (e for e in events if e.owner_id == owner_id and e.cancelled_at is None)
         return sorted(
-            (e for e in events if e.owner_id == owner_id and e.start < end and e.end > start),
-            key=lambda e: (e.start, e.event_id),
+            (e for e in found if e.start < end and e.end > start), key=lambda e: (e.start, e.event_id)
         )
 
     async def get(self, event_id: str) -> Event | None:
@@ -185,6 +270,7 @@ class RedisEventStore:
         description: str | None = None,
         invitee_user_ids: Iterable[str] = (),
         availability_deadline: str | None = None,
+        guests: Mapping[str, str] | None = None,
     ) -> Event:
         stamp = self._stamp()
         event = Event(
@@ -196,6 +282,8 @@ class RedisEventStore:
             location=location,
             description=description,
             invitee_user_ids=_dedupe(invitee_user_ids),
+            guest_user_ids=list(guests or {}),
+            guest_languages={g: lang for g, lang in (guests or {}).items() if lang},
             availability_deadline=availability_deadline,
             created_at=stamp,
             updated_at=stamp,
@@ -238,21 +326,28 @@ class RedisEventStore:
 
         def change(event: Event) -> dict[str, Any]:
             update = dict(changes)
-            if "invitee_user_ids" in update:
-                invitees = _dedupe(update["invitee_user_ids"])
-                update["invitee_user_ids"] = invitees
-                update["guest_availability"] = {
-                    k: v for k, v in event.guest_availability.items() if k in invitees
-                }
+            if {"invitee_user_ids", "guests"} & update.keys():
+                invitees = update.pop("invitee_user_ids", event.invitee_user_ids)
+                update.update(_people(event, invitees, update.pop("guests", event.guests)))
             return update
 
         return await self._mutate(event_id, change)
 
-    async def invite(self, event_id: str, user_ids: Iterable[str]) -> Event:
-        new = list(user_ids)
-        return await self._mutate(
-            event_id, lambda event: {"invitee_user_ids": _dedupe([*event.invitee_user_ids, *new])}
-        )
+    async def invite(
+        self, event_id: str, user_ids: Iterable[str], guests: Mapping[str, str] | None = None
+    ) -> Event:
+        new, new_guests = list(user_ids), dict(guests or {})
+
+        def change(event: Event) -> dict[str, Any]:
+            return _people(event, [*event.invitee_user_ids, *new], {**new_guests, **event.guests})
+
+        return await self._mutate(event_id, change)
+
+    async def cancel(self, event_id: str, *, reason: str | None = None) -> Event:
+        def change(event: Event) -> dict[str, Any]:
+            return {} if event.cancelled_at else {"cancelled_at": self._stamp(), "cancel_reason": reason}
+
+        return await self._mutate(event_id, change)
 
     async def set_guest_availability(self, event_id: str, guest_id: str, dates: list[str]) -> Event:
         return await self._mutate(
@@ -266,5 +361,5 @@ class RedisEventStore:
         events, missing = await self._load_many(ids)
         if missing:
             await self._redis.srem(invited_key, *missing)
-        invited = (e for e in events if user_id in e.invitee_user_ids)
+        invited = (e for e in events if e.is_invited(user_id) and e.cancelled_at is None)
         return sorted(invited, key=lambda e: (e.start, e.event_id))

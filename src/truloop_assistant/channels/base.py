@@ -35,6 +35,14 @@ class Channel(Protocol):
         """Post an ``agent-rpc`` message: ``notification`` as its text, the request as ``data``."""
         ...
 
+    async def typing_started(self, channel_url: str) -> None:
+        """Show the bot as typing in the channel; a failure is logged, never raised."""
+        ...
+
+    async def typing_stopped(self, channel_url: str) -> None:
+        """Stop showing the bot as typing in the channel; a failure is logged, never raised."""
+        ...
+
 
 class ChannelSendError(Exception):
     """A message could not be delivered after retries.

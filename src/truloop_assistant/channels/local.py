@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from typing import Any
 
@@ -11,6 +12,8 @@ from redis.asyncio import Redis
 from ..protocol.jsonrpc import JsonRpcRequest
 from ..store import keys
 from .base import AGENT_RPC
+
+log = logging.getLogger(__name__)
 
 
 class LocalChannel:
@@ -32,6 +35,23 @@ class LocalChannel:
             data=request.model_dump_json(),
             dedup_id=dedup_id,
         )
+
+    async def typing_started(self, channel_url: str) -> None:
+        try:
+            key = keys.local_typing(keys.conversation_tag(channel_url))
+            await self.redis.set(key, self.bot_user_id, ex=keys.LOCAL_TYPING_TTL_S)
+        except Exception as exc:
+            log.warning("could not mark typing in %s: %r", channel_url, exc)
+
+    async def typing_stopped(self, channel_url: str) -> None:
+        try:
+            await self.redis.delete(keys.local_typing(keys.conversation_tag(channel_url)))
+        except Exception as exc:
+            log.warning("could not clear typing in %s: %r", channel_url, exc)
+
+    async def is_typing(self, channel_url: str) -> bool:
+        """Whether the assistant is working on a step in the channel."""
+        return bool(await self.redis.exists(keys.local_typing(keys.conversation_tag(channel_url))))
 
     async def append(
         self,

@@ -15,6 +15,8 @@ from .base import AGENT_RPC, ChannelSendError
 log = logging.getLogger(__name__)
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
+TYPING_TIMEOUT_S = 2.0
+"""One typing call, all of it: the indicator is a courtesy, never worth a wait."""
 
 
 def platform_client(
@@ -48,8 +50,10 @@ class SendbirdChannel:
         max_attempts: int = 5,
         backoff_base_s: float = 0.2,
         backoff_cap_s: float = 5.0,
+        typing_timeout_s: float = TYPING_TIMEOUT_S,
     ) -> None:
         self.bot_user_id = bot_user_id
+        self.typing_timeout_s = typing_timeout_s
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
@@ -63,6 +67,31 @@ class SendbirdChannel:
     ) -> None:
         body = {"message": notification, "custom_type": AGENT_RPC, "data": request.model_dump_json()}
         await self._send(channel_url, body, dedup_id=dedup_id)
+
+    async def typing_started(self, channel_url: str) -> None:
+        await self._typing("POST", channel_url)
+
+    async def typing_stopped(self, channel_url: str) -> None:
+        await self._typing("DELETE", channel_url)
+
+    async def _typing(self, method: str, channel_url: str) -> None:
+        """One attempt, bounded in time; the turn goes on whatever happens to it."""
+        path = f"/v3/group_channels/{quote(channel_url, safe='')}/typing"
+        body = {"user_ids": [self.bot_user_id]}
+        try:
+            async with asyncio.timeout(self.typing_timeout_s):
+                response = await self._client.request(method, path, json=body, timeout=self.typing_timeout_s)
+        except Exception as exc:  # a closed client at shutdown too: never the turn's problem
+            log.warning("sendbird typing %s in %s failed: %r", method, channel_url, exc)
+            return
+        if response.status_code >= 300:
+            log.warning(
+                "sendbird typing %s in %s failed: HTTP %d: %s",
+                method,
+                channel_url,
+                response.status_code,
+                response.text[:200],
+            )
 
     async def _send(self, channel_url: str, fields: dict[str, str], *, dedup_id: str) -> None:
         path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages"

@@ -97,6 +97,8 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
     text = texts.CREATE_EVENT(lang, what=" ".join(p for p in parts if p))
     if who := await _names(args.get("invitee_user_ids"), ctx):
         text += texts.CREATE_EVENT_INVITE(lang, who=who)
+    if guests := await _names(args.get("guest_user_ids"), ctx):
+        text += texts.GUESTS_INVITED(lang, who=guests)
     if args.get("availability_deadline"):
         text += texts.CREATE_EVENT_DEADLINE(lang, deadline=_when(args["availability_deadline"], None, ctx))
     return texts.CREATE_EVENT_TITLE(lang), text
@@ -120,14 +122,32 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
         changes.append(texts.CHANGED_INVITEES(lang, value=await _names(args["invitee_user_ids"], ctx)))
     if args.get("availability_deadline"):
         changes.append(texts.CHANGED_DEADLINE(lang, value=_when(args["availability_deadline"], None, ctx)))
+    if args.get("guest_user_ids"):
+        changes.append(texts.CHANGED_GUESTS(lang, value=await _names(args["guest_user_ids"], ctx)))
     listed = "; ".join(changes) or texts.NO_CHANGES(lang)
     return texts.UPDATE_EVENT_TITLE(lang), texts.UPDATE_EVENT(lang, title=title, when=when, changes=listed)
 
 
 async def _invite(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
     title, when = await _event_title(str(args.get("event_id", "")), ctx)
-    who = await _names(args.get("user_ids"), ctx)
-    return texts.INVITE_TITLE(ctx.language), texts.INVITE(ctx.language, who=who, title=title, when=when)
+    guests = await _names(args.get("guest_user_ids"), ctx)
+    who = ", ".join(n for n in (await _names(args.get("user_ids"), ctx), guests) if n)
+    text = texts.INVITE(ctx.language, who=who, title=title, when=when)
+    if guests:
+        text += texts.GUESTS_INVITED(ctx.language, who=guests)
+    return texts.INVITE_TITLE(ctx.language), text
+
+
+async def _cancel(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
+    event_id = str(args.get("event_id", ""))
+    event = await ctx.backends.events.get(event_id) if ctx.backends else None
+    title, when = await _event_title(event_id, ctx)
+    text = texts.CANCEL(ctx.language, title=title, when=when)
+    if event is not None and (who := await _names([*event.invitee_user_ids, *event.guest_user_ids], ctx)):
+        text += texts.CANCEL_TELL(ctx.language, who=who)
+    if args.get("reason"):
+        text += texts.CANCEL_REASON(ctx.language, reason=args["reason"])
+    return texts.CANCEL_TITLE(ctx.language), text
 
 
 async def _relay(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
@@ -159,6 +179,7 @@ _DESCRIBERS: dict[str, Describer] = {
     "create_event": _create_event,
     "update_event": _update_event,
     "invite_to_event": _invite,
+    "cancel_event": _cancel,
     "send_message_to_user": _relay,
     "forget_memory": _forget,
 }

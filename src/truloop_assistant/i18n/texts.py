@@ -30,6 +30,11 @@ SENDING_TOO_FAST = Text(
     ko="요청 한도를 초과했습니다. 메시지를 너무 빠르게 보내고 있어요: {window_s}초 뒤에 다시 보내 주세요.",
     en="You're sending messages too fast (rate limit reached). Please try again in {window_s} s.",
 )
+TEXT_ONLY = Text(
+    ko="저는 텍스트 메시지만 읽을 수 있어요. 궁금한 점을 글로 적어 주세요. (I can only read text messages.)",
+    en="I can only read text messages: please write your question. (저는 텍스트 메시지만 읽을 수 있어요.)",
+)
+"""A file or picture has no language to go by: both languages, the likelier one first."""
 MESSAGE_TOO_LONG = Text(
     ko="메시지가 너무 길어요 ({length}자). {limit}자 이내로 나눠서 보내 주세요.",
     en="Your message is too long ({length} characters). Please keep it under {limit} characters.",
@@ -56,9 +61,43 @@ CHANGED_DEADLINE = Text(ko="응답 마감 → {value}", en="availability deadlin
 NO_CHANGES = Text(ko="변경 없음", en="no changes")
 INVITE_TITLE = Text(ko="초대를 보낼까요?", en="Send these invitations?")
 INVITE = Text(ko="{who} 님을 {title} {when} 일정에 초대해요.", en="Invite {who} to {title} {when}.")
+GUESTS_INVITED = Text(
+    ko=" 게스트 {who} 님에게는 어시스턴트와의 1:1 채팅으로 초대장을 보내요.",
+    en=" Guests {who} get the invitation in a chat with the assistant.",
+)
+CHANGED_GUESTS = Text(
+    ko="게스트 → {value} (새 게스트에게 초대장 발송)", en="guests → {value} (new guests get an invitation)"
+)
+CANCEL_TITLE = Text(ko="일정을 취소할까요?", en="Cancel this event?")
+CANCEL = Text(ko="{title} {when} 일정을 취소해요.", en="Cancel {title} {when}.")
+CANCEL_TELL = Text(ko=" {who} 님에게 알려요.", en=" {who} will be told.")
+CANCEL_REASON = Text(ko=" 사유: {reason}", en=" Reason: {reason}")
 RELAY_TITLE = Text(ko="메시지를 보낼까요?", en="Send this message?")
 RELAY = Text(ko="{who} 님에게 메시지를 보내요: {about}", en="Send {who} a message: {about}")
 FORGET_TITLE = Text(ko="기억을 지울까요?", en="Forget this?")
 FORGET = Text(ko="이 기억을 영구히 지워요: {text}", en="Permanently forget: {text}")
 GENERIC_TITLE = Text(ko="실행할까요?", en="Allow {action}?")
 GENERIC = Text(ko="{tool} 실행 ({details})", en="The assistant wants to run {tool} with {details}.")
+
+# -- what the assistant tells people about an event, in their 1:1 channel with it
+
+INVITATION = Text(
+    ko="{organizer} 님이 “{title}” 일정에 초대했어요: {when}{place}. "
+    "참석할 수 있는 날짜를 이 채팅에 답장으로 알려 주세요{deadline}.",
+    en="{organizer} invites you to “{title}”: {when}{place}. "
+    "Reply here with the dates you're available{deadline}.",
+)
+"""A guest's invitation; ``{when}`` in the organizer's time zone, which it names."""
+INVITATION_PLACE = Text(ko=", 장소 {place}", en=", at {place}")
+INVITATION_DEADLINE = Text(ko=" ({deadline}까지)", en=" by {deadline}")
+AVAILABILITY_REMINDER = Text(
+    ko="다시 알려 드려요: {organizer} 님이 “{title}” ({when}) 일정에 참석할 수 있는 날짜를 기다리고 있어요. "
+    "{deadline}까지 이 채팅에 답장으로 알려 주세요.",
+    en="A reminder: {organizer} is waiting for the dates you're available for “{title}” ({when}). "
+    "Please reply here by {deadline}.",
+)
+"""Sent once to a guest who has not given their availability, before the deadline."""
+EVENT_CANCELLED = Text(
+    ko="{organizer} 님이 “{title}” ({when}) 일정을 취소했어요.{reason}",
+    en="{organizer} cancelled “{title}” ({when}).{reason}",
+)

@@ -12,6 +12,7 @@ from ..channels.base import InboundMessage
 from ..store.drains import Drains
 from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, ResumeEvent
 from .delivery import Deliverer
+from .typing import Typing
 
 log = logging.getLogger(__name__)
 
@@ -21,13 +22,21 @@ MAX_EVENT_ATTEMPTS = 3
 
 class ConversationDrainer:
     def __init__(
-        self, inbox: Inbox, drains: Drains, runner: TurnRunner, deliverer: Deliverer, *, heartbeat_s: float
+        self,
+        inbox: Inbox,
+        drains: Drains,
+        runner: TurnRunner,
+        deliverer: Deliverer,
+        *,
+        heartbeat_s: float,
+        typing: Typing | None = None,
     ) -> None:
         self.inbox = inbox
         self.drains = drains
         self.runner = runner
         self.deliverer = deliverer
         self.heartbeat_s = heartbeat_s
+        self.typing = typing or Typing(deliverer.channel)
 
     async def drain(
         self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
@@ -53,6 +62,8 @@ class ConversationDrainer:
                     await self.drains.watch(channel_url, after_s=retry_in)
                     await self.inbox.release(channel_url, owner)
                     return
+                # The last step's answer or device requests are out: it no longer works.
+                self.typing.stop(channel_url)
                 raw = await self.inbox.head(channel_url)
                 if raw is None:
                     if await self.inbox.release_if_empty(channel_url, owner):
@@ -67,10 +78,12 @@ class ConversationDrainer:
                         MAX_EVENT_ATTEMPTS,
                     )
                 else:
+                    self.typing.start(channel_url)  # in the background: the step does not wait for it
                     await self._run(channel_url, event, Consumed(raw, event.eid))
                 # A step takes its event off the inbox when it commits; this is for steps that did not.
                 await self.inbox.pop(channel_url, raw, event.eid)
         finally:
+            self.typing.stop(channel_url)  # given up (channel down, claim lost, crash): not typing either
             keeper.cancel()
             with suppress(asyncio.CancelledError):
                 await keeper

@@ -14,7 +14,11 @@ from ..store import keys
 
 log = logging.getLogger(__name__)
 
-_TEXTS = {"rate_limited": texts.SENDING_TOO_FAST, "too_long": texts.MESSAGE_TOO_LONG}
+_TEXTS = {
+    "rate_limited": texts.SENDING_TOO_FAST,
+    "too_long": texts.MESSAGE_TOO_LONG,
+    "text_only": texts.TEXT_ONLY,
+}
 
 
 class Notices:

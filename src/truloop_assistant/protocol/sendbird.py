@@ -28,6 +28,25 @@ class WebhookEvent(_Lenient):
     def is_user_message(self) -> bool:
         return self.category == MESSAGE_SEND and self.type == "MESG"
 
+    @property
+    def is_file_message(self) -> bool:
+        return self.category == MESSAGE_SEND and self.type == "FILE"
+
+    def member_ids(self) -> list[str] | None:
+        """The channel's members when the delivery lists them (a non-empty list of ``{"user_id"}``)."""
+        return _user_ids((self.model_extra or {}).get("members")) or None
+
+    def mentions(self, user_id: str) -> bool:
+        """Whether the message mentions ``user_id`` (``mentioned_users``: objects or plain ids)."""
+        return user_id in _user_ids((self.model_extra or {}).get("mentioned_users"))
+
+
+def _user_ids(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    ids = [item.get("user_id") if isinstance(item, dict) else item for item in value]
+    return [i for i in ids if isinstance(i, str) and i]
+
 
 class Sender(_Lenient):
     user_id: NonEmpty

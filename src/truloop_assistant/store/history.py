@@ -12,14 +12,15 @@ from . import keys
 
 
 class History:
-    """Reads a conversation's history; :meth:`TurnStore.finish` writes it, with the turn it closes."""
+    """Reads a person's history in a channel; :meth:`TurnStore.finish` writes it, with the turn it closes."""
 
     def __init__(self, redis: Redis, *, max_messages: int) -> None:
         self.redis = redis
         self.max_messages = max_messages
 
-    async def load(self, channel_url: str) -> list[ModelMessage]:
-        raw = await self.redis.get(keys.history(keys.conversation_tag(channel_url)))
+    async def load(self, channel_url: str, user_id: str) -> list[ModelMessage]:
+        """One person's history in a channel (others' tool calls and results never mix in)."""
+        raw = await self.redis.get(keys.history(keys.conversation_tag(channel_url), user_id))
         return ModelMessagesTypeAdapter.validate_json(raw) if raw else []
 
     def encode(self, messages: list[ModelMessage]) -> bytes:

@@ -39,8 +39,29 @@ def _conv(tag: str, *parts: str) -> str:
     return ":".join((PREFIX, tag, *parts))
 
 
-def history(tag: str) -> str:
-    return _conv(tag, "history")
+def history(tag: str, user_id: str) -> str:
+    """What the model saw and did in one person's turns in a channel (tool calls and results are private)."""
+    return _conv(tag, "history", user_id)
+
+
+TRANSCRIPT_MAX = 30
+"""Visible messages of a channel kept for context (who said what), newest last."""
+TRANSCRIPT_LINE_CHARS = 500
+"""Each kept message is cut to this many characters: context, not a copy."""
+
+
+def transcript(tag: str) -> str:
+    """List of the channel's visible messages (people's texts and the assistant's answers), bounded."""
+    return _conv(tag, "transcript")
+
+
+MEMBERS_TTL_S = 60
+"""How long a channel's member list from the Platform API is trusted."""
+
+
+def members(tag: str) -> str:
+    """The channel's member user ids (JSON), cached from the Platform API or the dev channel."""
+    return _conv(tag, "members")
 
 
 def turn(tag: str, turn_id: str) -> str:
@@ -48,9 +69,9 @@ def turn(tag: str, turn_id: str) -> str:
     return _conv(tag, "turn", turn_id)
 
 
-def active_turn(tag: str) -> str:
-    """The id of the conversation's paused turn, if any."""
-    return _conv(tag, "active")
+def active_turn(tag: str, user_id: str) -> str:
+    """The id of one person's paused turn in the channel, if any (people in a group pause apart)."""
+    return _conv(tag, "active", user_id)
 
 
 def pending(tag: str, call_id: str) -> str:
@@ -124,6 +145,11 @@ def local_messages(tag: str) -> str:
     return _conv(tag, "local", "messages")
 
 
+def local_members(tag: str) -> str:
+    """Set: who has written in a dev channel (with the assistant, its members)."""
+    return _conv(tag, "local", "members")
+
+
 def call_index(call_id: str) -> str:
     """call id -> conversation tag; the only lookup the tool-message endpoint starts from."""
     return f"{PREFIX}:call:{call_id}"
@@ -149,6 +175,15 @@ def deadlines() -> str:
 
 def local_message_seq() -> str:
     return f"{PREFIX}:local:seq"
+
+
+LOCAL_TYPING_TTL_S = 60
+"""The dev channel's typing mark outlives a worker that died mid-turn by at most this long."""
+
+
+def local_typing(tag: str) -> str:
+    """Set while the assistant is typing in a dev channel (the bot's user id)."""
+    return _conv(tag, "local", "typing")
 
 
 # -- memory
@@ -199,3 +234,26 @@ def owner_events(owner_id: str) -> str:
 def invited_events(user_id: str) -> str:
     """Set: event ids a user is invited to; expires with its last event."""
     return f"{PREFIX}:events:invited:{user_id}"
+
+
+REMINDER_LEASE_S = 60
+"""A reminder a scanner claimed comes due again this long after, unless it was sent (or dropped)."""
+
+
+def guest_reminders() -> str:
+    """Sorted set of ``<event id>:<guest id>`` by when to remind the guest to give their availability.
+
+    Written by the event store with every write to an event (a guest who answered, left or whose
+    event was cancelled is removed); every worker's reminder scan claims due entries from it. Bounded:
+    one entry per guest who still owes an answer, removed once reminded or past the deadline.
+    """
+    return f"{PREFIX}:events:reminders"
+
+
+def _user_tag(user_id: str) -> str:
+    return "{u:" + hashlib.sha256(user_id.encode()).hexdigest()[:20] + "}"
+
+
+def user_channels(user_id: str) -> str:
+    """Set of the channels where a person talked with the assistant (to erase their data on request)."""
+    return f"{PREFIX}:{_user_tag(user_id)}:channels"

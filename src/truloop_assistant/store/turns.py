@@ -18,6 +18,7 @@ from .history import History
 from .inbox import Consumed
 from .outbox import RpcOut, TextOut
 from .records import CallView, Outcome, PausedTurn, TurnSnapshot
+from .transcript import ASSISTANT, Line, add_line
 
 _OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
 
@@ -114,7 +115,9 @@ class TurnStore:
                 },
             )
             pipe.expire(turn_key, ttl + keys.SETTLED_TTL_S)
-            pipe.set(keys.active_turn(tag), turn.turn_id, ex=ttl + keys.SETTLED_TTL_S)
+            pipe.set(keys.active_turn(tag, turn.user_id), turn.turn_id, ex=ttl + keys.SETTLED_TTL_S)
+            pipe.sadd(keys.user_channels(turn.user_id), turn.channel_url)
+            pipe.expire(keys.user_channels(turn.user_id), keys.HISTORY_TTL_S)
             pipe.zadd(keys.deadlines(), {_deadline_member(turn.channel_url, turn.turn_id): deadline})
             for call in turn.sent_calls:
                 pipe.hset(
@@ -214,9 +217,10 @@ class TurnStore:
             pipe.expire(key, keys.CLIENT_FAILURES_TTL_S)
             await pipe.execute()
 
-    async def active_turn(self, channel_url: str) -> str | None:
-        """The id of the conversation's paused (or resuming) turn, if any."""
-        raw = cast(bytes | None, await self.redis.get(keys.active_turn(keys.conversation_tag(channel_url))))
+    async def active_turn(self, channel_url: str, user_id: str) -> str | None:
+        """The id of a person's paused (or resuming) turn in the channel, if any."""
+        key = keys.active_turn(keys.conversation_tag(channel_url), user_id)
+        raw = cast(bytes | None, await self.redis.get(key))
         return raw.decode() if raw else None
 
     async def supersede(self, turn: PausedTurn) -> bool:
@@ -233,7 +237,7 @@ class TurnStore:
             k for c in turn.calls for k in (keys.pending(tag, c.call_id), keys.settled(tag, c.call_id))
         ]
         before = await self._cut(
-            keys=[keys.turn(tag, turn.turn_id), keys.active_turn(tag), *call_keys],
+            keys=[keys.turn(tag, turn.turn_id), keys.active_turn(tag, turn.user_id), *call_keys],
             args=[
                 keys.SETTLED_TTL_S,
                 turn.turn_id,
@@ -258,21 +262,27 @@ class TurnStore:
     async def finish(
         self,
         channel_url: str,
+        user_id: str,
         messages: list[ModelMessage],
         *,
         turn_id: str,
         paused: bool,
+        answer: str | None = None,
         outbox: Sequence[TextOut | RpcOut] = (),
         consumed: Consumed | None = None,
     ) -> None:
-        """Save the conversation's history and end the turn: what to send, and the event it ends.
+        """Save the person's history and end the turn: the answer, what to send, the event it ends.
 
-        A turn that had paused keeps only its state afterwards (its history is in the conversation's
+        A turn that had paused keeps only its state afterwards (its history is the person's history
         now); its call ids stay settled for the device's late answers.
         """
         tag = keys.conversation_tag(channel_url)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(keys.history(tag), self.history.encode(messages), ex=keys.HISTORY_TTL_S)
+            pipe.set(keys.history(tag, user_id), self.history.encode(messages), ex=keys.HISTORY_TTL_S)
+            pipe.sadd(keys.user_channels(user_id), channel_url)
+            pipe.expire(keys.user_channels(user_id), keys.HISTORY_TTL_S)
+            if answer is not None:
+                add_line(pipe, tag, Line(user_id=ASSISTANT, text=answer, to=user_id))
             pipe.delete(keys.effects(tag, turn_id))
             if paused:
                 pipe.delete(keys.turn(tag, turn_id))
@@ -283,7 +293,7 @@ class TurnStore:
             await pipe.execute()
         if paused:
             # Only clear the marker if it still names this turn (a later turn may have paused since).
-            await self._clear_active(keys=[keys.active_turn(tag)], args=[turn_id])
+            await self._clear_active(keys=[keys.active_turn(tag, user_id)], args=[turn_id])
 
 
 def _end_step(

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from zoneinfo import ZoneInfo
 
 from pydantic_ai import RunUsage, ToolFailed
+
+from ..i18n import Language
 
 if TYPE_CHECKING:
     from ..backends import Backends
@@ -47,6 +49,22 @@ class RelayWriter(Protocol):
         ...
 
 
+@runtime_checkable
+class Inviter(Protocol):
+    """Tells people about an event in their 1:1 channel with the assistant (the event tools' port).
+
+    Invitations go to guests (chat users outside the directory); cancellations to guests and invitees.
+    """
+
+    async def known_language(self, user_id: str) -> Language | None:
+        """The language the person last wrote to the assistant in, when they ever did."""
+        ...
+
+    async def deliver(self, user_id: str, text: str, *, dedup_id: str) -> None:
+        """Post ``text`` in their channel with the assistant (created if missing), once per ``dedup_id``."""
+        ...
+
+
 @dataclass
 class AgentDeps:
     user_id: str
@@ -59,6 +77,8 @@ class AgentDeps:
     """Set by the server; tools that need a backend fail clearly without one."""
     relay_writer: RelayWriter | None = None
     """Writes and delivers relayed messages (it needs the model, so the server sets it)."""
+    inviter: Inviter | None = None
+    """Delivers invitations and cancellations (set by the server; a relay writer that is one serves too)."""
     effects: Effects | None = None
     """Where tools that change something record their results (set by the server)."""
     calls_run: set[str] = field(default_factory=set)

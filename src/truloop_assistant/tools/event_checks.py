@@ -1,8 +1,9 @@
 """The checks of a change to an event, run before the confirmation dialog (``args_validator``).
 
 An impossible event (the end before the start, a deadline after it, an invitee who is not in the
-directory, someone else's event) gets no dialog: the model hears what to fix instead. The tool runs
-the same checks again when it executes, in case something changed while the user decided.
+directory, a guest who is, someone else's or a cancelled event) gets no dialog: the model hears
+what to fix instead. The tool runs the same checks again when it executes, in case something
+changed while the user decided.
 """
 
 from __future__ import annotations
@@ -13,17 +14,22 @@ from typing import Any
 from pydantic_ai import ModelRetry, RunContext, ToolFailed
 
 from ..backends.events import Event
+from ..backends.users import unknown_user_ids
 from .deps import AgentDeps
-from .user_tools import check_users_exist
+from .invitations import require_inviter
+from .user_tools import check_users_exist, directory_call
 from .validation import deadline_not_after, end_after_start
 
 
-async def owned_event(ctx: RunContext[AgentDeps], event_id: str) -> Event:
+async def owned_event(ctx: RunContext[AgentDeps], event_id: str, *, cancelled: bool = False) -> Event:
+    """The current user's event; a cancelled one only with ``cancelled`` (a cancellation run again)."""
     event = await ctx.deps.require_backends().events.get(event_id)
     if event is None:
         raise ToolFailed(f"there is no event with id {event_id!r}")
     if event.owner_id != ctx.deps.user_id:
         raise ToolFailed(f"only the organizer can change event {event_id!r}; the current user is not it")
+    if event.cancelled_at is not None and not cancelled:
+        raise ToolFailed(f"event {event_id!r} was cancelled at {event.cancelled_at}; it cannot change now")
     return event
 
 
@@ -34,18 +40,38 @@ async def _invitees(ctx: RunContext[AgentDeps], user_ids: list[str], *, field: s
     return ids
 
 
+async def guests(
+    ctx: RunContext[AgentDeps], guest_ids: list[str], *, invitees_field: str = "invitee_user_ids"
+) -> list[str]:
+    """The guests without the organizer; none may be in the directory, and invitations must be deliverable."""
+    ids = [i for i in guest_ids if i != ctx.deps.user_id]
+    if not ids:
+        return []
+    unknown = await directory_call(unknown_user_ids(ctx.deps.require_backends().users, ids))
+    if members := [i for i in ids if i not in unknown]:
+        raise ModelRetry(
+            f"guest_user_ids: {', '.join(repr(m) for m in members)} "
+            f"{'is' if len(members) == 1 else 'are'} in the directory; put directory users in "
+            f"{invitees_field} (guest_user_ids are for chat users outside the directory)"
+        )
+    require_inviter(ctx)
+    return ids
+
+
 async def check_create(
     ctx: RunContext[AgentDeps],
     start_time: datetime,
     end_time: datetime,
     invitee_user_ids: list[str] | None,
     availability_deadline: datetime | None,
-) -> list[str]:
-    """Every check of a new event (the invitees to store, without the organizer)."""
+    guest_user_ids: list[str] | None = None,
+) -> tuple[list[str], list[str]]:
+    """Every check of a new event (the invitees and guests to store, without the organizer)."""
     end_after_start(start_time, end_time)
     if availability_deadline is not None:
         deadline_not_after(availability_deadline, start_time)
-    return await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
+    invitees = await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
+    return invitees, await guests(ctx, guest_user_ids or [])
 
 
 async def validate_create(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
@@ -55,6 +81,7 @@ async def validate_create(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -
         args["end_time"],
         args.get("invitee_user_ids"),
         args.get("availability_deadline"),
+        args.get("guest_user_ids"),
     )
 
 
@@ -69,6 +96,7 @@ async def planned_update(
     description: str | None = None,
     invitee_user_ids: list[str] | None = None,
     availability_deadline: datetime | str | None = None,
+    guest_user_ids: list[str] | None = None,
 ) -> tuple[Event, dict[str, Any]]:
     """The event to change and the checked changes (every check of an update)."""
     event = await owned_event(ctx, event_id)
@@ -95,6 +123,8 @@ async def planned_update(
         _check_kept_deadline(event.availability_deadline, start)
     if invitee_user_ids is not None:
         changes["invitee_user_ids"] = await _invitees(ctx, invitee_user_ids, field="invitee_user_ids")
+    if guest_user_ids is not None:
+        changes["guest_user_ids"] = await guests(ctx, guest_user_ids)
     if not changes:
         raise ModelRetry("nothing to change: give at least one field to update")
     return event, changes
@@ -114,15 +144,24 @@ def _check_kept_deadline(deadline: str, start: datetime) -> None:
 
 
 async def check_invite(
-    ctx: RunContext[AgentDeps], event_id: str, user_ids: list[str]
-) -> tuple[Event, list[str]]:
-    """The event and the people to invite (every check of an invitation)."""
+    ctx: RunContext[AgentDeps], event_id: str, user_ids: list[str] | None, guest_user_ids: list[str] | None
+) -> tuple[Event, list[str], list[str]]:
+    """The event, the invitees and the guests to invite (every check of an invitation)."""
     event = await owned_event(ctx, event_id)
-    ids = await _invitees(ctx, user_ids, field="user_ids")
-    if not ids:
-        raise ModelRetry("the organizer is always part of the event; give the ids of other people to invite")
-    return event, ids
+    ids = await _invitees(ctx, user_ids or [], field="user_ids")
+    new_guests = await guests(ctx, guest_user_ids or [], invitees_field="user_ids")
+    if not ids and not new_guests:
+        raise ModelRetry(
+            "the organizer is always part of the event; give the ids of other people to invite "
+            "(user_ids for directory users, guest_user_ids for chat users outside the directory)"
+        )
+    return event, ids, new_guests
 
 
 async def validate_invite(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
-    await check_invite(ctx, args["event_id"], args["user_ids"])
+    await check_invite(ctx, args["event_id"], args.get("user_ids"), args.get("guest_user_ids"))
+
+
+async def validate_cancel(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
+    """Only the organizer cancels, and only an event that still stands."""
+    await owned_event(ctx, args["event_id"])

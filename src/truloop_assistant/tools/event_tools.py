@@ -1,4 +1,8 @@
-"""Tools for events kept by the app (not the phone's calendar): list, create, change, invite."""
+"""Tools for events kept by the app (not the phone's calendar): list, create, change, invite, cancel.
+
+Invitees are directory users; guests are chat users outside the directory, who get their invitation
+in a 1:1 channel with the assistant (see :mod:`.invitations`) and answer there with their dates.
+"""
 
 from __future__ import annotations
 
@@ -20,11 +24,14 @@ from .deps import AgentDeps
 from .event_checks import (
     check_create,
     check_invite,
+    owned_event,
     planned_update,
+    validate_cancel,
     validate_create,
     validate_invite,
     validate_update,
 )
+from .invitations import guest_languages, invite_guests, tell_cancelled
 from .marks import DESTRUCTIVE
 from .validation import date_range
 
@@ -33,19 +40,40 @@ event_server_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Location = Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]
 Details = Annotated[str, StringConstraints(strip_whitespace=True, max_length=4000)]
+Reason = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)]
 
-_DEADLINE = "ISO 8601 with UTC offset by which invitees should give their availability; not after the start"
+_DEADLINE = "ISO 8601 with UTC offset by which guests should give their availability; not after the start"
 _INVITEES = f"Directory user ids to invite, at most {MAX_USER_IDS} (find them with search_users)"
+_GUESTS = (
+    f"Chat user ids of people outside the directory to invite as guests, at most {MAX_USER_IDS} "
+    "(never directory users: those go with the invitees). Each gets an invitation in a chat with the "
+    "assistant and answers there with the dates they are available"
+)
+_INVITATIONS = "Guest user id -> 'sent', or why their invitation was not delivered (they are invited anyway)"
 
 
 class EventList(BaseModel):
     events: list[Event] = Field(description="The events, sorted by start time")
 
 
+class ScheduledEvent(Event):
+    invitations: dict[str, str] = Field(default_factory=dict, description=_INVITATIONS)
+
+
 class InviteResult(BaseModel):
     event: Event
     added: list[str] = Field(description="User ids invited now")
     already_invited: list[str] = Field(description="User ids invited before; nothing changed for them")
+    guests_added: list[str] = Field(description="Guests invited now")
+    guests_already_invited: list[str] = Field(description="Guests invited before; not invited again")
+    invitations: dict[str, str] = Field(description=_INVITATIONS)
+
+
+class CancelResult(BaseModel):
+    event: Event
+    told: dict[str, str] = Field(
+        description="Invitee or guest user id -> 'sent', or why they could not be told in their chat"
+    )
 
 
 @event_server_toolset.tool
@@ -63,7 +91,7 @@ async def get_events(
         ),
     ],
 ) -> EventList:
-    """List the events the current user organizes in the app between two date-times."""
+    """List the events the current user organizes between two date-times, with guests' available dates."""
     date_range(start_date, end_date)
     events = await ctx.deps.require_backends().events.list_events(ctx.deps.user_id, start_date, end_date)
     return EventList(events=events)
@@ -84,10 +112,13 @@ async def create_event(
     description: Annotated[Details | None, Field(description="Details for the invitees")] = None,
     invitee_user_ids: Annotated[UserIds | None, Field(description=_INVITEES)] = None,
     availability_deadline: Annotated[OptionalDateTimeWithOffset, Field(description=_DEADLINE)] = None,
-) -> Event:
+    guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
+) -> ScheduledEvent:
     """Create an event in the app, organized by the current user, optionally inviting people."""
-    invitees = await check_create(ctx, start_time, end_time, invitee_user_ids, availability_deadline)
-    return await ctx.deps.require_backends().events.create(
+    invitees, guests = await check_create(
+        ctx, start_time, end_time, invitee_user_ids, availability_deadline, guest_user_ids
+    )
+    event = await ctx.deps.require_backends().events.create(
         ctx.deps.user_id,
         title=title,
         start_time=start_time.isoformat(),
@@ -96,7 +127,9 @@ async def create_event(
         description=description or None,
         invitee_user_ids=invitees,
         availability_deadline=availability_deadline.isoformat() if availability_deadline else None,
+        guests=await guest_languages(ctx, guests),
     )
+    return ScheduledEvent(**event.model_dump(), invitations=await invite_guests(ctx, event, guests))
 
 
 @event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_update)
@@ -128,7 +161,16 @@ async def update_event(
     availability_deadline: Annotated[
         RemovableDateTimeWithOffset, Field(description=_DEADLINE + "; omit to keep, empty string to remove")
     ] = None,
-) -> Event:
+    guest_user_ids: Annotated[
+        UserIds | None,
+        Field(
+            description=f"The complete new guest list (at most {MAX_USER_IDS} chat user ids of people "
+            "outside the directory), replacing the current one; omit to keep, empty list to remove every "
+            "guest. New guests get an invitation in a chat with the assistant. To add guests use "
+            "invite_to_event instead"
+        ),
+    ] = None,
+) -> ScheduledEvent:
     """Change an event the current user organizes; only the given fields change."""
     event, changes = await planned_update(
         ctx,
@@ -140,24 +182,60 @@ async def update_event(
         description=description,
         invitee_user_ids=invitee_user_ids,
         availability_deadline=availability_deadline,
+        guest_user_ids=guest_user_ids,
     )
+    guests: list[str] | None = changes.pop("guest_user_ids", None)
+    new_guests = [g for g in guests or [] if g not in event.guest_user_ids]
+    if guests is not None:  # the whole new list: known guests keep their language
+        languages = {**event.guests, **await guest_languages(ctx, new_guests)}
+        changes["guests"] = {g: languages[g] for g in guests}
     try:
-        return await ctx.deps.require_backends().events.update(event.event_id, **changes)
+        updated = await ctx.deps.require_backends().events.update(event.event_id, **changes)
     except EventNotFoundError:
         raise ToolFailed(f"there is no event with id {event_id!r}") from None
+    return ScheduledEvent(**updated.model_dump(), invitations=await invite_guests(ctx, updated, new_guests))
 
 
 @event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_invite)
 async def invite_to_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    user_ids: Annotated[UserIds, Field(min_length=1, description=_INVITEES)],
+    user_ids: Annotated[UserIds | None, Field(description=_INVITEES)] = None,
+    guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
 ) -> InviteResult:
-    """Invite more people to an event the current user organizes; people already invited stay as they are."""
-    event, ids = await check_invite(ctx, event_id, user_ids)
+    """Invite more people (directory users, guests, or both) to an event the current user organizes."""
+    event, ids, guests = await check_invite(ctx, event_id, user_ids, guest_user_ids)
     already = [i for i in ids if i in event.invitee_user_ids]
+    new_guests = [g for g in guests if g not in event.guest_user_ids]
     try:
-        updated = await ctx.deps.require_backends().events.invite(event.event_id, ids)
+        updated = await ctx.deps.require_backends().events.invite(
+            event.event_id, ids, await guest_languages(ctx, new_guests)
+        )
     except EventNotFoundError:
         raise ToolFailed(f"there is no event with id {event_id!r}") from None
-    return InviteResult(event=updated, added=[i for i in ids if i not in already], already_invited=already)
+    return InviteResult(
+        event=updated,
+        added=[i for i in ids if i not in already],
+        already_invited=already,
+        guests_added=new_guests,
+        guests_already_invited=[g for g in guests if g not in new_guests],
+        invitations=await invite_guests(ctx, updated, new_guests),
+    )
+
+
+@event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_cancel)
+async def cancel_event(
+    ctx: RunContext[AgentDeps],
+    event_id: EventId,
+    reason: Annotated[
+        Reason | None,
+        Field(description="Why, in the user's words, if they gave a reason; passed on to everyone"),
+    ] = None,
+) -> CancelResult:
+    """Cancel an event the current user organizes; each invitee and guest is told in their own chat."""
+    event = await owned_event(ctx, event_id, cancelled=True)  # a cancellation run again tells the rest
+    try:
+        cancelled = await ctx.deps.require_backends().events.cancel(event.event_id, reason=reason or None)
+    except EventNotFoundError:
+        raise ToolFailed(f"there is no event with id {event_id!r}") from None
+    return CancelResult(event=cancelled, told=await tell_cancelled(ctx, cancelled))

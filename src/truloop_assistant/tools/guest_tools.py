@@ -1,7 +1,8 @@
 """Tools for invited guests: see the events they are invited to and say which dates suit them.
 
-The guest is the current user (``ctx.deps.user_id``); they see only events they are invited to,
-and never other guests' availability or anyone's contacts.
+The guest is the current user (``ctx.deps.user_id``), who got an invitation in their chat with the
+assistant; they see only events they are invited to, and never other guests' availability or
+anyone's contacts. The event's organizer sees every guest and their dates instead.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ class GuestEventView(BaseModel):
     organizer_name: str | None = Field(description="The organizer's name, if the directory knows them")
     availability_deadline: str | None = Field(description="Give your availability by then (ISO 8601)")
     your_available_dates: list[str] = Field(description="The dates you said you are available (YYYY-MM-DD)")
+    guest_user_ids: list[str] | None = Field(
+        default=None, description="Only when you organize the event: its guests"
+    )
+    guest_availability: dict[str, list[str]] | None = Field(
+        default=None,
+        description="Only when you organize the event: each guest's dates; who has not answered is missing",
+    )
 
 
 class InvitedEvents(BaseModel):
@@ -45,6 +53,7 @@ class AvailabilitySaved(BaseModel):
 
 
 async def _view(ctx: RunContext[AgentDeps], event: Event) -> GuestEventView:
+    organizes = event.owner_id == ctx.deps.user_id
     try:
         organizer = await ctx.deps.require_backends().users.get_profile(event.owner_id)
     except UserDirectoryError:
@@ -59,13 +68,20 @@ async def _view(ctx: RunContext[AgentDeps], event: Event) -> GuestEventView:
         organizer_name=organizer.name if organizer else None,
         availability_deadline=event.availability_deadline,
         your_available_dates=event.guest_availability.get(ctx.deps.user_id, []),
+        guest_user_ids=event.guest_user_ids if organizes else None,
+        guest_availability=event.guest_availability if organizes else None,
     )
 
 
-async def _invited_event(ctx: RunContext[AgentDeps], event_id: str) -> Event:
+async def _invited_event(ctx: RunContext[AgentDeps], event_id: str, *, organizer: bool = False) -> Event:
+    """The event if the current user is invited to it (or, with ``organizer``, organizes it) and it stands."""
     event = await ctx.deps.require_backends().events.get(event_id)
-    if event is None or ctx.deps.user_id not in event.invitee_user_ids:
+    user = ctx.deps.user_id
+    if event is None or not (event.is_invited(user) or (organizer and event.owner_id == user)):
         raise ToolFailed(f"you are not invited to an event with id {event_id!r} (or it does not exist)")
+    if event.cancelled_at is not None:
+        why = f" ({event.cancel_reason})" if event.cancel_reason else ""
+        raise ToolFailed(f"{event.title!r} was cancelled by its organizer{why}; it no longer takes answers")
     return event
 
 
@@ -79,7 +95,7 @@ async def list_invited_events(ctx: RunContext[AgentDeps]) -> InvitedEvents:
 @guest_toolset.tool
 async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> GuestEventView:
     """Show an event the current user is invited to: time, place, organizer and their own availability."""
-    return await _view(ctx, await _invited_event(ctx, event_id))
+    return await _view(ctx, await _invited_event(ctx, event_id, organizer=True))
 
 
 @guest_toolset.tool(metadata=CHANGES)

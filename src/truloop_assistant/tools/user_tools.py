@@ -1,4 +1,8 @@
-"""Tools to look people up in the app's user directory."""
+"""Tools to look people up in the app's user directory.
+
+Every member sees everyone's name, username, groups, title and ids; e-mail and phone follow
+:mod:`..backends.users.privacy` (withheld fields come back null, with a note the model can explain).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,15 @@ from typing import Annotated, TypeVar
 from pydantic import BaseModel, Field, StringConstraints
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
-from ..backends.users import SearchField, UserDirectoryError, UserProfile, unknown_user_ids
+from ..backends.users import (
+    ContactField,
+    ContactVisibility,
+    SearchField,
+    UserDirectoryError,
+    UserProfile,
+    found_only_by_fragment,
+    unknown_user_ids,
+)
 from .arguments import MAX_USER_IDS, UserId, UserIds
 from .deps import AgentDeps
 
@@ -17,8 +29,37 @@ user_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 T = TypeVar("T")
 
 
+class Person(BaseModel):
+    """A directory entry as the current user may see it."""
+
+    user_id: str
+    name: str
+    username: str
+    eid: str | None = Field(description="External (employee) id")
+    email: str | None = None
+    phone: str | None = None
+    groups: list[str]
+    title: str | None
+    timezone: str | None = Field(description="IANA time zone")
+    contact_hidden: str | None = Field(
+        default=None, description="Why e-mail or phone is null although the directory has it"
+    )
+
+    @classmethod
+    def of(cls, profile: UserProfile, hidden: list[ContactField]) -> Person:
+        """The profile with the ``hidden`` contact fields left out and a note saying why."""
+        shown = profile.model_dump(exclude={"role", "shared", *hidden})
+        if not hidden:
+            return cls(**shown)
+        note = (
+            f"{' and '.join(hidden)} not shown: contact details are visible only to the person, people "
+            "who share an event with them and admins, unless the person shares them"
+        )
+        return cls(**shown, contact_hidden=note)
+
+
 class UserSearchResult(BaseModel):
-    users: list[UserProfile] = Field(description="Matching users, best matches first; empty if none match")
+    users: list[Person] = Field(description="Matching users, best matches first; empty if none match")
 
 
 class UserEids(BaseModel):
@@ -46,18 +87,23 @@ async def check_users_exist(ctx: RunContext[AgentDeps], user_ids: list[str], *, 
         )
 
 
+def _visibility(ctx: RunContext[AgentDeps]) -> ContactVisibility:
+    backends = ctx.deps.require_backends()
+    return ContactVisibility(ctx.deps.user_id, backends.users, backends.events)
+
+
 @user_toolset.tool
 async def get_user_profile(
     ctx: RunContext[AgentDeps],
     user_id: Annotated[UserId | None, Field(description="The user's id; omit for the current user")] = None,
-) -> UserProfile:
+) -> Person:
     """Return a user's profile (name, username, contacts, groups, title, time zone) from the directory."""
     target = user_id if user_id is not None else ctx.deps.user_id
     profile = await directory_call(ctx.deps.require_backends().users.get_profile(target))
     if profile is None:
         who = "the current user" if user_id is None else f"user {target!r}"
         raise ToolFailed(f"{who} is not in the user directory")
-    return profile
+    return Person.of(profile, await directory_call(_visibility(ctx).hidden(profile)))
 
 
 @user_toolset.tool
@@ -76,7 +122,13 @@ async def search_users(
 ) -> UserSearchResult:
     """Find users in the directory by name, username, group or contact (partial, case-insensitive)."""
     users = await directory_call(ctx.deps.require_backends().users.search(query, by=by, limit=limit))
-    return UserSearchResult(users=users)
+    visibility = _visibility(ctx)
+    found = []
+    for user in users:
+        hidden = await directory_call(visibility.hidden(user))
+        if not found_only_by_fragment(query, by, user, hidden):
+            found.append(Person.of(user, hidden))
+    return UserSearchResult(users=found)
 
 
 @user_toolset.tool

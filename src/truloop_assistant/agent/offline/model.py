@@ -14,6 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from ...i18n import language_of
+from ..context import zone_named_in
 from .intents import choose
 from .phrasing import describe
 
@@ -26,6 +27,7 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
         """Answer from the last tool results, or pick a tool (or a capability reply) from the prompt."""
         prompt = _latest_prompt(messages)
         lang = language_of(prompt)
+        zone = zone_named_in(info.instructions) or timezone  # the person's zone, when the server says it
         last = messages[-1] if messages else None
         # A new message that arrived while the phone still owed answers comes with the cut calls'
         # results: it is the message that needs answering.
@@ -34,11 +36,9 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
                 p for p in last.parts if p.part_kind in ("tool-return", "retry-prompt", "retry-feedback")
             ]
             if results:
-                return ModelResponse(
-                    parts=[TextPart("\n".join(describe(p, lang, timezone) for p in results))]
-                )
+                return ModelResponse(parts=[TextPart("\n".join(describe(p, lang, zone) for p in results))])
         tools = {t.name for t in info.function_tools}
-        return ModelResponse(parts=[choose(prompt, lang, tools, now().astimezone(timezone))])
+        return ModelResponse(parts=[choose(prompt, lang, tools, now().astimezone(zone))])
 
     return FunctionModel(offline, model_name="offline")
 

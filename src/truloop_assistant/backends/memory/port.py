@@ -42,6 +42,10 @@ class MemoryStore(Protocol):
         """The user's memories, newest first."""
         ...
 
+    async def forget_all(self, user_id: str) -> int:
+        """Delete every memory of the user (they asked for their data to be erased); how many went."""
+        ...
+
 
 def utcnow() -> datetime:
     """The current time in UTC (the stores take a clock so tests can set it)."""

@@ -110,6 +110,14 @@ class RedisMemoryStore:
             removed, _ = await pipe.execute()
         return bool(removed)
 
+    async def forget_all(self, user_id: str) -> int:
+        """Delete every memory of the user; how many there were."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hlen(keys.memories(user_id))
+            pipe.delete(keys.memories(user_id), keys.memory_order(user_id))
+            count, _ = await pipe.execute()
+        return int(count)
+
     async def list_recent(self, user_id: str, limit: int = 20) -> list[Memory]:
         """The user's memories, newest first."""
         if limit < 1:

@@ -95,6 +95,19 @@ class SupermemoryStore:
             return False
         return await self._call("DELETE", path, missing_ok=True) is not None
 
+    async def forget_all(self, user_id: str) -> int:
+        """Delete the user's documents, a page at a time, until none are listed (at most 50 pages)."""
+        forgotten = 0
+        for _ in range(50):
+            page = await self.list_recent(user_id, limit=100)
+            if not page:
+                break
+            for memory in page:
+                path = f"/v3/documents/{quote(memory.memory_id, safe='')}"
+                if await self._call("DELETE", path, missing_ok=True) is not None:
+                    forgotten += 1
+        return forgotten
+
     async def _call(
         self, method: str, path: str, body: dict[str, Any] | None = None, *, missing_ok: bool = False
     ) -> Any:

@@ -3,19 +3,32 @@
 :class:`RedisUserDirectory` (:mod:`.redis`) is the default, filled from a users file (:mod:`.file`,
 see ``data/sample_users.json``) with ``truloop-assistant users import FILE``;
 :class:`HttpUserDirectory` (:mod:`.http`) is the production adapter for the app's own user API,
-whose module documents the API's shape.
+whose module documents the API's shape. Who may see whose e-mail and phone is :mod:`.privacy`.
 """
 
 from __future__ import annotations
 
 from .file import SAMPLE_USERS_FILE, UsersFileError, load_users_file
 from .http import HttpUserDirectory
-from .matching import match_users
-from .port import SearchField, UserDirectory, UserDirectoryError, UserProfile, unknown_user_ids
+from .matching import found_only_by_fragment, match_users
+from .port import (
+    ContactField,
+    DirectoryRole,
+    SearchField,
+    UserDirectory,
+    UserDirectoryError,
+    UserProfile,
+    unknown_user_ids,
+)
+from .privacy import CONTACT_FIELDS, ContactVisibility, event_peers
 from .redis import RedisUserDirectory
 
 __all__ = [
+    "CONTACT_FIELDS",
     "SAMPLE_USERS_FILE",
+    "ContactField",
+    "ContactVisibility",
+    "DirectoryRole",
     "HttpUserDirectory",
     "RedisUserDirectory",
     "SearchField",
@@ -23,6 +36,8 @@ __all__ = [
     "UserDirectoryError",
     "UserProfile",
     "UsersFileError",
+    "event_peers",
+    "found_only_by_fragment",
     "load_users_file",
     "match_users",
     "unknown_user_ids",

@@ -9,12 +9,16 @@ Every request carries ``Authorization: Bearer <token>``; the shape it expects:
   (users the API does not know are left out of ``eids``; ``null`` is a known user without an eid)
 
 A profile object has the fields of :class:`~.port.UserProfile`: ``user_id``, ``name``, ``username``,
-``eid``, ``email``, ``phone``, ``groups``, ``title``, ``timezone``. Any other status, a network
-failure or a body of another shape raises :class:`~.port.UserDirectoryError`.
+``eid``, ``email``, ``phone``, ``groups``, ``title``, ``timezone``, and optionally ``role``
+(``"member"``, the default, or ``"admin"``: sees everyone's e-mail and phone and gets the admin rate
+limit) and ``shared`` (``["email", "phone"]`` or part of it: shown to every member; default none).
+Any other status, a network failure or a body of another shape raises
+:class:`~.port.UserDirectoryError` (except in :meth:`HttpUserDirectory.is_admin`, which says False).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import quote
 
@@ -22,6 +26,8 @@ import httpx
 from pydantic import ValidationError
 
 from .port import SearchField, UserDirectoryError, UserProfile
+
+log = logging.getLogger(__name__)
 
 
 class HttpUserDirectory:
@@ -100,6 +106,15 @@ class HttpUserDirectory:
     async def is_member(self, user_id: str) -> bool:
         """Whether the API has a profile for the user."""
         return await self.get_profile(user_id) is not None
+
+    async def is_admin(self, user_id: str) -> bool:
+        """Whether the API's profile has ``role: "admin"``; False when the API cannot say."""
+        try:
+            profile = await self.get_profile(user_id)
+        except UserDirectoryError as exc:
+            log.warning("could not tell whether %s is an admin, so they are not: %s", user_id, exc)
+            return False
+        return profile is not None and profile.role == "admin"
 
     async def has_users(self) -> bool:
         """Always True: the app's own API is never an empty directory."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
-from .port import SearchField, UserProfile
+from .port import ContactField, SearchField, UserProfile
 
 
 def _fold(text: str) -> str:
@@ -16,14 +17,18 @@ def _phone_digits(text: str) -> str:
     return "0" + digits[2:] if digits.startswith("82") else digits  # +82 10-... == 010-...
 
 
-def _contact_match(query: str, user: UserProfile) -> int:
+def _contact_match(query: str, user: UserProfile, exact_only: Collection[ContactField] = ()) -> int:
+    def graded(field: ContactField, exact: bool) -> int:
+        return 2 if exact else 0 if field in exact_only else 1
+
+    scores = [0]
     folded = _fold(query)
     if user.email and folded and folded in user.email.casefold():
-        return 2 if folded == user.email.casefold() else 1
+        scores.append(graded("email", folded == user.email.casefold()))
     digits = _phone_digits(query)
     if user.phone and len(digits) >= 4 and digits in _phone_digits(user.phone):
-        return 2 if digits == _phone_digits(user.phone) else 1
-    return 0
+        scores.append(graded("phone", digits == _phone_digits(user.phone)))
+    return max(scores)
 
 
 def _partial(query: str, value: str) -> int:
@@ -33,11 +38,13 @@ def _partial(query: str, value: str) -> int:
     return 2 if folded == target else 1
 
 
-def _score(query: str, by: SearchField | None, user: UserProfile) -> int:
-    """2 for an exact match, 1 for a partial one, 0 for none."""
+def _score(
+    query: str, by: SearchField | None, user: UserProfile, exact_only: Collection[ContactField] = ()
+) -> int:
+    """2 for an exact match, 1 for a partial one, 0 for none (``exact_only`` fields: exact or none)."""
     scores = []
     if by in (None, "contact"):
-        scores.append(_contact_match(query, user))
+        scores.append(_contact_match(query, user, exact_only))
     if by in (None, "username"):
         scores.append(_partial(query.lstrip("@"), user.username))
     if by in (None, "name"):
@@ -54,3 +61,15 @@ def match_users(
     scored = [(score, user) for user in users if (score := _score(query, by, user))]
     scored.sort(key=lambda pair: (-pair[0], pair[1].name.casefold(), pair[1].user_id))
     return [user for _, user in scored[:limit]]
+
+
+def found_only_by_fragment(
+    query: str, by: SearchField | None, user: UserProfile, hidden: Collection[ContactField]
+) -> bool:
+    """Whether ``user`` matches ``query`` only through part of a contact detail in ``hidden``.
+
+    Such a result would confirm pieces of a detail the searcher may not see, so they could guess it
+    bit by bit; the whole address or number (which the searcher already knows) still finds its owner.
+    A match this search cannot explain (an API matching in its own way) is not judged here.
+    """
+    return bool(hidden) and _score(query, by, user) > 0 and _score(query, by, user, hidden) == 0

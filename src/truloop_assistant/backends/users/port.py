@@ -7,6 +7,8 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, Field
 
 SearchField = Literal["contact", "username", "group", "name"]
+ContactField = Literal["email", "phone"]
+DirectoryRole = Literal["member", "admin"]
 
 
 class UserProfile(BaseModel):
@@ -21,6 +23,12 @@ class UserProfile(BaseModel):
     groups: list[str] = Field(default_factory=list)
     title: str | None = None
     timezone: str | None = Field(default=None, description="IANA time zone, e.g. 'Asia/Seoul'")
+    role: DirectoryRole = Field(
+        default="member", description="'admin': sees everyone's contact details, gets the admin rate limit"
+    )
+    shared: list[ContactField] = Field(
+        default_factory=list, description="Contact details this person shows to every member"
+    )
 
 
 class UserDirectoryError(Exception):
@@ -46,6 +54,14 @@ class UserDirectory(Protocol):
 
     async def is_member(self, user_id: str) -> bool:
         """Whether the directory knows the user."""
+        ...
+
+    async def is_admin(self, user_id: str) -> bool:
+        """Whether the directory gives the user the admin role.
+
+        False for an unknown user, and when the directory cannot say (the failure is logged): being
+        taken for a member is the safe mistake, and a rate limit or a lookup never fails over it.
+        """
         ...
 
     async def has_users(self) -> bool:

@@ -59,6 +59,11 @@ class RedisUserDirectory:
         """Whether a profile is stored for the user."""
         return bool(await self._redis.hexists(self._key, user_id))
 
+    async def is_admin(self, user_id: str) -> bool:
+        """Whether the stored profile has the admin role."""
+        profile = await self.get_profile(user_id)
+        return profile is not None and profile.role == "admin"
+
     async def has_users(self) -> bool:
         """Whether any profile was imported."""
         return bool(await self._redis.hlen(self._key))

@@ -1,0 +1,87 @@
+"""The typing indicator: shown while a drain works on a step, sent in the background, in order.
+
+A step never waits for it. Each conversation has at most one call in flight, and its calls go out
+in the order the drain asked for them; a start still unsent when its step ends is not sent at all
+(nor its stop). At most ``MAX_TYPING`` conversations per process are shown typing at once: more
+starts are dropped, not queued, so a slow or hanging typing endpoint holds a bounded number of
+connections and tasks. A conversation keeps its place until its stop has gone out, so a stop is
+never dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from ..channels.base import Channel
+
+log = logging.getLogger(__name__)
+
+MAX_TYPING = 64
+"""Conversations shown typing at once by one process (beyond a worker's concurrency, below its pool)."""
+
+
+@dataclass
+class _Indicator:
+    wanted: bool
+    shown: bool = False
+    """Whether the last call that went out was a start (it may have failed: a stop follows anyway)."""
+
+
+class Typing:
+    def __init__(self, channel: Channel, *, max_typing: int = MAX_TYPING) -> None:
+        self.channel = channel
+        self.max_typing = max_typing
+        self._indicators: dict[str, _Indicator] = {}
+        self._senders: dict[str, asyncio.Task[None]] = {}
+
+    def start(self, channel_url: str) -> None:
+        """Show the bot as typing in the channel, unless too many conversations already are."""
+        indicator = self._indicators.get(channel_url)
+        if indicator is None:
+            if len(self._indicators) >= self.max_typing:
+                log.debug(
+                    "not showing typing in %s: %d conversations already are", channel_url, self.max_typing
+                )
+                return
+            indicator = self._indicators[channel_url] = _Indicator(wanted=True)
+        indicator.wanted = True
+        self._wake(channel_url)
+
+    def stop(self, channel_url: str) -> None:
+        """Stop showing the bot as typing in the channel (nothing to do if it was not)."""
+        if (indicator := self._indicators.get(channel_url)) is not None:
+            indicator.wanted = False
+            self._wake(channel_url)
+
+    async def settle(self) -> None:
+        """Wait until every typing call asked for has gone out (shutdown, tests)."""
+        while self._senders:
+            await asyncio.wait(list(self._senders.values()))
+
+    def _wake(self, channel_url: str) -> None:
+        if channel_url not in self._senders:
+            self._senders[channel_url] = asyncio.create_task(
+                self._send(channel_url), name=f"typing:{channel_url}"
+            )
+
+    async def _send(self, channel_url: str) -> None:
+        indicator = self._indicators[channel_url]
+        try:
+            # Runs until the channel shows what the drain wants now; a start and stop asked for
+            # before the first call cancel out.
+            while indicator.shown != indicator.wanted:
+                target = indicator.wanted
+                try:
+                    if target:
+                        await self.channel.typing_started(channel_url)
+                    else:
+                        await self.channel.typing_stopped(channel_url)
+                except Exception:
+                    log.warning("typing call in %s failed", channel_url, exc_info=True)
+                indicator.shown = target
+        finally:
+            del self._senders[channel_url]
+            if not indicator.wanted and not indicator.shown:
+                del self._indicators[channel_url]

@@ -1,0 +1,66 @@
+"""What people in a channel can see: who said what, kept short, for the model's context.
+
+A turn's model context holds its own person's history (with their tool calls and results, which
+stay private) and, from here, the other people's visible messages in the channel and the
+assistant's answers to them, as plain text.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import cast
+
+from pydantic import BaseModel, Field
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from . import keys
+
+ASSISTANT = ""
+"""The ``user_id`` of the assistant's own lines."""
+
+
+class Line(BaseModel):
+    """One visible message: a person's text, or the assistant's answer (``to`` that person)."""
+
+    user_id: str
+    text: str
+    to: str | None = None
+    at: float = Field(default_factory=time.time)
+
+
+class Transcript:
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+
+    async def add(self, channel_url: str, line: Line) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            add_line(pipe, keys.conversation_tag(channel_url), line)
+            await pipe.execute()
+
+    async def recent(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> list[Line]:
+        """The newest ``limit`` lines, oldest first."""
+        key = keys.transcript(keys.conversation_tag(channel_url))
+        raw = cast(list[bytes], await self.redis.lrange(key, -limit, -1))
+        return [Line.model_validate_json(r) for r in raw]
+
+    async def forget_user(self, channel_url: str, user_id: str) -> None:
+        """Drop a person's lines and the answers to them (they asked for their data to be erased)."""
+        key = keys.conversation_tag(channel_url)
+        lines = await self.recent(channel_url, limit=keys.TRANSCRIPT_MAX)
+        kept = [line for line in lines if user_id not in (line.user_id, line.to)]
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(keys.transcript(key))
+            for line in kept:
+                add_line(pipe, key, line)
+            await pipe.execute()
+
+
+def add_line(pipe: Pipeline, tag: str, line: Line) -> None:
+    """Queue a line in a transaction (with the step that produced it)."""
+    key = keys.transcript(tag)
+    pipe.rpush(
+        key, line.model_copy(update={"text": line.text[: keys.TRANSCRIPT_LINE_CHARS]}).model_dump_json()
+    )
+    pipe.ltrim(key, -keys.TRANSCRIPT_MAX, -1)
+    pipe.expire(key, keys.HISTORY_TTL_S)

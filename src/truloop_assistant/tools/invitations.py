@@ -1,0 +1,134 @@
+"""Invitations and cancellations the event tools send, each in the person's 1:1 channel with the assistant.
+
+They go through the :class:`~.deps.Inviter` port, once per event and person (the ``dedup_id``), from a
+confirmed tool call that itself runs once. One person's failed delivery does not stop the others, nor
+undo the change: the tool's result names whom it could not reach, and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from pydantic_ai import RunContext, ToolFailed
+from pydantic_ai.messages import UserPromptPart
+
+from ..backends.events import Event
+from ..backends.users import UserDirectoryError, UserProfile
+from ..i18n import Language, language_of
+from .deps import AgentDeps, Inviter
+from .event_messages import as_language, cancellation, invitation, zone_of
+
+log = logging.getLogger(__name__)
+
+MAX_PARALLEL_SENDS = 8
+"""People one call tells at a time (each is a channel lookup and a send)."""
+
+SENT = "sent"
+
+
+def inviter_of(deps: AgentDeps) -> Inviter | None:
+    """The deps' inviter; the server's relay writer delivers invitations too."""
+    if deps.inviter is not None:
+        return deps.inviter
+    writer = deps.relay_writer
+    return writer if isinstance(writer, Inviter) else None
+
+
+def require_inviter(ctx: RunContext[AgentDeps]) -> Inviter:
+    """The inviter, or a failed tool result (checked before the confirmation dialog)."""
+    inviter = inviter_of(ctx.deps)
+    if inviter is None:
+        raise ToolFailed("inviting guests is not available on this server; invite directory users instead")
+    return inviter
+
+
+def message_language(ctx: RunContext[AgentDeps]) -> Language:
+    """The language of the current user's message (the one this turn answers)."""
+    if isinstance(ctx.prompt, str):
+        return language_of(ctx.prompt)
+    for message in reversed(ctx.messages):
+        for part in message.parts:
+            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                return language_of(part.content)
+    return "en"
+
+
+async def _profile(ctx: RunContext[AgentDeps], user_id: str) -> UserProfile | None:
+    try:
+        return await ctx.deps.require_backends().users.get_profile(user_id)
+    except UserDirectoryError:
+        return None  # a name and a time zone are niceties: the message still goes
+
+
+async def _known_language(inviter: Inviter, user_id: str) -> Language | None:
+    try:
+        return await inviter.known_language(user_id)
+    except Exception:  # the channel lookup failed: the delivery will say so
+        log.warning("could not look up the language of %s", user_id, exc_info=True)
+        return None
+
+
+async def guest_languages(ctx: RunContext[AgentDeps], guests: list[str]) -> dict[str, str]:
+    """Guest -> the language to write to them in: theirs if they wrote to the assistant, else the user's."""
+    if not guests:
+        return {}
+    inviter, fallback = require_inviter(ctx), message_language(ctx)
+    known = await asyncio.gather(*(_known_language(inviter, g) for g in guests))
+    return {g: language or fallback for g, language in zip(guests, known, strict=True)}
+
+
+async def _deliver_all(
+    inviter: Inviter, people: list[str], write: Callable[[str], Awaitable[str]], dedup: str
+) -> dict[str, str]:
+    """Deliver ``write(person)`` to each person, a few at a time: person -> 'sent' or why not."""
+    limit = asyncio.Semaphore(MAX_PARALLEL_SENDS)
+
+    async def one(person: str) -> str:
+        async with limit:
+            try:
+                await inviter.deliver(person, await write(person), dedup_id=f"{dedup}:{person}")
+            except Exception as exc:  # one person's channel must not stop the others
+                log.warning("could not deliver %s to %s", dedup, person, exc_info=True)
+                return f"not delivered: {str(exc) or type(exc).__name__}"
+            return SENT
+
+    return dict(zip(people, await asyncio.gather(*(one(p) for p in people)), strict=True))
+
+
+async def invite_guests(ctx: RunContext[AgentDeps], event: Event, guests: list[str]) -> dict[str, str]:
+    """Send each of ``guests`` their invitation to ``event``: guest -> 'sent' or why not."""
+    if not guests:
+        return {}
+    inviter, fallback = require_inviter(ctx), message_language(ctx)
+    owner = await _profile(ctx, event.owner_id)
+    organizer, zone = owner.name if owner else event.owner_id, ctx.deps.timezone
+
+    async def write(guest: str) -> str:
+        language = as_language(event.guest_languages.get(guest), fallback)
+        return invitation(event, organizer=organizer, language=language, zone=zone)
+
+    return await _deliver_all(inviter, guests, write, f"invite:{event.event_id}")
+
+
+async def tell_cancelled(ctx: RunContext[AgentDeps], event: Event) -> dict[str, str]:
+    """Tell every invitee and guest that ``event`` was cancelled: person -> 'sent' or why not."""
+    people = [*event.invitee_user_ids, *event.guest_user_ids]
+    inviter = inviter_of(ctx.deps)
+    if not people:
+        return {}
+    if inviter is None:
+        return dict.fromkeys(people, "not delivered: messaging people is not available on this server")
+    fallback = message_language(ctx)
+    owner = await _profile(ctx, event.owner_id)
+    organizer = owner.name if owner else event.owner_id
+
+    async def write(person: str) -> str:
+        profile = await _profile(ctx, person) if person in event.invitee_user_ids else None
+        stored = as_language(event.guest_languages.get(person), fallback)
+        language = await _known_language(inviter, person) or stored
+        zone = zone_of(profile, ctx.deps.timezone)
+        return cancellation(event, organizer=organizer, language=language, zone=zone)
+
+    return await _deliver_all(inviter, people, write, f"cancel:{event.event_id}")

@@ -1,0 +1,31 @@
+"""Each person's own time zone: the clock, relative dates and the confirmation dialog."""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from tests.tools.support import fixed
+from truloop_assistant.agent.offline import build_offline_model
+
+SEOUL = ZoneInfo("Asia/Seoul")
+
+
+async def test_the_time_is_told_in_the_persons_zone(start_server: Any, directory: Any) -> None:
+    async with start_server(model=build_offline_model(timezone=SEOUL, clock=fixed)) as h:
+        await h.user_says("what time is it?", user="sarah", channel="sarah-1")  # Los Angeles
+        await h.user_says("what time is it?", user="jeff", channel="jeff-1")  # Seoul
+        [la] = await h.replies(1, channel="sarah-1")
+        [seoul] = await h.replies(1, channel="jeff-1")
+    assert "(America/Los_Angeles)" in la.text and "(Asia/Seoul)" in seoul.text
+
+
+async def test_tomorrow_at_three_is_the_persons_three_oclock(start_server: Any, directory: Any) -> None:
+    async with start_server(model=build_offline_model(timezone=SEOUL, clock=fixed)) as h:
+        await h.user_says("schedule a design review tomorrow at 3pm", user="sarah", channel="sarah-1")
+        [rpc] = await h.rpc_requests(1, channel="sarah-1")
+        # Wednesday evening in Los Angeles while it is Thursday morning in Seoul: her tomorrow is Thursday.
+        assert "Thu 26 Nov 15:00–16:00" in rpc["params"]["message"]
+        await h.answer(rpc["id"], result={"confirmed": True}, user="sarah")
+        [reply] = await h.replies(1, channel="sarah-1")
+        assert "15:00" in reply.text
