@@ -166,8 +166,11 @@ class Services:
             channel=self.channel,
             timeout_s=settings.model_timeout_s,
             turn_request_limit=settings.max_model_requests,
+            transcript=self.transcript,
         )
-        inviter = DirectInviter(relay=self.relay, channel=self.channel, history=self.history)
+        inviter = DirectInviter(
+            relay=self.relay, channel=self.channel, history=self.history, transcript=self.transcript
+        )
         return TurnRunner(
             agents=agents,
             store=self.store,
@@ -199,7 +202,12 @@ class Services:
                 "reminders": GuestReminders(
                     self.redis,
                     self.backends,
-                    DirectInviter(relay=self.relay, channel=self.channel, history=self.history),
+                    DirectInviter(
+                        relay=self.relay,
+                        channel=self.channel,
+                        history=self.history,
+                        transcript=self.transcript,
+                    ),
                     timezone=ZoneInfo(self.settings.timezone),
                 ).send_due,
             }

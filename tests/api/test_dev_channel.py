@@ -26,16 +26,18 @@ class Counting:
         return ModelResponse(parts=[TextPart("ok")])
 
 
-async def post(h: Harness, message: str, *, user: str = "jeff", **extra: Any) -> dict[str, Any]:
+async def post(
+    h: Harness, message: str, *, user: str = "jeff", channel: str = CHANNEL, **extra: Any
+) -> dict[str, Any]:
     r = await h.http.post(
-        f"/dev/api/channels/{CHANNEL}/messages", json={"user_id": user, "message": message, **extra}
+        f"/dev/api/channels/{channel}/messages", json={"user_id": user, "message": message, **extra}
     )
     assert r.status_code == 202, r.text
     return r.json()
 
 
-async def channel_messages(h: Harness) -> list[dict[str, Any]]:
-    r = await h.http.get(f"/dev/api/channels/{CHANNEL}/messages")
+async def channel_messages(h: Harness, channel: str = CHANNEL) -> list[dict[str, Any]]:
+    r = await h.http.get(f"/dev/api/channels/{channel}/messages")
     return r.json()["messages"]
 
 
@@ -61,7 +63,7 @@ async def test_over_the_rate_limit_messages_are_not_run_and_the_user_is_told_onc
         assert notice == "You're sending messages too fast (rate limit reached). Please try again in 60 s."
         assert model.runs == 3
         # Another user has their own budget.
-        assert (await post(h, "hello", user="mina"))["status"] == "queued"
+        assert (await post(h, "hello", user="mina", channel="mina-dm"))["status"] == "queued"
 
 
 async def test_a_message_over_the_limit_is_shown_explained_and_not_run(start_server: Any) -> None:
@@ -89,3 +91,28 @@ async def test_a_retried_post_is_shown_and_answered_once(start_server: Any) -> N
         # Another id is another message; without one, every post is new.
         assert (await post(h, "이번 주 일정 알려줘", dedup_id="m-2"))["status"] == "queued"
         assert (await post(h, "hi"))["status"] == (await post(h, "hi"))["status"] == "queued"
+
+
+async def test_a_group_channel_answers_mentions_and_keeps_the_rest_as_context(start_server: Any) -> None:
+    seen: list[str] = []
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(str(messages[-1]))
+        return ModelResponse(parts=[TextPart(f"answer {len(seen)}")])
+
+    async with start_server(model=FunctionModel(answer), channel="local") as h:
+        # Alone with the assistant, every message is a turn.
+        assert (await post(h, "hi", channel="team"))["status"] == "queued"
+        await h.idle()
+        # With a second person, only a mention is.
+        assert (await post(h, "lunch at noon?", user="mina", channel="team"))["status"] == "not_addressed"
+        assert (await post(h, "sure", channel="team"))["status"] == "not_addressed"
+        asked = await post(h, f"@{BOT} what did mina ask?", user="mina", channel="team")
+        by_field = await post(h, "and me?", channel="team", mentioned_user_ids=[BOT])
+        assert asked["status"] == by_field["status"] == "queued"
+        await h.idle()
+        assert len(seen) == 3
+        # The turn saw what the two said to each other, and who said it.
+        assert "mina: lunch at noon?" in seen[1] and "jeff: sure" in seen[1]
+        texts = [m["message"] for m in await channel_messages(h, "team") if m["user_id"] == BOT]
+        assert texts == ["answer 1", "answer 2", "answer 3"]

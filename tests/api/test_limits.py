@@ -84,6 +84,17 @@ async def test_webhook_turns_over_the_limit_are_dropped_and_the_user_told_once(s
         assert again.json() == {"status": "duplicate"}
 
 
+async def test_an_admins_chat_turns_get_the_admin_limit(start_server: Any, directory: Any) -> None:
+    async with start_server(model=echo(), rate_limit_user="2/minute", rate_limit_admin="4/minute") as h:
+        # hyunwoo has the admin role in the directory; jeff does not.
+        admin = [
+            (await h.user_says(f"admin {i}", user="hyunwoo", channel="admin-dm")).json() for i in range(5)
+        ]
+        member = [(await h.user_says(f"member {i}", channel="member-dm")).json() for i in range(3)]
+        assert [r["status"] for r in admin] == ["queued"] * 4 + ["ignored"]
+        assert [r["status"] for r in member] == ["queued"] * 2 + ["ignored"]
+
+
 async def test_a_message_that_is_too_long_is_explained_not_run(start_server: Any) -> None:
     prompts: list[str] = []
 

@@ -164,9 +164,13 @@ async def test_relayed_message_is_written_by_the_notification_agent_and_delivere
     start_server: Any, directory: Any
 ) -> None:
     writer_tools: list[list[str]] = []
+    told: list[str] = []
 
     def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         names = {t.name for t in info.function_tools}
+        if any(isinstance(p, UserPromptPart) and p.content == "뭐라고?" for p in messages[-1].parts):
+            told.append(info.instructions or "")  # the recipient answers in their chat
+            return ModelResponse(parts=[TextPart("1시예요")])
         if "send_message_to_user" not in names:  # the notification agent
             writer_tools.append(sorted(names))
             last = messages[-1]
@@ -201,6 +205,11 @@ async def test_relayed_message_is_written_by_the_notification_agent_and_delivere
         assert sorted(m["user_id"] for m in direct["members"]) == ["mina", "truloop-assistant"]
         [relayed] = [m for m in h.sendbird.messages if m.channel_url == direct["channel_url"]]
         assert relayed.text == "민아님, Jeff Kim님이 점심이 1시로 바뀌었다고 전해 달래요."
+
+        # Mina's answer there is read with what the assistant told her.
+        await h.user_says("뭐라고?", user="mina", channel=direct["channel_url"], message_id=77)
+        await h.replies(2, channel=direct["channel_url"])
+        assert relayed.text in told[0]
 
     excluded = {
         "create_event",

@@ -52,3 +52,15 @@ async def test_a_failing_lookup_still_asks_with_the_plain_arguments() -> None:
     )
     assert params["title"] == "Allow invite to event?"
     assert "evt_1" in params["message"] and "mina" in params["message"]
+
+
+async def test_an_update_that_removes_things_says_what_goes() -> None:
+    context = ApprovalContext(language="en", timezone=SEOUL)
+    removal = {"event_id": "evt_1", "location": "", "invitee_user_ids": [], "guest_user_ids": []}
+    params = await describe_approval(ToolCallPart("update_event", removal), context)
+    assert params["title"] == "Change this event?"
+    assert params["message"].endswith(": remove the place; uninvite everyone; remove every guest.")
+    korean = ApprovalContext(language="ko", timezone=SEOUL)
+    deadline = {"event_id": "evt_1", "availability_deadline": "", "title": "점심"}
+    params = await describe_approval(ToolCallPart("update_event", deadline), korean)
+    assert params["message"].endswith(": 제목 → “점심”; 응답 마감 삭제.")

@@ -138,6 +138,24 @@ async def test_after_the_deadline_the_guest_is_told_so(backends: Backends, store
     assert answer.startswith("failed: ") and "has passed" in answer
 
 
+async def test_hours_after_the_deadline_on_its_day_it_has_passed_too(
+    backends: Backends, store: RedisEventStore
+) -> None:
+    event = await store.create(
+        "jeff",
+        title="kickoff",
+        start_time="2026-11-27T09:00:00+09:00",
+        end_time="2026-11-27T10:00:00+09:00",
+        guests={GUEST: "ko"},
+        availability_deadline="2026-11-26T09:00:00+09:00",  # this morning; it is 10:49 now
+    )
+    answer = await ask(
+        backends, "update_guest_availability", event_id=event.event_id, available_dates=["2026-11-27"]
+    )
+    assert answer.startswith("failed: ") and "has passed" in answer
+    assert (await store.get(event.event_id)).guest_availability == {}  # type: ignore[union-attr]
+
+
 async def test_details_leave_out_other_guests_and_contacts(backends: Backends, dinner: Event) -> None:
     await ask(backends, "update_guest_availability", event_id=dinner.event_id, available_dates=["2026-12-03"])
     answer = await ask(backends, "get_event_details", event_id=dinner.event_id)

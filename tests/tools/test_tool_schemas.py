@@ -48,6 +48,7 @@ def test_member_tools_are_exactly_the_designed_ones() -> None:
         "search_places",
         "send_message_to_user",
         "get_events", "create_event", "update_event", "invite_to_event", "cancel_event",
+        "get_event_details",
         "get_calendar_events",
         "confirm_interaction", "get_permission_status",
     }  # fmt: skip

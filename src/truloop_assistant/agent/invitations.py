@@ -19,6 +19,7 @@ from ..channels.base import Channel
 from ..channels.relay import Relay
 from ..i18n import Language, language_of
 from ..store.history import History
+from ..store.transcript import ASSISTANT, Line, Transcript
 from ..tools.deps import AgentDeps, Inviter, Relayed, RelayWriter
 
 if TYPE_CHECKING:
@@ -30,10 +31,13 @@ log = logging.getLogger(__name__)
 class DirectInviter:
     """The :class:`~truloop_assistant.tools.deps.Inviter` on the bot's direct channels."""
 
-    def __init__(self, *, relay: Relay, channel: Channel, history: History) -> None:
+    def __init__(
+        self, *, relay: Relay, channel: Channel, history: History, transcript: Transcript | None = None
+    ) -> None:
         self.relay = relay
         self.channel = channel
         self.history = history
+        self.transcript = transcript
 
     async def known_language(self, user_id: str) -> Language | None:
         """The language of the person's last message to the assistant in their direct channel."""
@@ -49,6 +53,8 @@ class DirectInviter:
     async def deliver(self, user_id: str, text: str, *, dedup_id: str) -> None:
         channel_url = await self.relay.direct_channel(user_id)
         await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
+        if self.transcript is not None:  # so the person's next turn there knows what they answer
+            await self.transcript.add_once(channel_url, Line(user_id=ASSISTANT, text=text))
         log.info("told %s about an event in %s (%s)", user_id, channel_url, dedup_id.split(":", 1)[0])
 
 

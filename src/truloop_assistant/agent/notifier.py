@@ -16,6 +16,7 @@ from pydantic_ai import DeferredToolRequests, RunUsage, UsageLimitExceeded, Usag
 
 from ..channels.base import Channel
 from ..channels.relay import Relay
+from ..store.transcript import ASSISTANT, Line, Transcript
 from ..tools.deps import AgentDeps, Relayed
 
 if TYPE_CHECKING:
@@ -39,8 +40,10 @@ class Notifier:
         channel: Channel,
         timeout_s: float,
         turn_request_limit: int,
+        transcript: Transcript | None = None,
     ) -> None:
         self.agent = agent
+        self.transcript = transcript
         self.relay = relay
         self.channel = channel
         self.timeout_s = timeout_s
@@ -63,6 +66,8 @@ class Notifier:
         )
         channel_url = await self.relay.direct_channel(recipient.user_id)
         await self.channel.send_text(channel_url, relayed.text, dedup_id=dedup_id)
+        if self.transcript is not None:  # the recipient's reply there is read with it
+            await self.transcript.add_once(channel_url, Line(user_id=ASSISTANT, text=relayed.text))
         log.info("relayed a message from %s to %s in %s", sender_id, recipient.user_id, channel_url)
         return relayed
 

@@ -6,8 +6,47 @@ refused for the same reasons, and the user is told the same way, whichever way i
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from ..channels.base import InboundMessage
 from ..services import Services
+from ..store import keys
+from ..store.transcript import Line
+from .audience import hear
+
+log = logging.getLogger(__name__)
+
+ROLE_LOOKUP_S = 0.5
+"""How long admission waits for the directory to say whether someone is an admin (then: not one)."""
+
+
+async def addressed(
+    services: Services, message: InboundMessage, *, listed: list[str] | None, mentioned: bool
+) -> bool:
+    """Whether the message is for the assistant (DESIGN §4); what people say to each other in its
+    channel is kept as context for its later turns there."""
+    heard = await hear(
+        services.members,
+        message.channel_url,
+        listed=listed,
+        mentioned=mentioned,
+        bot_user_id=services.settings.sendbird_bot_user_id,
+    )
+    if heard == "overheard":
+        await services.transcript.add(message.channel_url, Line(user_id=message.user_id, text=message.text))
+    return heard == "turn"
+
+
+async def queue(services: Services, message: InboundMessage) -> str:
+    """Queue the turn unless it is refused: ``queued``, ``dropped`` or why it was refused."""
+    if refusal := await refuse(services, message):
+        return refusal
+    status = await services.intake.message(message)
+    if status == "queued":  # the turn's own words are part of what the channel said
+        line = Line(user_id=message.user_id, text=message.text, turn=True)
+        await services.transcript.add(message.channel_url, line)
+    return status
 
 
 async def refuse(services: Services, message: InboundMessage) -> str | None:
@@ -20,8 +59,29 @@ async def refuse(services: Services, message: InboundMessage) -> str | None:
             message, "too_long", limit=settings.max_message_chars, length=len(message.text)
         )
         return "too_long"
-    rate = await services.limiter.hit(message.user_id, scope="turns")
+    admin = await is_admin(services, message.user_id)
+    rate = await services.limiter.hit(message.user_id, scope="turns", admin=admin)
     if not rate.allowed:
-        await services.notices.send(message, "rate_limited", window_s=services.limiter.window_s(), once=True)
+        window = services.limiter.window_s(admin=admin)
+        await services.notices.send(message, "rate_limited", window_s=window, once=True)
         return "rate_limited"
     return None
+
+
+async def is_admin(services: Services, user_id: str) -> bool:
+    """Whether the directory gives ``user_id`` the admin role, remembered for a minute.
+
+    A directory that does not answer within ``ROLE_LOOKUP_S`` makes the person a member for this
+    message (the webhook must answer Sendbird quickly); the next message asks again.
+    """
+    key = keys.admin_role(user_id)
+    if (known := await services.redis.get(key)) is not None:
+        return known == b"1"
+    try:
+        async with asyncio.timeout(ROLE_LOOKUP_S):
+            admin = await services.backends.users.is_admin(user_id)
+    except TimeoutError:
+        log.warning("the directory did not say within %g s whether %s is an admin", ROLE_LOOKUP_S, user_id)
+        return False
+    await services.redis.set(key, b"1" if admin else b"0", ex=keys.ADMIN_ROLE_TTL_S)
+    return admin

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
@@ -12,8 +12,10 @@ from pydantic import BaseModel, Field
 from ..auth import issue_token
 from ..channels.base import InboundMessage
 from ..channels.local import LocalChannel
+from ..channels.members import LocalMembers
+from ..channels.relay import local_direct_channel_url
 from ..errors import BadRequest
-from .admission import refuse
+from .admission import addressed, queue
 from .budget import redis_budget
 from .deps import ServicesDep
 
@@ -26,6 +28,11 @@ MAX_POSTED_CHARS = 100_000
 class PostMessage(BaseModel):
     user_id: str = Field(min_length=1, max_length=128, examples=["jeff"])
     message: str = Field(min_length=1, max_length=MAX_POSTED_CHARS, examples=["이번 주 일정 알려줘"])
+    mentioned_user_ids: list[Annotated[str, Field(max_length=128)]] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Who the message mentions, as in Sendbird (@<bot user id> in the text mentions it too)",
+    )
     dedup_id: str | None = Field(
         default=None,
         min_length=1,
@@ -51,12 +58,17 @@ async def page() -> str:
 
 @router.post("/api/channels/{channel_url}/messages", status_code=202)
 async def post_message(channel_url: str, body: PostMessage, services: ServicesDep) -> dict[str, Any]:
-    """Write in the channel as a user; the message is refused or queued as a Sendbird webhook's would be.
+    """Write in the channel as a user; the message is taken as a Sendbird webhook's would be.
 
-    ``status``: ``queued``, ``duplicate``, ``too_long`` or ``rate_limited`` (the user is told why in
-    the channel), or ``dropped`` (the conversation has too many waiting messages).
+    Everyone who wrote in a channel is a member of it, with the assistant. With one person every
+    message is a turn; with more, only messages that mention the assistant (DESIGN §4).
+
+    ``status``: ``queued``; ``duplicate``; ``not_addressed`` (a group message without a mention:
+    kept as context, not answered); ``too_long`` or ``rate_limited`` (the user is told why in the
+    channel); or ``dropped`` (the conversation has too many waiting messages).
     """
     channel = _local(services)
+    bot = services.settings.sendbird_bot_user_id
     dedup_id = None if body.dedup_id is None else f"in:{body.user_id}:{body.dedup_id}"
     async with redis_budget():
         item = await channel.append(
@@ -64,13 +76,18 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
         )
         if not item:
             return {"status": "duplicate", "message_id": None}
+        if isinstance(services.members, LocalMembers):
+            await services.members.joined(channel_url, body.user_id)
         message = InboundMessage(
             message_id=str(item["message_id"]),
             channel_url=channel_url,
             user_id=body.user_id,
             text=body.message,
         )
-        status = await refuse(services, message) or await services.intake.message(message)
+        mentioned = bot in body.mentioned_user_ids or f"@{bot}" in body.message
+        if not await addressed(services, message, listed=None, mentioned=mentioned):
+            return {"status": "not_addressed", "message_id": message.message_id}
+        status = await queue(services, message)
     return {"status": status, "message_id": message.message_id}
 
 
@@ -84,6 +101,14 @@ async def list_messages(
         "messages": await channel.messages(channel_url, after=after),
         "typing": await channel.is_typing(channel_url),
     }
+
+
+@router.get("/api/info")
+async def info(services: ServicesDep) -> dict[str, str]:
+    """What the page needs to know: the assistant's user id, and how a person's direct channel is named."""
+    _local(services)
+    bot = services.settings.sendbird_bot_user_id
+    return {"bot_user_id": bot, "direct_channel_url": local_direct_channel_url(bot, "{user_id}")}
 
 
 @router.post("/api/token")

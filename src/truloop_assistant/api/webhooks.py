@@ -13,9 +13,8 @@ from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOKS
 from ..protocol.jsonrpc import load_json
 from ..protocol.sendbird import UserMessageEvent, WebhookEvent, parse_webhook
-from ..store.transcript import Line
-from .admission import refuse
-from .audience import hear, one_to_one
+from .admission import addressed, queue
+from .audience import one_to_one
 from .body import read_body
 from .budget import redis_budget
 from .deps import ServicesDep
@@ -65,33 +64,15 @@ async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str,
         WEBHOOKS.labels("ignored").inc()
         return {"status": "ignored"}
     async with redis_budget():
-        heard = await hear(
-            services.members,
-            message.channel_url,
-            listed=event.member_ids(),
-            mentioned=event.mentions(bot),
-            bot_user_id=bot,
-        )
-        if heard != "turn":
-            if heard == "overheard":  # what people say to each other is context for later turns
-                await services.transcript.add(
-                    message.channel_url, Line(user_id=message.user_id, text=message.text)
-                )
+        listed, mentioned = event.member_ids(), event.mentions(bot)
+        if not await addressed(services, message, listed=listed, mentioned=mentioned):
             WEBHOOKS.labels("not_addressed").inc()
             return {"status": "ignored"}
-        # Sendbird must never see an error for a message we choose not to run (it would re-send it):
-        # the user is told in the channel instead.
-        if refusal := await refuse(services, message):
-            WEBHOOKS.labels(refusal).inc()
-            return {"status": "duplicate" if refusal == "duplicate" else "ignored"}
-        status = await services.intake.message(message)
-        if status == "queued":
-            await services.transcript.add(
-                message.channel_url, Line(user_id=message.user_id, text=message.text)
-            )
+        status = await queue(services, message)
     WEBHOOKS.labels(status).inc()
-    # Never an error to Sendbird for a message we will not run: it would only re-send it.
-    return {"status": "ignored" if status == "dropped" else status}
+    # Never an error to Sendbird for a message we will not run (too long, over the rate limit, too
+    # many waiting): it would only re-send it. The user is told in the channel instead.
+    return {"status": status if status in ("queued", "duplicate") else "ignored"}
 
 
 async def _text_only(services: ServicesDep, event: WebhookEvent, *, bot_user_id: str) -> None:

@@ -114,18 +114,35 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
         changes.append(
             texts.CHANGED_TIME(lang, value=_when(args.get("start_time"), args.get("end_time"), ctx))
         )
+    # A field given empty removes what the event had: the dialog says so.
     if args.get("location"):
         changes.append(texts.CHANGED_PLACE(lang, value=args["location"]))
+    elif _removes(args, "location"):
+        changes.append(texts.REMOVED_PLACE(lang))
     if args.get("description"):
         changes.append(texts.CHANGED_DESCRIPTION(lang))
+    elif _removes(args, "description"):
+        changes.append(texts.REMOVED_DESCRIPTION(lang))
     if args.get("invitee_user_ids"):
         changes.append(texts.CHANGED_INVITEES(lang, value=await _names(args["invitee_user_ids"], ctx)))
+    elif _removes(args, "invitee_user_ids"):
+        changes.append(texts.REMOVED_INVITEES(lang))
     if args.get("availability_deadline"):
         changes.append(texts.CHANGED_DEADLINE(lang, value=_when(args["availability_deadline"], None, ctx)))
+    elif _removes(args, "availability_deadline"):
+        changes.append(texts.REMOVED_DEADLINE(lang))
     if args.get("guest_user_ids"):
         changes.append(texts.CHANGED_GUESTS(lang, value=await _names(args["guest_user_ids"], ctx)))
+    elif _removes(args, "guest_user_ids"):
+        changes.append(texts.REMOVED_GUESTS(lang))
     listed = "; ".join(changes) or texts.NO_CHANGES(lang)
     return texts.UPDATE_EVENT_TITLE(lang), texts.UPDATE_EVENT(lang, title=title, when=when, changes=listed)
+
+
+def _removes(args: dict[str, Any], name: str) -> bool:
+    """Whether the call empties the field (an empty string or list), rather than leaving it out."""
+    value = args.get(name)
+    return value is not None and not (value.strip() if isinstance(value, str) else value)
 
 
 async def _invite(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:

@@ -257,3 +257,12 @@ def _user_tag(user_id: str) -> str:
 def user_channels(user_id: str) -> str:
     """Set of the channels where a person talked with the assistant (to erase their data on request)."""
     return f"{PREFIX}:{_user_tag(user_id)}:channels"
+
+
+ADMIN_ROLE_TTL_S = 60
+"""How long a chat turn's admission remembers whether the directory calls a person an admin."""
+
+
+def admin_role(user_id: str) -> str:
+    """``1`` or ``0``: whether the directory had the person as an admin a moment ago (rate limits)."""
+    return f"{PREFIX}:{_user_tag(user_id)}:admin"

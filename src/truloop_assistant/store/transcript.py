@@ -21,11 +21,14 @@ ASSISTANT = ""
 
 
 class Line(BaseModel):
-    """One visible message: a person's text, or the assistant's answer (``to`` that person)."""
+    """One visible message: a person's text, or the assistant's: an answer (``to`` that person) or
+    something it wrote on its own (an invitation, a reminder; ``to`` None)."""
 
     user_id: str
     text: str
     to: str | None = None
+    turn: bool = False
+    """The person's message was a turn: it is in their own history already."""
     at: float = Field(default_factory=time.time)
 
 
@@ -37,6 +40,13 @@ class Transcript:
         async with self.redis.pipeline(transaction=True) as pipe:
             add_line(pipe, keys.conversation_tag(channel_url), line)
             await pipe.execute()
+
+    async def add_once(self, channel_url: str, line: Line) -> None:
+        """Add the line unless the same speaker said the same recently (a retried delivery)."""
+        text = line.text[: keys.TRANSCRIPT_LINE_CHARS]
+        if any(old.user_id == line.user_id and old.text == text for old in await self.recent(channel_url)):
+            return
+        await self.add(channel_url, line)
 
     async def recent(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> list[Line]:
         """The newest ``limit`` lines, oldest first."""

@@ -5,7 +5,7 @@ from pydantic_ai import CombinedToolset
 from .client_tools import event_client_toolset, interaction_toolset, permission_toolset
 from .datetime_tools import datetime_toolset
 from .event_tools import event_server_toolset
-from .guest_tools import guest_toolset
+from .guest_tools import guest_toolset, organizer_toolset
 from .knowledge_tools import knowledge_toolset
 from .memory_tools import memory_toolset
 from .places_tools import places_toolset
@@ -23,6 +23,7 @@ all_toolsets = [
     places_toolset,
     relay_toolset,
     event_toolset,
+    organizer_toolset,
     interaction_toolset,
     permission_toolset,
 ]
@@ -51,5 +52,6 @@ __all__ = [
     "guest_toolsets",
     "interaction_toolset",
     "notification_safe_toolsets",
+    "organizer_toolset",
     "permission_toolset",
 ]

@@ -94,8 +94,13 @@ async def list_invited_events(ctx: RunContext[AgentDeps]) -> InvitedEvents:
 
 @guest_toolset.tool
 async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> GuestEventView:
-    """Show an event the current user is invited to: time, place, organizer and their own availability."""
+    """Show an event the current user is invited to or organizes: time, place, organizer and their own
+    availability; to its organizer, also every guest and the dates they are available."""
     return await _view(ctx, await _invited_event(ctx, event_id, organizer=True))
+
+
+organizer_toolset: FunctionToolset[AgentDeps] = FunctionToolset([get_event_details])
+"""What members use of the guest tools: an event's details, with every guest's dates for its organizer."""
 
 
 @guest_toolset.tool(metadata=CHANGES)
@@ -114,11 +119,12 @@ async def update_guest_availability(
 ) -> AvailabilitySaved:
     """Save the dates on which the current user, an invited guest, is available for an event."""
     event = await _invited_event(ctx, event_id)
-    today = ctx.deps.now().date()
-    last = None
+    now = ctx.deps.now()
+    today, last = now.date(), None
     if event.availability_deadline is not None:
-        last = datetime.fromisoformat(event.availability_deadline).date()
-        if last < today:
+        deadline = datetime.fromisoformat(event.availability_deadline)
+        last = deadline.date()
+        if deadline <= now:
             raise ToolFailed(
                 f"the deadline for giving availability for {event.title!r} was "
                 f"{event.availability_deadline}; it has passed, so the organizer has to be asked directly"

@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date, datetime, time, timedelta
+from functools import partial
 
-from pydantic_ai.messages import ModelResponsePart, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponsePart, TextPart, ToolCallPart
 
 from ...i18n import Language
 from ...i18n import offline as say
-from ...i18n.dates import WEEKDAYS_KO
 from ...tools.arguments import MAX_QUERY_CHARS
 from ...tools.places_tools import MAX_PLACE_CHARS
+from .days import DAY_PHRASE, named_day
+from .events import (
+    Event,
+    available_dates,
+    events_lookup,
+    invitation_meant,
+    known_invitations,
+    save_dates,
+    wants_cancel,
+    wants_details,
+    which_invitation,
+)
 
 _CITIES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(p, re.IGNORECASE), zone)
@@ -59,7 +72,8 @@ _PLACE_WORDS = (
     "places to",
 )
 _CREATE = re.compile(
-    r"(일정|약속|회의|미팅|모임).*(잡아|만들어|추가해|등록해|예약해)|"
+    r"(일정|약속|회의|미팅|모임|점심|저녁|식사|회식|커피|통화|면담|행사|파티|스터디|리뷰).*"
+    r"(잡아|만들어|추가해|등록해|예약해)|"
     rf"\b(create|schedule|set up|book|add|make|plan)\b.*\b({_EVENT_NOUNS})\b",
     re.IGNORECASE,
 )
@@ -82,7 +96,28 @@ _WHO_EN = re.compile(
 _WHO_KO = re.compile(
     r"@?(?P<q>[\w.\-@+]+?)\s*(?:님|씨)?\s*(?:의\s*)?(?:연락처|전화번호|이메일|프로필|누구|찾아)"
 )
-_MENTION = re.compile(r"@([A-Za-z0-9_.\-]+)")
+_MENTION = re.compile(r"(?<![\w.])@(?P<id>[A-Za-z0-9_.\-]*[A-Za-z0-9_])")
+_ADDRESSEE = re.compile(r"^\s*@[A-Za-z0-9_.\-]+[,:]?\s*")
+_GUEST_WORD = r"(?:guests?|게스트|손님)"
+_GUEST_BEFORE = re.compile(rf"(?<![a-z]){_GUEST_WORD}(?:\s*(?:분|들|으로|로))?\s*[:：]?\s*$", re.IGNORECASE)
+_GUEST_AFTER = re.compile(
+    rf"^\s*(?:님|씨)?\s*(?:은|는|을|를|도)?\s*{_GUEST_WORD}(?:으로|로)(?!\s*@)|^\s+as\s+(?:a\s+)?guests?\b",
+    re.IGNORECASE,
+)
+_JOINED = re.compile(r"^\s*(?:,|、|&|\band\b|와|과|이랑|랑|하고|및)?\s*$", re.IGNORECASE)
+_DEADLINE = re.compile(
+    rf"\b(?:answers?|reply|replies|respond|responses|rsvps?|availability|dates)\b[\w\s]{{0,30}}?"
+    rf"\b(?:by|before)\s+(?P<en>{DAY_PHRASE})\b"
+    rf"|(?P<ko>{DAY_PHRASE})\s*까지\s*(?:가능한\s*날(?:짜)?\s*(?:을|를)?\s*)?(?:답|응답|회신|알려|받)\S*",
+    re.IGNORECASE,
+)
+_NOON = re.compile(r"\b(?:at\s+)?(?P<w>noon|midday|midnight)\b|(?P<ko>정오|자정)", re.IGNORECASE)
+_INVITED = re.compile(
+    r"초대\s*(?:받|된|되)|\binvit(?:ed|ations?|es)\b|\bmy events\b|\bwhat events\b", re.IGNORECASE
+)
+_DETAILS = re.compile(
+    r"자세히|상세|어디서|장소|언제|\bdetails?\b|\bwhere is\b|\bwhen is\b|\bmore about\b", re.I
+)
 _QUOTED = re.compile(r"[\"“”'‘’「『](?P<t>[^\"“”'‘’」』]+)[\"“”'‘’」』]")
 _KO_TIME = re.compile(
     r"(?P<ampm>오전|오후|아침|저녁|밤)?\s*(?P<h>\d{1,2})\s*시(?:\s*(?P<m>\d{1,2})\s*분|\s*(?P<half>반))?"
@@ -91,18 +126,34 @@ _EN_TIME = re.compile(
     r"\b(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>am|pm)\b|\bat\s+(?P<h24>\d{1,2}):(?P<m24>\d{2})\b",
     re.IGNORECASE,
 )
-_EN_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_PARTICLES = r"(?:님|씨)?(?:이랑|랑|와|과|하고|은|는|을|를|도|에게|한테)?"
+_PARTICLE_AFTER = re.compile(rf"^{_PARTICLES}")
 
 
-def choose(prompt: str, lang: Language, tools: set[str], now: datetime) -> ModelResponsePart:
+def without_addressee(prompt: str) -> str:
+    """The prompt without a mention at its very start: that one addresses the assistant ("@truloop 내일
+    점심 잡아줘"), it invites nobody."""
+    return _ADDRESSEE.sub("", prompt, count=1)
+
+
+def choose(
+    prompt: str, lang: Language, tools: set[str], now: datetime, history: Sequence[ModelMessage] = ()
+) -> ModelResponsePart:
     """Pick a tool call from the prompt's intent, or fall back to the capability reply."""
+    whole, prompt = prompt, without_addressee(prompt)
     text, ko = prompt.lower().strip(), lang == "ko"
+    known, latest = known_invitations(history)
+    if guest_answer := _guest_dates(text, now, tools, known, latest, lang):
+        return guest_answer
     intents = (
         _remember,
         _recall,
+        _cancel,
+        partial(_organizer_details, tools=tools),
+        partial(_invitations, known=known, latest=latest, tools=tools),
         _create_event,
         _places,
-        _find_user,
+        lambda _, text, ko, now: _find_user(whole, text, ko, now),  # "@mina 연락처": mina is asked about
         _weekday,
         _calendar,
         _knowledge,
@@ -112,7 +163,52 @@ def choose(prompt: str, lang: Language, tools: set[str], now: datetime) -> Model
         call = intent(prompt, text, ko, now)
         if call is not None and call.tool_name in tools:
             return call
-    return TextPart(say.CAPABILITIES(lang))
+    guest = "list_invited_events" in tools and "create_event" not in tools
+    return TextPart((say.GUEST_CAPABILITIES if guest else say.CAPABILITIES)(lang))
+
+
+def _guest_dates(
+    text: str, now: datetime, tools: set[str], known: list[Event], latest: list[Event], lang: Language
+) -> ModelResponsePart | None:
+    """A guest giving their dates: saved for the event in view, or the invitations looked up first."""
+    if "update_guest_availability" not in tools or not (dates := available_dates(text, now)):
+        return None
+    if meant := invitation_meant(known, latest, text):
+        return save_dates(meant, dates)
+    if known:
+        return which_invitation(latest or known, lang, now)
+    return ToolCallPart("list_invited_events", {}) if "list_invited_events" in tools else None
+
+
+def _cancel(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
+    return events_lookup(now) if wants_cancel(text) else None
+
+
+def _organizer_details(
+    prompt: str, text: str, ko: bool, now: datetime, *, tools: set[str]
+) -> ToolCallPart | None:
+    """An organizer asking about one of their events (who answered, which dates): look it up first."""
+    return events_lookup(now) if "get_event_details" in tools and wants_details(text) else None
+
+
+def _invitations(
+    prompt: str,
+    text: str,
+    ko: bool,
+    now: datetime,
+    *,
+    known: list[Event],
+    latest: list[Event],
+    tools: set[str],
+) -> ToolCallPart | None:
+    """What a guest is invited to; one event's details when they ask about the one in view."""
+    if "list_invited_events" not in tools:
+        return None
+    if _DETAILS.search(text) and (meant := invitation_meant(known, latest, text)):
+        return ToolCallPart("get_event_details", {"event_id": meant["event_id"]})
+    if _INVITED.search(text) or _DETAILS.search(text):
+        return ToolCallPart("list_invited_events", {})
+    return None
 
 
 def _remember(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
@@ -133,43 +229,71 @@ def _recall(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | N
 def _create_event(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
     if not _CREATE.search(text):
         return None
-    day = _event_day(text, now)
+    deadline_day, prompt = _deadline(prompt, now.date())
+    text = prompt.lower().strip()
+    day = named_day(text, now.date()) or now.date() + timedelta(days=1)
     start = datetime.combine(day, _event_time(prompt) or time(10, 0), tzinfo=now.tzinfo)
+    cleaned = _without_people(prompt)
     args: dict[str, object] = {
-        "title": _event_title(prompt, text, ko),
+        "title": _event_title(cleaned, cleaned.lower().strip(), ko),
         "start_time": start.isoformat(timespec="seconds"),
         "end_time": (start + timedelta(hours=1)).isoformat(timespec="seconds"),
     }
-    if invitees := _MENTION.findall(prompt):
+    invitees, guests = _people(prompt)
+    if invitees:
         args["invitee_user_ids"] = invitees
+    if guests:
+        args["guest_user_ids"] = guests
+    if deadline_day is not None:
+        deadline = datetime.combine(deadline_day, time(23, 59, 59), tzinfo=now.tzinfo)
+        args["availability_deadline"] = min(deadline, start).isoformat(timespec="seconds")
     return ToolCallPart("create_event", args)
 
 
-def _event_day(text: str, now: datetime) -> date:
-    today = now.date()
-    if found := _ISO_DATE.search(text):
-        return date.fromisoformat(found.group())
-    if "모레" in text or "day after tomorrow" in text:
-        return today + timedelta(days=2)
-    if "오늘" in text or "today" in text or "tonight" in text:
-        return today
-    for i, name in enumerate(_EN_WEEKDAYS):
-        if name in text:
-            return _next_weekday(today, i, next_week="next" in text)
-    for i, name in enumerate(WEEKDAYS_KO):
-        if name in text:
-            return _next_weekday(today, i, next_week="다음 주" in text or "다음주" in text)
-    return today + timedelta(days=1)
+def _deadline(prompt: str, today: date) -> tuple[date | None, str]:
+    """The day guests should answer by ("answers by friday", "금요일까지 답"), and the prompt without it."""
+    match = _DEADLINE.search(prompt)
+    if match is None:
+        return None, prompt
+    day = named_day((match.group("en") or match.group("ko")).lower(), today)
+    rest = f"{prompt[: match.start()]} {prompt[match.end() :]}"
+    return (day if day is not None and day >= today else None), rest
 
 
-def _next_weekday(today: date, weekday: int, *, next_week: bool) -> date:
-    if next_week:
-        monday = today - timedelta(days=today.weekday()) + timedelta(days=7)
-        return monday + timedelta(days=weekday)
-    return today + timedelta(days=(weekday - today.weekday()) % 7 or 7)
+def _people(prompt: str) -> tuple[list[str], list[str]]:
+    """The mentioned invitees and guests: "guest @kim", "게스트 @kim @lee", "@kim은 게스트로" are guests."""
+    invitees: list[str] = []
+    guests: list[str] = []
+    previous_end, in_guests = 0, False
+    for match in _MENTION.finditer(prompt):
+        before, after = prompt[previous_end : match.start()], prompt[match.end() :]
+        if _GUEST_BEFORE.search(before) or (in_guests and _JOINED.match(_PARTICLE_AFTER.sub("", before))):
+            in_guests = True
+        else:
+            in_guests = False
+        (guests if in_guests or _GUEST_AFTER.match(after) else invitees).append(match.group("id"))
+        previous_end = match.end()
+    guests = list(dict.fromkeys(guests))
+    return [i for i in dict.fromkeys(invitees) if i not in guests], guests
+
+
+def _without_people(prompt: str) -> str:
+    """The prompt without mentions and the words marking guests, for reading the title."""
+    return re.sub(
+        rf"(?:(?<![a-z]){_GUEST_WORD}(?:\s*(?:분|들))?\s*)?@[A-Za-z0-9_.\-]+{_PARTICLES}",
+        " ",
+        prompt,
+        flags=re.IGNORECASE,
+    )
 
 
 def _event_time(prompt: str) -> time | None:
+    if match := _NOON.search(prompt):
+        return (
+            time(0, 0)
+            if (match.group("w") or match.group("ko")).lower() in ("midnight", "자정")
+            else time(12, 0)
+        )
     if match := _EN_TIME.search(prompt):
         if match.group("h24"):
             return time(int(match.group("h24")) % 24, int(match.group("m24")))
@@ -189,7 +313,7 @@ def _event_title(prompt: str, text: str, ko: bool) -> str:
         return quoted.group("t").strip()
     if ko:
         if match := re.search(
-            r"(?:에|에는)?\s*(?P<t>[\w\s]{1,20}?)\s*(?:일정|약속)?\s*(?:을|를)?\s*(?:잡아|만들어|추가해|등록해|예약해)",
+            r"(?:에|에는)?\s*(?<!\w)(?P<t>[\w\s]{1,20}?)\s*(?:일정|약속)?\s*(?:을|를)?\s*(?:잡아|만들어|추가해|등록해|예약해)",
             prompt,
         ):
             words = [w for w in match.group("t").split() if not _is_time_word(w)]
@@ -203,7 +327,7 @@ def _event_title(prompt: str, text: str, ko: bool) -> str:
     ):
         return match.group("t").strip(" .")
     if match := re.search(
-        rf"\b(?:a|an)\s+(?P<t>[\w ]{{1,30}}?(?:{_EVENT_NOUNS}))\b",
+        rf"\b(?:a|an)\s+(?P<t>[\w ]{{0,30}}?(?:{_EVENT_NOUNS}))\b",
         text,
     ):
         return match.group("t").strip().capitalize()
@@ -213,7 +337,9 @@ def _event_title(prompt: str, text: str, ko: bool) -> str:
 def _is_time_word(word: str) -> bool:
     return bool(
         re.fullmatch(
-            r"(?:오늘|내일|모레|다음\s?주|이번\s?주|오전|오후|아침|저녁|밤|\d{1,2}시(?:\d{1,2}분|반)?에?|[월화수목금토일]요일에?|\d{4}-\d{2}-\d{2}에?)",
+            r"(?:오늘|내일|모레|다음|이번|주|다음\s?주|이번\s?주|오전|오후|아침|저녁|밤|정오|"
+            r"\d{1,2}시(?:\d{1,2}분|반)?에?|\d{1,2}분에?|\d{1,2}월|\d{1,2}일에?|[월화수목금토일]요일에?|"
+            r"\d{4}-\d{2}-\d{2}에?|게스트|손님)",
             word,
         )
         or word.startswith("@")

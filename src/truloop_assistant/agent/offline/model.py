@@ -1,7 +1,9 @@
 """A deterministic, rule-based model for keyless development (``TRULOOP_MODEL=offline``).
 
 It picks tools from a few Korean and English intents (``intents``) and words its answers
-from the tool results (``phrasing``), so the dev server shows real flows without an LLM.
+from the tool results (``phrasing``), so the dev server shows real flows without an LLM. A request
+about an event it has not seen yet (cancel it, give a guest's dates) takes two steps: look the
+events up, then act on the one meant (``events``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from ...i18n import language_of
 from ..context import zone_named_in
-from .intents import choose
+from .events import follow_up
+from .intents import choose, without_addressee
 from .phrasing import describe
 
 
@@ -28,6 +31,7 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
         prompt = _latest_prompt(messages)
         lang = language_of(prompt)
         zone = zone_named_in(info.instructions) or timezone  # the person's zone, when the server says it
+        tools = {t.name for t in info.function_tools}
         last = messages[-1] if messages else None
         # A new message that arrived while the phone still owed answers comes with the cut calls'
         # results: it is the message that needs answering.
@@ -36,9 +40,13 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
                 p for p in last.parts if p.part_kind in ("tool-return", "retry-prompt", "retry-feedback")
             ]
             if results:
+                step = follow_up(
+                    without_addressee(prompt), results, messages, tools, now().astimezone(zone), lang
+                )
+                if step is not None:
+                    return ModelResponse(parts=[step])
                 return ModelResponse(parts=[TextPart("\n".join(describe(p, lang, zone) for p in results))])
-        tools = {t.name for t in info.function_tools}
-        return ModelResponse(parts=[choose(prompt, lang, tools, now().astimezone(zone))])
+        return ModelResponse(parts=[choose(prompt, lang, tools, now().astimezone(zone), messages)])
 
     return FunctionModel(offline, model_name="offline")
 

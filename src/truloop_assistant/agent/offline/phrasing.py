@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+import re
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -15,7 +17,7 @@ from ...i18n import offline as say
 from ...i18n.dates import MONTHS_EN, short_day
 
 
-def _content(value: Any) -> Any:
+def content(value: Any) -> Any:
     """A tool result as plain JSON-like data (models dumped, JSON strings parsed)."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
@@ -31,12 +33,12 @@ def describe(part: Any, lang: Language, zone: ZoneInfo) -> str:
     """One sentence about a tool result, failure or retry, in the user's language."""
     outcome = part.outcome if isinstance(part, ToolReturnPart) else "retried"
     if outcome == "retried":
-        return say.RETRIED(lang)
+        return _retried(str(part.content), lang)
     if outcome == "denied":
         return say.DENIED(lang)
     if outcome != "success":
         return _failure(part.tool_name, str(part.content), lang)
-    data = _content(part.content)
+    data = content(part.content)
     if part.tool_name == "get_current_datetime" and isinstance(data, dict):
         return _now_sentence(data, lang)
     if part.tool_name == "get_day_of_week" and isinstance(data, dict):
@@ -60,6 +62,22 @@ def _now_sentence(data: dict[str, Any], lang: Language) -> str:
     return say.NOW(lang, day=day, clock=data["time"], zone=data["timezone"])
 
 
+def _quoted_ids(text: str) -> str:
+    """The ``'id'`` names in a check's message, for the user's eyes: ``kim, lee``."""
+    return ", ".join(dict.fromkeys(re.findall(r"'([^']+)'", text)))
+
+
+def _retried(text: str, lang: Language) -> str:
+    """A call the tool sent back to be fixed: what the user can change, when it is clear, else an apology."""
+    if match := re.search(r"guest_user_ids: (.+?) (?:is|are) in the directory", text):
+        return say.GUEST_IN_DIRECTORY(lang, ids=_quoted_ids(match.group(1)))
+    if match := re.search(r"after the last allowed date (\d{4}-\d{2}-\d{2})", text):
+        return say.DATES_AFTER_DEADLINE(lang, last=short_day(date.fromisoformat(match.group(1)), lang))
+    if "available_dates" in text and "in the past" in text:
+        return say.DATES_IN_PAST(lang)
+    return say.RETRIED(lang)
+
+
 def _failure(tool_name: str, text: str, lang: Language) -> str:
     """Explain a failed tool call in the user's words: what could not be done and what to do.
 
@@ -80,6 +98,13 @@ def _failure(tool_name: str, text: str, lang: Language) -> str:
         return say.NO_ANSWER_FROM_PHONE(lang, action=action)
     if "timed out" in lowered:
         return say.TOOK_TOO_LONG(lang, action=action)
+    if match := re.search(r"no user with id (.+?) in the directory", text):
+        ids = _quoted_ids(match.group(1))
+        return say.NOT_IN_DIRECTORY(lang, action=action, ids=ids, first=ids.split(", ")[0])
+    if "deadline" in lowered and "has passed" in lowered:
+        return say.DEADLINE_PASSED(lang, action=action)
+    if "was cancelled" in lowered:
+        return say.EVENT_CANCELLED(lang, action=action)
     return say.FAILED(lang, action=action, hint=say.TRY_AGAIN(lang))
 
 
@@ -118,13 +143,134 @@ def _calendar(events: list[Any], lang: Language, zone: ZoneInfo) -> str:
     return "\n".join(lines)
 
 
+def _names(ids: Sequence[str], lang: Language) -> str:
+    """``mina, kim`` / ``mina and kim``."""
+    ids = [str(i) for i in ids]
+    if lang == "ko" or len(ids) < 2:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:-1])} and {ids[-1]}"
+
+
+def _moment(value: Any, lang: Language, zone: ZoneInfo) -> str:
+    """A date-time as the user reads it: ``12월 10일 (목) 18:00`` / ``Thu 10 Dec 18:00``."""
+    when = _parse_time(value, zone)
+    return f"{short_day(when.date(), lang)} {when:%H:%M}" if when else str(value)
+
+
+def _days(values: Sequence[Any], lang: Language) -> str:
+    """``2026-12-02``, ``2026-12-03`` as ``12월 2일 (수), 12월 3일 (목)``."""
+    shown = []
+    for value in values:
+        try:
+            shown.append(short_day(date.fromisoformat(str(value)), lang))
+        except ValueError:
+            shown.append(str(value))
+    return ", ".join(shown)
+
+
+def _when(event: dict[str, Any], lang: Language, zone: ZoneInfo) -> str:
+    """``11월 27일 (금) 12:00–13:00``, or nothing when the start is unreadable."""
+    start, end = _parse_time(event.get("start_time"), zone), _parse_time(event.get("end_time"), zone)
+    return f"{short_day(start.date(), lang)} {_span(start, end)}" if start else ""
+
+
+def event_line(event: dict[str, Any], lang: Language, zone: ZoneInfo) -> str:
+    """One event as a list item: ``- 11월 27일 (금) 12:00–13:00 점심``."""
+    when = _when(event, lang, zone)
+    return f"- {when + ' ' if when else ''}{event.get('title') or say.NO_TITLE(lang)}"
+
+
 def _created(data: Any, lang: Language, zone: ZoneInfo) -> str:
     event = data.get("event", data) if isinstance(data, dict) else {}
-    start, end = _parse_time(event.get("start_time"), zone), _parse_time(event.get("end_time"), zone)
     title = event.get("title", "")
-    if start is None:
-        return say.CREATED(lang, title=title)
-    return say.CREATED_AT(lang, title=title, day=short_day(start.date(), lang), span=_span(start, end))
+    start, end = _parse_time(event.get("start_time"), zone), _parse_time(event.get("end_time"), zone)
+    sentences = [
+        say.CREATED_AT(lang, title=title, day=short_day(start.date(), lang), span=_span(start, end))
+        if start
+        else say.CREATED(lang, title=title)
+    ]
+    if guests := event.get("guest_user_ids"):
+        deadline = event.get("availability_deadline")
+        by = say.ANSWERS_BY(lang, when=_moment(deadline, lang, zone)) if deadline else ""
+        invited = say.GUESTS_INVITED if len(guests) > 1 else say.GUEST_INVITED
+        sentences.append(invited(lang, ids=_names(guests, lang), by=by))
+        invitations = event.get("invitations") or {}
+        if missed := [g for g in guests if invitations.get(g, "sent") != "sent"]:
+            sentences.append(say.INVITATION_NOT_DELIVERED(lang, ids=_names(missed, lang)))
+    return " ".join(sentences)
+
+
+def _cancelled(data: Any, lang: Language, zone: ZoneInfo) -> str:
+    event = data.get("event", data) if isinstance(data, dict) else {}
+    told = (data.get("told") or {}) if isinstance(data, dict) else {}
+    title, when = event.get("title", ""), _when(event, lang, zone)
+    sentences = [say.CANCELLED_AT(lang, title=title, when=when) if when else say.CANCELLED(lang, title=title)]
+    if reached := [p for p, outcome in told.items() if outcome == "sent"]:
+        sentences.append(say.TOLD(lang, ids=_names(reached, lang)))
+    if missed := [p for p, outcome in told.items() if outcome != "sent"]:
+        sentences.append(say.NOT_TOLD(lang, ids=_names(missed, lang)))
+    if not told:
+        sentences.append(say.NOBODY_TO_TELL(lang))
+    return " ".join(sentences)
+
+
+def _invitation(event: dict[str, Any], lang: Language, zone: ZoneInfo) -> str:
+    """An event a guest is invited to, on one line: when, what, where, who organizes, their answer."""
+    facts = [event_line(event, lang, zone)]
+    if event.get("location"):
+        facts.append(str(event["location"]))
+    if event.get("organizer_name"):
+        facts.append(say.ORGANIZED_BY(lang, name=event["organizer_name"]))
+    if event.get("availability_deadline"):
+        facts.append(say.ANSWER_BY(lang, when=_moment(event["availability_deadline"], lang, zone)))
+    if event.get("your_available_dates"):
+        facts.append(say.YOUR_DATES(lang, dates=_days(event["your_available_dates"], lang)))
+    return " · ".join(facts)
+
+
+def _invitations(data: Any, lang: Language, zone: ZoneInfo) -> str:
+    events = [e for e in (data.get("events") or [] if isinstance(data, dict) else []) if isinstance(e, dict)]
+    if not events:
+        return say.NOT_INVITED(lang)
+    lines = "\n".join(_invitation(e, lang, zone) for e in events)
+    unanswered = any(not e.get("your_available_dates") for e in events)
+    return say.INVITATIONS(lang, lines=lines) + (f"\n{say.TELL_ME_YOUR_DATES(lang)}" if unanswered else "")
+
+
+def _details(data: Any, lang: Language, zone: ZoneInfo) -> str:
+    event = data if isinstance(data, dict) else {}
+    when = _when(event, lang, zone)
+    title = event.get("title") or say.NO_TITLE(lang)
+    lines = [say.EVENT_HEADLINE(lang, title=title, when=when) if when else f"“{title}”"]
+    for label, key in (
+        (say.WHERE, "location"),
+        (say.ORGANIZER, "organizer_name"),
+        (say.ABOUT, "description"),
+    ):
+        if event.get(key):
+            lines.append(f"{label(lang)}: {event[key]}")
+    if event.get("availability_deadline"):
+        lines.append(f"{say.DEADLINE(lang)}: {_moment(event['availability_deadline'], lang, zone)}")
+    guests = event.get("guest_user_ids")
+    if guests is not None:  # the organizer's view: every guest's answer
+        answers = event.get("guest_availability") or {}
+        lines.append((say.GUESTS_DATES if guests else say.NO_GUESTS)(lang))
+        for guest in guests:
+            dates = answers.get(guest)
+            lines.append(f"- {guest}: {_days(dates, lang) if dates else say.NO_ANSWER_YET(lang)}")
+    elif event.get("your_available_dates"):
+        lines.append(f"{say.YOUR_DATES_LABEL(lang)}: {_days(event['your_available_dates'], lang)}")
+    else:
+        lines.append(say.TELL_ME_YOUR_DATES(lang))
+    return "\n".join(lines)
+
+
+def _dates_saved(data: Any, lang: Language, zone: ZoneInfo) -> str:
+    saved = data if isinstance(data, dict) else {}
+    title, dates = saved.get("title", ""), saved.get("available_dates") or []
+    if not dates:
+        return say.NO_DATES_SAVED(lang, title=title)
+    return say.DATES_SAVED(lang, title=title, dates=_days(dates, lang))
 
 
 def _knowledge(data: Any, lang: Language, zone: ZoneInfo) -> str:
@@ -179,6 +325,10 @@ def _places(data: Any, lang: Language, zone: ZoneInfo) -> str:
 _PHRASES = {
     "search_places": _places,
     "create_event": _created,
+    "cancel_event": _cancelled,
+    "list_invited_events": _invitations,
+    "get_event_details": _details,
+    "update_guest_availability": _dates_saved,
     "search_knowledge_base": _knowledge,
     "search_users": _people,
     "save_memory": _saved,
