@@ -211,6 +211,21 @@ class Harness:
         )
         return [m for m in self.sendbird.in_channel(channel) if not m.is_rpc]
 
+    def texts(self, channel: str) -> list[str]:
+        """The plain text messages in the channel so far, oldest first."""
+        return [m.text for m in self.sendbird.in_channel(channel) if not m.is_rpc]
+
+    def direct_channel(self, user: str) -> str | None:
+        """The bot's 1:1 channel with ``user``, if the server created it on the Platform API."""
+        return next(
+            (
+                url
+                for url, channel in self.sendbird.channels.items()
+                if sorted(m["user_id"] for m in channel["members"]) == sorted([user, BOT])
+            ),
+            None,
+        )
+
 
 def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {

@@ -13,30 +13,16 @@ GUEST = "guest-kim"
 SEOUL = ZoneInfo("Asia/Seoul")
 
 
-def texts_in(h: Harness, channel: str) -> list[str]:
-    return [m.text for m in h.sendbird.in_channel(channel) if not m.is_rpc]
-
-
-def direct_channel(h: Harness, user: str) -> str:
-    """The bot's 1:1 channel with ``user``, as the server created it."""
-    [url] = [
-        url
-        for url, channel in h.sendbird.channels.items()
-        if sorted(m["user_id"] for m in channel["members"]) == sorted([user, BOT])
-    ]
-    return url
-
-
 async def says(h: Harness, words: str, *, user: str, channel: str, **kwargs: Any) -> str:
     """``user`` writes ``words`` in ``channel``; the assistant's answer there."""
-    answered = len(texts_in(h, channel))
+    answered = len(h.texts(channel))
     assert (await h.user_says(words, user=user, channel=channel, **kwargs)).status_code == 200
     return (await h.replies(answered + 1, channel=channel))[answered].text
 
 
 async def confirms(h: Harness, words: str, *, user: str, channel: str, **kwargs: Any) -> tuple[str, str]:
     """``user`` asks for something that needs their yes, and says yes: the dialog's text and the answer."""
-    asked, answered = len(await h.rpc_requests(0, channel=channel)), len(texts_in(h, channel))
+    asked, answered = len(await h.rpc_requests(0, channel=channel)), len(h.texts(channel))
     await h.user_says(words, user=user, channel=channel, **kwargs)
     rpc = (await h.rpc_requests(asked + 1, channel=channel))[asked]
     assert rpc["method"] == "interaction.confirm"
@@ -56,8 +42,8 @@ async def test_a_guest_is_invited_answers_with_dates_and_hears_of_the_cancellati
         assert created.endswith(f"게스트 {GUEST}님에게 대화방으로 초대장을 보냈어요.")
 
         await h.idle()
-        chat = direct_channel(h, GUEST)
-        [invitation] = texts_in(h, chat)
+        chat = h.direct_channel(GUEST)
+        [invitation] = h.texts(chat)
         assert "점심" in invitation
 
         listed = await says(h, "what am I invited to?", user=GUEST, channel=chat)
@@ -80,5 +66,5 @@ async def test_a_guest_is_invited_answers_with_dates_and_hears_of_the_cancellati
         _, cancelled = await confirms(h, "점심 약속 취소해줘", user="jeff", channel="jeff-1")
         assert cancelled.endswith(f"“점심” 일정을 취소했어요. mina, {GUEST}님에게 알렸어요.")
         await h.idle()
-        assert len(texts_in(h, chat)) == 4  # the invitation, two answers, and the cancellation
-        assert "점심" in texts_in(h, chat)[-1]
+        assert len(h.texts(chat)) == 4  # the invitation, two answers, and the cancellation
+        assert "점심" in h.texts(chat)[-1]

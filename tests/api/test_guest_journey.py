@@ -155,14 +155,10 @@ def rpcs_in(h: Harness, channel: str) -> list[dict[str, Any]]:
     return [m.rpc for m in h.sendbird.in_channel(channel) if m.is_rpc]
 
 
-def texts_in(h: Harness, channel: str) -> list[str]:
-    return [m.text for m in h.sendbird.in_channel(channel) if not m.is_rpc]
-
-
 async def says(h: Harness, script: Script, words: str, *steps: Step, user: str, channel: str) -> SentMessage:
     """``user`` writes ``words`` in their 1:1 channel; the model follows ``steps``; the answer."""
     script.plans[words] = list(steps)
-    answered = len(texts_in(h, channel))
+    answered = len(h.texts(channel))
     assert (await h.user_says(words, user=user, channel=channel, members=[user, BOT])).status_code == 200
     replies = await h.replies(answered + 1, channel=channel)
     return replies[answered]
@@ -174,30 +170,13 @@ async def confirmed(
     """``user`` asks in their channel for something that needs their yes and answers the dialog."""
     channel = f"{user}-1"
     script.plans[words] = [step]
-    asked, answered = len(rpcs_in(h, channel)), len(texts_in(h, channel))
+    asked, answered = len(rpcs_in(h, channel)), len(h.texts(channel))
     await h.user_says(words, user=user, channel=channel)
     rpc = (await h.rpc_requests(asked + 1, channel=channel))[asked]
     assert rpc["method"] == "interaction.confirm"
     assert (await h.answer(rpc["id"], result={"confirmed": yes}, user=user)).json() == {"status": "resuming"}
     replies = await h.replies(answered + 1, channel=channel)
     return rpc["params"], replies[answered]
-
-
-def direct_channel(h: Harness, user: str) -> str:
-    """The bot's 1:1 channel with ``user``, as the server created it on the Platform API."""
-    [url] = [
-        url
-        for url, channel in h.sendbird.channels.items()
-        if sorted(m["user_id"] for m in channel["members"]) == sorted([user, BOT])
-    ]
-    return url
-
-
-def has_direct_channel(h: Harness, user: str) -> bool:
-    return any(
-        sorted(m["user_id"] for m in channel["members"]) == sorted([user, BOT])
-        for channel in h.sendbird.channels.values()
-    )
 
 
 async def remind(h: Harness, at: float, *, scanners: int = 1) -> int:
@@ -248,8 +227,8 @@ async def test_a_guest_is_invited_in_their_chat_answers_there_and_the_organizer_
 
         # The invitation is in the bot's own chat with the guest, once.
         await h.idle()
-        kim = direct_channel(h, "guest-kim")
-        [invitation] = texts_in(h, kim)
+        kim = h.direct_channel("guest-kim")
+        [invitation] = h.texts(kim)
         assert h.sendbird.requests == len(h.sendbird.messages)  # no send was repeated (and deduplicated)
         assert invitation.startswith("Jeff Kim invites you to “Design lunch”: ")
         assert "at Cafe 5F" in invitation and "Reply here with the dates you're available by" in invitation
@@ -298,7 +277,7 @@ async def test_a_guest_is_invited_in_their_chat_answers_there_and_the_organizer_
         assert details.json()["guest_user_ids"] == ["guest-kim"]
 
         await h.idle()
-        assert len(texts_in(h, kim)) == 2  # the invitation and the answer to the guest: nothing more
+        assert len(h.texts(kim)) == 2  # the invitation and the answer to the guest: nothing more
 
 
 async def test_someone_invited_to_nothing_sees_nothing_of_other_peoples_events(
@@ -333,7 +312,7 @@ async def test_a_guest_who_has_not_answered_is_reminded_once_by_concurrent_scann
     async with start_server(model=script.model()) as h:
         await create_lunch(h, script, guest_user_ids=["guest-kim", "guest-lee"])
         await h.idle()
-        kim, lee = direct_channel(h, "guest-kim"), direct_channel(h, "guest-lee")
+        kim, lee = h.direct_channel("guest-kim"), h.direct_channel("guest-lee")
         await says(
             h,
             script,
@@ -352,13 +331,13 @@ async def test_a_guest_who_has_not_answered_is_reminded_once_by_concurrent_scann
         assert await remind(h, later + 60) == 0  # and never again
         await h.idle()
 
-        [invitation, reminder] = texts_in(h, lee)
+        [invitation, reminder] = h.texts(lee)
         assert invitation.startswith("Jeff Kim invites you to “Design lunch”")
         assert reminder.startswith(
             "A reminder: Jeff Kim is waiting for the dates you're available for “Design lunch”"
         )
         # The guest who answered has their invitation and the answer to them, no reminder.
-        assert len(texts_in(h, kim)) == 2
+        assert len(h.texts(kim)) == 2
 
 
 async def test_cancelling_asks_first_and_then_tells_each_invitee_and_guest_once(
@@ -368,7 +347,7 @@ async def test_cancelling_asks_first_and_then_tells_each_invitee_and_guest_once(
     async with start_server(model=script.model()) as h:
         event = await create_lunch(h, script, invitee_user_ids=["mina"], guest_user_ids=["guest-kim"])
         await h.idle()
-        kim = direct_channel(h, "guest-kim")
+        kim = h.direct_channel("guest-kim")
         cancel = call("cancel_event", event_id=event["event_id"], reason="the client moved the review")
 
         params, reply = await confirmed(h, script, "cancel the design lunch", cancel, yes=False)
@@ -378,7 +357,7 @@ async def test_cancelling_asks_first_and_then_tells_each_invitee_and_guest_once(
         assert "Reason: the client moved the review" in params["message"]
         assert reply.text.startswith("cancel_event denied")
         await h.idle()
-        assert not has_direct_channel(h, "mina") and len(texts_in(h, kim)) == 1  # nobody was told
+        assert h.direct_channel("mina") is None and len(h.texts(kim)) == 1  # nobody was told
         still = "is the design lunch still on?"
         await says(h, script, still, call("get_events", **this_week()), user="jeff", channel="jeff-1")
         assert [e["event_id"] for e in script.results[still][0].json()["events"]] == [event["event_id"]]
@@ -389,8 +368,8 @@ async def test_cancelling_asks_first_and_then_tells_each_invitee_and_guest_once(
         [cancelled] = script.results["cancel the design lunch, really"]
         assert cancelled.json()["told"] == {"mina": "sent", "guest-kim": "sent"}
         await h.idle()
-        [told_mina] = texts_in(h, direct_channel(h, "mina"))
-        [_, told_kim] = texts_in(h, kim)
+        [told_mina] = h.texts(h.direct_channel("mina"))
+        [_, told_kim] = h.texts(kim)
         assert h.sendbird.requests == len(h.sendbird.messages)  # no send was repeated (and deduplicated)
         for told in (told_mina, told_kim):
             assert told.startswith("Jeff Kim cancelled “Design lunch” (")
@@ -413,7 +392,7 @@ async def test_only_the_organizer_can_cancel(start_server: Any, directory: Any) 
     async with start_server(model=script.model()) as h:
         event = await create_lunch(h, script, invitee_user_ids=["mina"], guest_user_ids=["guest-kim"])
         await h.idle()
-        kim = direct_channel(h, "guest-kim")
+        kim = h.direct_channel("guest-kim")
         words = "cancel jeff's design lunch"
         answer = await says(
             h, script, words, call("cancel_event", event_id=event["event_id"]), user="mina", channel="mina-1"
@@ -424,7 +403,7 @@ async def test_only_the_organizer_can_cancel(start_server: Any, directory: Any) 
         assert answer.text == str(refused)
         await h.idle()
         assert rpcs_in(h, "mina-1") == []  # no dialog for what cannot happen
-        assert not has_direct_channel(h, "mina") and len(texts_in(h, kim)) == 1  # nobody was told
+        assert h.direct_channel("mina") is None and len(h.texts(kim)) == 1  # nobody was told
 
         # A guest has no cancel tool at all.
         words = "cancel the lunch please"
