@@ -218,7 +218,8 @@ async def test_a_guest_is_invited_in_their_chat_answers_there_and_the_organizer_
         # The dialog says the guest will be invited in a chat, and by when they answer.
         assert params["title"] == "Create this event?"
         assert (
-            "Design lunch" in params["message"] and "Guests guest-kim get the invitation" in params["message"]
+            "Design lunch" in params["message"]
+            and "Guests (guest-kim) get the invitation" in params["message"]
         )
         assert "answer with their availability by" in params["message"]
         event = script.results["set up the design lunch"][0].json()

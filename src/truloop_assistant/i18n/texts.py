@@ -68,7 +68,7 @@ INVITE_TITLE = Text(ko="초대를 보낼까요?", en="Send these invitations?")
 INVITE = Text(ko="{who} 님을 {title} {when} 일정에 초대해요.", en="Invite {who} to {title} {when}.")
 GUESTS_INVITED = Text(
     ko=" 게스트 {who} 님에게는 어시스턴트와의 1:1 채팅으로 초대장을 보내요.",
-    en=" Guests {who} get the invitation in a chat with the assistant.",
+    en=" Guests ({who}) get the invitation in a chat with the assistant.",
 )
 CHANGED_GUESTS = Text(
     ko="게스트 → {value} (새 게스트에게 초대장 발송)", en="guests → {value} (new guests get an invitation)"
