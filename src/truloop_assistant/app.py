@@ -15,8 +15,9 @@ from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
+from . import tracing
 from .agent.agents import MemberAgent
-from .api import dev, health, me, tool_message, webhooks
+from .api import admin, dev, health, me, tool_message, webhooks
 from .config import Settings, get_settings
 from .errors import AppError, first_problem
 from .pipeline.worker import build_worker
@@ -71,9 +72,13 @@ def create_app(
         description="Agent server for a chat assistant that lives in Sendbird channels.",
         lifespan=lifespan,
     )
+    # The dev server runs its worker in this process too: one service then.
+    if tracing.configure("truloop-assistant" if embedded_worker else "truloop-assistant-api"):
+        tracing.instrument_app(app)
     app.include_router(webhooks.router)
     app.include_router(tool_message.router)
     app.include_router(me.router)
+    app.include_router(admin.router)
     app.include_router(health.router)
     if settings.channel == "local":
         app.include_router(dev.router)

@@ -1,26 +1,78 @@
-"""``truloop-assistant``: serve the API, run a worker, or run everything locally with ``dev``."""
+"""``truloop-assistant``: serve the API, run a worker, or run everything locally with ``dev``.
+
+A command imports what it needs when it runs, so ``--help`` and ``--version`` answer at once.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib
 import logging
-import os
 import secrets
 import signal
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType, ModuleType
+from typing import TYPE_CHECKING, Any
 
-from .commands import eval as eval_command
-from .commands import kb as kb_command
-from .commands import sendbird as sendbird_command
-from .commands import users as users_command
-from .config import ConfigError, Settings, load_settings
+if TYPE_CHECKING:
+    from .config import Settings
+
+logger = logging.getLogger("truloop_assistant.cli")
+
+PACKAGE = "truloop-assistant"
+COMMANDS = {
+    "doctor": "check the settings, Redis, the model's key and the Sendbird token, and say what to fix",
+    "inspect": "a conversation's recent turns, tool calls, pending calls, inbox and failures",
+    "sendbird": "Sendbird administration",
+    "users": "manage the built-in user directory",
+    "kb": "knowledge base administration",
+    "eval": "measure how well a model picks the assistant's tools (accuracy per group of requests)",
+}
+"""Commands defined in ``commands/<name>.py``, with their line in ``--help`` (the module is imported
+only when its command runs)."""
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+REDIS_BACKOFF_MAX_S = 30.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="truloop-assistant", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = next((arg for arg in arguments if not arg.startswith("-")), None)
+    args = build_parser(command).parse_args(arguments)
+
+    from .config import ConfigError
+
+    try:
+        _configure_logging(doctor=args.command == "doctor")
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "worker":
+            return _run_worker(args)
+        if args.command == "dev":
+            return _dev(args)
+        module = _command_module(args.command)
+        if args.command in ("users", "inspect"):
+            return int(module.run(args, _offline_settings(model="offline")))
+        if args.command == "eval":
+            return int(module.run(args, _offline_settings()))
+        return int(module.run(args))
+    except ConfigError as exc:
+        print(f"{PACKAGE}: {exc}", file=sys.stderr)
+        return 2
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; of the ``commands/`` modules only ``command``'s is imported (for its options)."""
+    parser = argparse.ArgumentParser(
+        prog=PACKAGE, description="Serve the API, run a worker, or run everything locally with dev."
+    )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="run the HTTP API")
     serve.add_argument("--host", default="127.0.0.1")
@@ -28,38 +80,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--workers", type=int, default=1, help="HTTP worker processes")
 
     worker = sub.add_parser("worker", help="consume queued turns and resumes")
-    worker.add_argument("--concurrency", type=int, default=10, help="turns run at once")
+    worker.add_argument("--concurrency", type=int, default=10, help="turns run at once, per process")
+    worker.add_argument(
+        "--processes", type=_positive, default=1, help="worker processes to start (and restart if they die)"
+    )
+    worker.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="P",
+        help="serve Prometheus text at http://HOST:P/metrics (process i of --processes on P+i)",
+    )
+    worker.add_argument(
+        "--metrics-host", default="127.0.0.1", metavar="HOST", help="where --metrics-port listens"
+    )
 
     dev = sub.add_parser("dev", help="API + worker in one process, local channel, offline model")
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
 
-    sendbird_command.add_parser(sub)
-    users_command.add_parser(sub)
-    kb_command.add_parser(sub)
-    eval_command.add_parser(sub)
+    for name, help_line in COMMANDS.items():
+        if name == command:
+            _command_module(name).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line)
+    return parser
 
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("TRULOOP_LOG_LEVEL", "INFO"), format="%(levelname)s %(name)s: %(message)s"
-    )
+
+class _Version(argparse.Action):
+    """``--version``: the installed package's version (read only when asked for)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from importlib.metadata import version
+
+        print(f"{parser.prog} {version(PACKAGE)}")
+        parser.exit()
+
+
+def _command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"{__package__}.commands.{name}")
+
+
+def _configure_logging(*, doctor: bool) -> None:
+    """Log as ``TRULOOP_LOG_LEVEL`` / ``TRULOOP_LOG_FORMAT`` say; ``doctor`` reports a bad value instead."""
+    from .config import ConfigError, load_log_settings
+    from .logs import configure_logging
+
     try:
-        if args.command == "serve":
-            return _serve(args)
-        if args.command == "worker":
-            return asyncio.run(_worker(load_settings(), args.concurrency))
-        if args.command == "sendbird":
-            return sendbird_command.run(args)
-        if args.command == "users":
-            return users_command.run(args, _offline_settings(model="offline"))
-        if args.command == "kb":
-            return kb_command.run(args)
-        if args.command == "eval":
-            return eval_command.run(args, _offline_settings())
-        return _dev(args)
-    except ConfigError as exc:
-        print(f"truloop-assistant: {exc}", file=sys.stderr)
-        return 2
+        settings = load_log_settings()
+    except ConfigError:
+        if not doctor:
+            raise
+        configure_logging()
+        return
+    configure_logging(settings.log_level, settings.log_format)
 
 
 def _offline_settings(**overrides: str) -> Settings:
@@ -67,15 +144,114 @@ def _offline_settings(**overrides: str) -> Settings:
 
     ``model="offline"`` for commands that never ask a model, so a broken ``TRULOOP_MODEL`` does not stop them.
     """
+    from .config import load_settings
+
     return load_settings(channel="local", jwt_secret=secrets.token_urlsafe(32), **overrides)
 
 
+def _announce(command: str, settings: Settings, where: str) -> None:
+    """The one line saying what this process runs with (and a warning for a likely mistake)."""
+    from .config import masked_url
+
+    fallbacks = settings.fallback_models
+    model = settings.model + (f" (then {', '.join(fallbacks)})" if fallbacks else "")
+    logger.info(
+        "%s: model %s, channel %s, Redis %s, queue %s, %s",
+        command,
+        model,
+        settings.channel,
+        masked_url(settings.redis_url),
+        settings.queue_name,
+        where,
+    )
+    if settings.channel == "sendbird" and settings.model == "offline":
+        logger.warning(
+            "TRULOOP_CHANNEL=sendbird with TRULOOP_MODEL=offline: people on Sendbird get the built-in "
+            "rule-based model's answers; set TRULOOP_MODEL to a real model (e.g. openai-chat:gpt-4o-mini)"
+        )
+
+
+class _Stop(BaseException):
+    """SIGTERM or SIGINT arrived before the command's own handling of them was in place."""
+
+
+@contextmanager
+def _stoppable() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGINT raise :class:`_Stop` at once (even in a sleep or a connect)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise _Stop(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _wait_for_redis(url: str) -> None:
+    """Return once Redis answers PING, trying again after 1, 2, 4 … 30 s; one line says it is unreachable.
+
+    Raises :class:`~.commands.doctor.RedisProblem` when something answers but not as usable Redis.
+    """
+    from .commands.doctor import RedisUnreachable, ping_redis
+    from .config import masked_url
+
+    delay, failures = 1.0, 0
+    while True:
+        try:
+            version = ping_redis(url)
+        except RedisUnreachable as exc:
+            failures += 1
+            log = logger.warning if failures == 1 else logger.debug
+            log(
+                "Redis at %s is unreachable (%s); trying again in %.0f s, then with growing pauses "
+                "(up to %.0f s) until it answers",
+                masked_url(url),
+                exc,
+                delay,
+                REDIS_BACKOFF_MAX_S,
+            )
+            time.sleep(delay)
+            delay = min(delay * 2, REDIS_BACKOFF_MAX_S)
+            continue
+        if failures:
+            logger.info("Redis at %s answers now (Redis %s)", masked_url(url), version)
+        return
+
+
+def _redis_refused(url: str, problem: Exception) -> int:
+    from .config import masked_url
+
+    logger.error("Redis at %s: %s; fix TRULOOP_REDIS_URL", masked_url(url), problem)
+    return 1
+
+
 def _serve(args: argparse.Namespace) -> int:
+    from .commands.doctor import RedisProblem
+    from .config import load_settings
+
+    settings = load_settings()  # fail here, with a readable message, rather than inside every HTTP worker
+    workers = f"{args.workers} HTTP worker process{'es' if args.workers != 1 else ''}"
+    _announce("serve", settings, f"listening on http://{args.host}:{args.port} ({workers})")
+    try:
+        with _stoppable():
+            _wait_for_redis(settings.redis_url)
+    except _Stop:
+        logger.info("stopped before Redis answered")
+        return 0
+    except RedisProblem as exc:
+        return _redis_refused(settings.redis_url, exc)
+
     import uvicorn
 
     from .api.http_limits import LimitedHttpToolsProtocol
+    from .logs import logging_config
 
-    load_settings()  # fail here, with a readable message, rather than inside every HTTP worker
     uvicorn.run(
         "truloop_assistant.app:create_app",
         factory=True,
@@ -84,25 +260,106 @@ def _serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         proxy_headers=True,
         http=LimitedHttpToolsProtocol,
-        log_level=os.environ.get("TRULOOP_LOG_LEVEL", "INFO").lower(),
+        log_config=logging_config(settings.log_level, settings.log_format),  # also in each worker process
+        log_level=settings.log_level.lower(),
     )
     return 0
 
 
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def _run_worker(args: argparse.Namespace) -> int:
+    from .commands.doctor import RedisProblem
+    from .config import load_settings
+
+    settings = load_settings()
+    if args.processes > 1:
+        from .pipeline.processes import supervise
+
+        _announce("worker", settings, f"{args.processes} processes, concurrency {args.concurrency} each")
+        return supervise(_child_commands(args))
+    metrics = "" if args.metrics_port is None else f", metrics on {args.metrics_host}:{args.metrics_port}"
+    _announce("worker", settings, f"concurrency {args.concurrency}{metrics}")
+    if args.metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        from . import metrics as _families  # noqa: F401  (listed before the first turn)
+
+        start_http_server(args.metrics_port, addr=args.metrics_host)
+    try:
+        with _stoppable():  # until the worker's own handlers take over, a signal stops it right away
+            _wait_for_redis(settings.redis_url)
+            return asyncio.run(_worker(settings, args.concurrency))
+    except _Stop:
+        logger.info("stopped before the worker started")
+        return 0
+    except RedisProblem as exc:
+        return _redis_refused(settings.redis_url, exc)
+
+
+def _child_commands(args: argparse.Namespace) -> list[list[str]]:
+    """The command line of each worker process ``--processes`` starts."""
+    commands = []
+    for i in range(args.processes):
+        command = [
+            sys.executable,
+            "-m",
+            "truloop_assistant.cli",
+            "worker",
+            "--concurrency",
+            str(args.concurrency),
+        ]
+        if args.metrics_port is not None:
+            command += ["--metrics-port", str(args.metrics_port + i), "--metrics-host", args.metrics_host]
+        commands.append(command)
+    return commands
+
+
 async def _worker(settings: Settings, concurrency: int) -> int:
-    from .pipeline.worker import build_worker
+    from .pipeline.worker import SHUTDOWN_GRACE_S, build_worker
     from .services import Services
 
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, stopping.set)
     services = Services.create(settings)
     try:
+
+        async def background() -> None:
+            logger.info("worker started: taking turns from queue %r", settings.queue_name)
+            await services.scanners()
+
         worker = build_worker(
             services.queue.queue,
             services.drainer(),
             concurrency=concurrency,
-            background=services.scanners,
+            background=background,
         )
-        await worker.start()
+        # The signals stay this function's (saq would take them only once started): one that comes
+        # while the worker is still starting stops it as well.
+        worker.SIGNALS = []
+        running = asyncio.create_task(worker.start(), name="worker")
+        stop = asyncio.create_task(stopping.wait(), name="worker-stop")
+        await asyncio.wait({running, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if not running.done():
+            logger.info("stopping: turns in flight get up to %d s to finish", SHUTDOWN_GRACE_S)
+            # A stop while saq is still starting would leave the loops it starts next running.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(10):
+                    while not worker.tasks and not running.done():  # noqa: ASYNC110 (saq has no event for it)
+                        await asyncio.sleep(0.05)
+            await worker.stop()
+        await running
     finally:
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
         await services.aclose()
     return 0
 
@@ -113,25 +370,38 @@ def _dev(args: argparse.Namespace) -> int:
     from .api.http_limits import LimitedHttpToolsProtocol
     from .app import create_app
     from .backends.users import SAMPLE_USERS_FILE, load_users_file
+    from .commands.doctor import RedisProblem, ping_redis
+    from .commands.users import import_users
+    from .config import given_settings, load_settings, masked_url
     from .embedded_redis import RedisServer
 
+    given = given_settings()
+    settings = load_settings(channel="local", jwt_secret=given.get("jwt_secret") or secrets.token_urlsafe(32))
     redis_server = None
-    redis_url = os.environ.get("TRULOOP_REDIS_URL")
-    if not redis_url or not _reachable(redis_url):
+    if given.get("redis_url"):
+        try:
+            ping_redis(settings.redis_url)
+        except RedisProblem as exc:
+            where = masked_url(settings.redis_url)
+            print(
+                f"{PACKAGE}: TRULOOP_REDIS_URL={where}: no usable Redis there ({exc}). "
+                "Start Redis at that address, or unset TRULOOP_REDIS_URL (in the environment and .env) "
+                "and dev starts an embedded Redis of its own",
+                file=sys.stderr,
+            )
+            return 2
+    else:
         redis_server = RedisServer().start()
-        redis_url = redis_server.url
-        print(f"started an embedded Redis at {redis_url}")
-    settings = load_settings(
-        channel="local",
-        redis_url=redis_url,
-        jwt_secret=os.environ.get("TRULOOP_JWT_SECRET") or secrets.token_urlsafe(32),
-    )
-    users_file = settings.users_file or str(SAMPLE_USERS_FILE)
-    imported = asyncio.run(users_command.import_users(settings.redis_url, load_users_file(users_file)))
-    base = f"http://{args.host}:{args.port}"
-    print(
-        f"""
-truloop-assistant dev server — model: {settings.model}, channel: local
+        settings = settings.model_copy(update={"redis_url": redis_server.url})
+        print(f"started an embedded Redis at {redis_server.url}")
+    try:
+        users_file = settings.users_file or str(SAMPLE_USERS_FILE)
+        imported = asyncio.run(import_users(settings.redis_url, load_users_file(users_file)))
+        base = f"http://{args.host}:{args.port}"
+        where = masked_url(settings.redis_url)
+        print(
+            f"""
+truloop-assistant dev server — model: {settings.model}, channel: local, Redis: {where}
   user directory:        {imported} users from {users_file} (try user_id jeff or mina)
   chat in the browser:   {base}/dev
   or with curl:
@@ -140,30 +410,22 @@ truloop-assistant dev server — model: {settings.model}, channel: local
     curl -s {base}/dev/api/channels/demo/messages
   API docs:              {base}/docs
 """,
-        flush=True,
-    )
-    # uvicorn re-raises the signal that stopped it; make SIGTERM an exception so cleanup runs.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
+            flush=True,
+        )
+        # uvicorn re-raises the signal that stopped it; make SIGTERM an exception so cleanup runs.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         uvicorn.run(
             create_app(settings, embedded_worker=True),
             host=args.host,
             port=args.port,
             http=LimitedHttpToolsProtocol,
+            log_config=None,  # the root logger's handler, set up by main, formats uvicorn's lines too
+            log_level=settings.log_level.lower(),
         )
     finally:
         if redis_server is not None:
             redis_server.stop()
     return 0
-
-
-def _reachable(redis_url: str) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(redis_url, socket_connect_timeout=1, socket_timeout=1).ping())
-    except redis.RedisError:
-        return False
 
 
 if __name__ == "__main__":

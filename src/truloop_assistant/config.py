@@ -8,19 +8,55 @@ from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    EnvSettingsSource,
+    NoDecode,
+    SettingsConfigDict,
+)
 
 from .errors import validation_problems
+from .logs import LEVELS, LogFormat
 
 
 class ConfigError(Exception):
     """A setting is missing or unsafe; the message names the variable and the fix."""
 
 
-class SendbirdSettings(BaseSettings):
-    """The Sendbird application: enough for the admin command, which needs no Redis or JWT."""
+class LogSettings(BaseSettings):
+    """How the commands log: read first, so that even a command that fails logs as asked."""
 
     model_config = SettingsConfigDict(env_prefix="TRULOOP_", env_file=".env", extra="ignore")
+
+    log_level: str = "INFO"
+    log_format: LogFormat = "text"
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _known_level(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            level = value.strip().upper()
+            if level == "WARN":
+                level = "WARNING"
+            if level not in LEVELS:
+                raise ValueError(f"{value!r} is not a log level: use {', '.join(LEVELS)}")
+            return level
+        return value
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _known_format(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            fmt = value.strip().lower()
+            if fmt not in ("text", "json"):
+                raise ValueError(f"{value!r} is not a log format: use text or json")
+            return fmt
+        return value
+
+
+class SendbirdSettings(LogSettings):
+    """The Sendbird application: enough for the admin command, which needs no Redis or JWT."""
 
     sendbird_app_id: str | None = None
     sendbird_api_token: str | None = None
@@ -83,6 +119,17 @@ class Settings(SendbirdSettings):
     queue_name: str = "truloop"
     worker_heartbeat_s: int = Field(default=15, ge=1)
 
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, value: str) -> str:
+        if not value.startswith(REDIS_SCHEMES):
+            raise ValueError(
+                f"{masked_url(value)!r} is not a Redis URL: use redis://HOST:PORT/DB "
+                "(rediss:// with TLS, unix:///PATH for a socket, redis+cluster://HOST:PORT,HOST:PORT "
+                "or rediss+cluster:// for a Redis Cluster)"
+            )
+        return value
+
     @field_validator("fallback_models", mode="before")
     @classmethod
     def _split_models(cls, value: Any) -> Any:
@@ -132,6 +179,22 @@ class Settings(SendbirdSettings):
             if problem := model_problem(value):
                 raise ValueError(f"{name}={value!r}: {problem}; {VALID_MODELS}")
         return self
+
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://", "redis+cluster://", "rediss+cluster://")
+_SECRET_QUERY = re.compile(r"(?i)([?&]password=)[^&#]*")
+
+
+def masked_url(url: str) -> str:
+    """``url`` with its password (in the user part or a ``password=`` parameter) shown as ``***``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return _SECRET_QUERY.sub(r"\1***", url)
+    end = min((rest.index(mark) for mark in "?#" if mark in rest), default=len(rest))
+    userinfo, at, location = rest[:end].rpartition("@")
+    if at and ":" in userinfo:
+        userinfo = userinfo.split(":", 1)[0] + ":***"
+    return f"{scheme}://{userinfo}{at}{location}" + _SECRET_QUERY.sub(r"\1***", rest[end:])
 
 
 VALID_MODELS = (
@@ -213,6 +276,20 @@ def load_settings(**overrides: Any) -> Settings:
         if len(lines) == 1:
             raise ConfigError(f"invalid settings: {lines[0]}") from None
         raise ConfigError("invalid settings:\n  " + "\n  ".join(lines)) from None
+
+
+def load_log_settings() -> LogSettings:
+    """``TRULOOP_LOG_LEVEL`` and ``TRULOOP_LOG_FORMAT``; a bad value is a :class:`ConfigError` naming it."""
+    try:
+        return LogSettings()
+    except ValidationError as exc:
+        lines = validation_problems(exc.errors(), where=lambda loc: f"TRULOOP_{loc.upper()}")
+        raise ConfigError("invalid settings: " + "; ".join(lines)) from None
+
+
+def given_settings() -> dict[str, Any]:
+    """The settings set in ``.env`` or the environment (which wins), unchecked and without defaults."""
+    return {**DotEnvSettingsSource(Settings)(), **EnvSettingsSource(Settings)()}
 
 
 @lru_cache(maxsize=1)

@@ -58,7 +58,7 @@ def _ping(port: int, timeout: float = 0.5) -> bool:
     try:
         with socket.create_connection((HOST, port), timeout=timeout) as s:
             s.sendall(b"PING\r\n")
-            return s.recv(64).startswith(b"+PONG")
+            return s.recv(64).startswith((b"+PONG", b"-NOAUTH"))  # with --requirepass it asks for it
     except OSError:
         return False
 

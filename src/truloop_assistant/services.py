@@ -34,6 +34,7 @@ from .config import Settings
 from .pipeline.conversations import ConversationDrainer
 from .pipeline.delivery import Deliverer
 from .pipeline.expiry import expire_due
+from .pipeline.gauges import Gauges
 from .pipeline.intake import Intake
 from .pipeline.notices import Notices
 from .pipeline.queue import TurnQueue, make_queue
@@ -45,6 +46,7 @@ from .store.drains import Drains
 from .store.effects import Effects
 from .store.history import History
 from .store.inbox import Inbox
+from .store.ledger import Ledger
 from .store.outbox import Outbox
 from .store.transcript import Transcript
 from .store.turns import TurnStore
@@ -63,6 +65,7 @@ class Services:
     drains: Drains
     outbox: Outbox
     transcript: Transcript
+    ledger: Ledger
     members: Members
     intake: Intake
     auth: TokenVerifier
@@ -110,6 +113,7 @@ class Services:
             drains=drains,
             outbox=Outbox(redis),
             transcript=Transcript(redis),
+            ledger=Ledger(redis),
             members=members,
             intake=Intake(inbox, drains, queue),
             auth=TokenVerifier(settings),
@@ -181,6 +185,7 @@ class Services:
             relay_writer=Messenger(notifier, inviter),
             effects=Effects(self.redis),
             transcript=self.transcript,
+            ledger=self.ledger,
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:
@@ -191,6 +196,7 @@ class Services:
             self.runner(model=model, agent=agent),
             Deliverer(self.outbox, self.channel),
             heartbeat_s=self.settings.worker_heartbeat_s,
+            ledger=self.ledger,
         )
 
     async def scanners(self) -> None:
@@ -199,6 +205,7 @@ class Services:
             {
                 "expiry": partial(expire_due, self.store, self.intake),
                 "rescue": partial(rescue_due, self.drains, self.queue),
+                "gauges": Gauges(self.redis, self.queue.queue).refresh,
                 "reminders": GuestReminders(
                     self.redis,
                     self.backends,

@@ -13,6 +13,7 @@ from ..tools.deps import AgentDeps
 from ..tools.envelope import EnvelopeToolset
 from ..tools.marks import is_destructive
 from ..tools.once import OnceToolset
+from .models import timed
 from .prompts import GUEST_INSTRUCTIONS, MEMBER_INSTRUCTIONS, NOTIFICATION_INSTRUCTIONS
 
 MemberAgent = Agent[AgentDeps, str | DeferredToolRequests]
@@ -47,7 +48,7 @@ def _agent(
     timeout_s: float,
 ) -> MemberAgent:
     return Agent(
-        model,
+        timed(model),
         deps_type=AgentDeps,
         output_type=[str, DeferredToolRequests],
         instructions=instructions,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
@@ -13,9 +14,13 @@ from pydantic_ai.exceptions import (
     ModelServerError,
     ModelUnavailableError,
 )
-from pydantic_ai.models import Model, infer_model
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import Model, ModelRequestParameters, infer_model
 from pydantic_ai.models.fallback import FallbackModel
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
 
+from ..metrics import MODEL_REQUEST_SECONDS, MODEL_TOKENS
 from .offline import build_offline_model
 
 PROVIDER_TROUBLE = (
@@ -50,3 +55,29 @@ def _one_model(name: str, timezone: ZoneInfo) -> Model:
     if name == "offline":
         return build_offline_model(timezone=timezone)
     return infer_model(name)
+
+
+class TimedModel(WrapperModel):
+    """Counts each model request's time and tokens (``truloop_model_request_seconds``, ``…tokens_total``)."""
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            response = await super().request(messages, model_settings, model_request_parameters)
+            outcome = "ok"
+        finally:
+            MODEL_REQUEST_SECONDS.labels(outcome).observe(time.perf_counter() - started)
+        MODEL_TOKENS.labels("input").inc(response.usage.input_tokens)
+        MODEL_TOKENS.labels("output").inc(response.usage.output_tokens)
+        return response
+
+
+def timed(model: Model | str) -> Model | str:
+    """``model`` with its requests measured (a model string is measured once pydantic-ai makes it a model)."""
+    return TimedModel(model) if isinstance(model, Model) and not isinstance(model, TimedModel) else model

@@ -36,18 +36,29 @@ from ..channels.base import InboundMessage
 from ..config import Settings
 from ..deferred.approvals import ApprovalContext
 from ..i18n import Text, language_of, texts
-from ..metrics import TURNS, UNPAIRED_TOOL_CALLS
+from ..logs import log_context
+from ..metrics import TURN_SECONDS, TURNS, UNPAIRED_TOOL_CALLS
 from ..store.effects import Effects
 from ..store.history import History
 from ..store.inbox import Consumed
+from ..store.ledger import Ledger, LedgerCall, TurnState
 from ..store.outbox import TextOut
 from ..store.records import AgentRole, PausedTurn
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
 from ..tools.deps import AgentDeps, RelayWriter, utcnow
-from .agents import Agents
+from .agents import Agents, MemberAgent
 from .calls import call_refs, failed_locally
 from .context import turn_instructions
+from .ledger import (
+    LedgerWriter,
+    StepRecord,
+    invalid_calls,
+    sent_calls,
+    server_calls,
+    settling,
+    without_result,
+)
 from .requests import device_requests
 from .results import EXPIRED_TEXT, REQUESTS, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .verify import log_invalid_calls, unpaired_tool_calls
@@ -118,6 +129,7 @@ class TurnRunner:
         relay_writer: RelayWriter | None = None,
         effects: Effects | None = None,
         transcript: Transcript,
+        ledger: Ledger | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.agents = agents
@@ -129,6 +141,7 @@ class TurnRunner:
         self.relay_writer = relay_writer
         self.effects = effects
         self.transcript = transcript
+        self.ledger = LedgerWriter(ledger)
         self.clock = clock
         self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
 
@@ -164,6 +177,21 @@ class TurnRunner:
         if snapshot.state == "paused" and await self.store.supersede(snapshot.turn):
             # Answers that arrived before the cut count; the rest are reported as superseded.
             snapshot = await self.store.load_turn(turn.channel_url, active_id) or snapshot
+            TURNS.labels("superseded").inc()
+            log.info(
+                "turn %s in %s superseded by %s's new message %s; calls cut: %s",
+                active_id,
+                turn.channel_url,
+                turn.user_id,
+                turn.turn_id,
+                [c.call_id for c in snapshot.turn.sent_calls if c.call_id not in snapshot.answers],
+            )
+            await self.ledger.settle(
+                turn.channel_url,
+                active_id,
+                settling(snapshot.turn, snapshot.answers, missing="superseded"),
+                state="superseded",
+            )
             results = deferred_results(snapshot.turn, snapshot.answers, missing=SUPERSEDED_TEXT)
             history = ModelMessagesTypeAdapter.validate_json(snapshot.turn.messages)
             await self._run(turn, history, consumed, prompt=turn.prompt, results=results)
@@ -180,6 +208,11 @@ class TurnRunner:
         paused = snapshot.turn
         # Calls without an answer here expired: the device did not answer in time.
         results = deferred_results(paused, snapshot.answers, missing=EXPIRED_TEXT)
+        if any(ref.call_id not in snapshot.answers for ref in paused.calls):
+            TURNS.labels("expired").inc()
+        await self.ledger.settle(
+            channel_url, turn_id, settling(paused, snapshot.answers, missing="expired"), state="running"
+        )
         await self.store.record_client_outcomes(channel_url, device_outcomes(paused, snapshot.answers))
         used = RunUsage(
             requests=paused.model_requests,
@@ -212,6 +245,29 @@ class TurnRunner:
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         usage = replace(turn.used)  # counts on from the turn's earlier steps
+        began, started = time.time(), time.perf_counter()
+        with log_context(channel=turn.channel_url, turn_id=turn.turn_id, user=turn.user_id):
+            try:
+                await self._step(
+                    turn, agent, history, consumed, deps, usage, began, prompt=prompt, results=results
+                )
+            finally:
+                TURN_SECONDS.observe(time.perf_counter() - started)
+
+    async def _step(
+        self,
+        turn: _Turn,
+        agent: MemberAgent,
+        history: list[ModelMessage],
+        consumed: Consumed | None,
+        deps: AgentDeps,
+        usage: RunUsage,
+        began: float,
+        *,
+        prompt: str | None,
+        results: DeferredToolResults | None,
+    ) -> None:
+        zone = deps.timezone
         try:
             if usage.requests >= self.limits.max_model_requests:
                 raise UsageLimitExceeded(f"the turn already made {usage.requests} model requests")
@@ -238,20 +294,26 @@ class TurnRunner:
                 exc,
             )
             TURNS.labels("limited").inc()
+            await self._record(turn, "limited", began, usage, server_calls(deps.tool_runs), ended=True)
             await self._give_up(turn, texts.TURN_LIMIT, consumed)
             return
         except (Exception, TimeoutError) as exc:
             kind, text = failure_text(exc)
             log.exception("turn %s in %s failed (%s)", turn.turn_id, turn.channel_url, kind)
-            TURNS.labels(kind).inc()
+            TURNS.labels("failed").inc()
+            await self._record(turn, "failed", began, usage, server_calls(deps.tool_runs), ended=True)
             await self._give_up(turn, text, consumed)
             return
 
-        log_invalid_calls(result.new_messages(), deps.calls_run, turn.turn_id, turn.channel_url)
+        new = result.new_messages()
+        log_invalid_calls(new, deps.calls_run, turn.turn_id, turn.channel_url)
+        now = time.time()
+        calls = [*server_calls(deps.tool_runs), *invalid_calls(new, deps.calls_run, now)]
         output = result.output
         pending = output if isinstance(output, DeferredToolRequests) else None
         if unpaired := unpaired_tool_calls(result.all_messages(), pending):
             UNPAIRED_TOOL_CALLS.inc(len(unpaired))
+            calls += without_result(unpaired, now)
             log.warning(
                 "turn %s in %s: tool calls without a result: %s",
                 turn.turn_id,
@@ -259,10 +321,13 @@ class TurnRunner:
                 [(c.tool_name, c.tool_call_id) for c in unpaired],
             )
         if isinstance(output, DeferredToolRequests):
+            TURNS.labels("paused").inc()
             await self._pause(
-                replace(turn, used=usage), result.all_messages_json().decode(), output, consumed
+                replace(turn, used=usage), result.all_messages_json().decode(), output, consumed, calls, began
             )
             return
+        TURNS.labels("answered").inc()
+        await self._record(turn, "answered", began, usage, calls, ended=True)
         answer = TextOut(text=output, dedup_id=f"{turn.turn_id}:{turn.step}:answer")
         await self.store.finish(
             turn.channel_url,
@@ -275,8 +340,36 @@ class TurnRunner:
             consumed=consumed,
         )
 
+    async def _record(
+        self,
+        turn: _Turn,
+        state: TurnState,
+        began: float,
+        usage: RunUsage,
+        calls: list[LedgerCall],
+        *,
+        ended: bool = False,
+    ) -> None:
+        step = StepRecord(turn.turn_id, turn.channel_url, turn.user_id, began, state, usage, calls)
+        log.info(
+            "step %d of turn %s: %s after %.0f ms; %d tool calls, %d model requests in the turn",
+            turn.step,
+            turn.turn_id,
+            state,
+            (time.time() - began) * 1000,
+            len(calls),
+            usage.requests,
+        )
+        await self.ledger.step(step, ended=ended)
+
     async def _pause(
-        self, turn: _Turn, messages: str, requests: DeferredToolRequests, consumed: Consumed | None
+        self,
+        turn: _Turn,
+        messages: str,
+        requests: DeferredToolRequests,
+        consumed: Consumed | None,
+        calls: list[LedgerCall],
+        began: float,
     ) -> None:
         refs = call_refs(requests)
         failed = failed_locally(
@@ -301,6 +394,11 @@ class TurnRunner:
             output_tokens=turn.used.output_tokens,
             local_answers=failed,
         )
+        calls = [*calls, *sent_calls(refs, requests, failed, paused.created_at)]
+        for ref in paused.sent_calls:
+            with log_context(call_id=ref.call_id):
+                log.info("asking the phone: %s (%s) for %s", ref.method, ref.tool_name, ref.tool_call_id)
+        await self._record(turn, "paused", began, turn.used, calls)
         if not paused.sent_calls:  # nothing to wait for: go on at once
             await self.store.save_paused(paused)
             await self.resume(turn.channel_url, turn.turn_id, consumed)

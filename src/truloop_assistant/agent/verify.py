@@ -15,8 +15,6 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
-from ..metrics import TOOL_CALLS
-
 log = logging.getLogger("truloop_assistant.tools")
 
 
@@ -52,7 +50,7 @@ def log_invalid_calls(messages: list[ModelMessage], ran: set[str], turn_id: str,
         for message in messages
         if isinstance(message, ModelRequest)
         for part in message.parts
-        if _is_retry(part) and part.tool_name and part.tool_call_id not in ran
+        if is_retry(part) and part.tool_name and part.tool_call_id not in ran
     ]
     for part in invalid:
         text = part.model_response() if isinstance(part, RetryPromptPart) else part.model_response_str()
@@ -64,11 +62,10 @@ def log_invalid_calls(messages: list[ModelMessage], ran: set[str], turn_id: str,
             channel_url,
             text[:300],
         )
-        TOOL_CALLS.labels(part.tool_name, "invalid").inc()
     return len(invalid)
 
 
-def _is_retry(part: object) -> TypeGuard[RetryPromptPart | ToolReturnPart]:
+def is_retry(part: object) -> TypeGuard[RetryPromptPart | ToolReturnPart]:
     """A call sent back to the model to fix: a ``retried`` tool return, or a retry prompt."""
     return isinstance(part, RetryPromptPart) or (
         isinstance(part, ToolReturnPart) and part.outcome == "retried"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
@@ -17,6 +19,7 @@ from ..errors import (
     Unprocessable,
     first_problem,
 )
+from ..logs import log_context
 from ..metrics import TOOL_MESSAGES
 from ..protocol.jsonrpc import JsonRpcFailure, JsonRpcSuccess, parse_response
 from ..protocol.methods import ConfirmResult
@@ -26,6 +29,7 @@ from .body import read_body
 from .budget import redis_budget
 from .deps import ServicesDep
 
+log = logging.getLogger(__name__)
 router = APIRouter()
 
 MAX_TOOL_MESSAGE_BYTES = 256 * 1024
@@ -60,8 +64,11 @@ async def _handle(request: Request, services: ServicesDep) -> JSONResponse:
                 headers=rate.headers(),
             )
         try:
-            response = await _record(services, principal.user_id, answer)
+            with log_context(call_id=answer.call_id, user=principal.user_id):
+                response = await _record(services, principal.user_id, answer)
         except AppError as exc:
+            if exc.status in (404, 410):  # the phone answered something it should not have
+                log.info("tool message for %s refused: %s (%s)", answer.call_id, exc.code, exc.message)
             exc.headers.update(rate.headers())
             raise
     response.headers.update(rate.headers())

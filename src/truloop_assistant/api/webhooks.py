@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import time
 
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
 
 from ..channels.base import AGENT_RPC, InboundMessage
 from ..errors import BadRequest, Unauthorized, first_problem
-from ..metrics import WEBHOOKS
+from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..protocol.jsonrpc import load_json
 from ..protocol.sendbird import UserMessageEvent, WebhookEvent, parse_webhook
 from .admission import addressed, queue
@@ -37,6 +38,14 @@ def signature_ok(body: bytes, signature: str | None, token: str) -> bool:
 @router.post("/api/v1/webhooks/sendbird", tags=["sendbird"])
 async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str, str]:
     """Receive a Sendbird webhook delivery."""
+    started = time.perf_counter()
+    try:
+        return await _receive(request, services)
+    finally:
+        WEBHOOK_ACK_SECONDS.observe(time.perf_counter() - started)
+
+
+async def _receive(request: Request, services: ServicesDep) -> dict[str, str]:
     body = await read_body(request, MAX_WEBHOOK_BYTES)
     token = services.settings.sendbird_api_token
     signature = request.headers.get("x-sendbird-signature") or request.headers.get("x-signature")

@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import httpx
 
+from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
 from .base import AGENT_RPC, ChannelSendError
 
@@ -110,6 +111,7 @@ class SendbirdChannel:
                 if response.status_code not in _RETRY_STATUS:
                     repeat = _names_the_dedup_id(response)
                     if not repeat:
+                        SENDBIRD_FAILURES.labels("false").inc()
                         log.error("sendbird refused a message to %s: %s", channel_url, last_error)
                     raise ChannelSendError(
                         f"Sendbird refused the message: {last_error}",
@@ -118,6 +120,7 @@ class SendbirdChannel:
                     )
                 delay = self._retry_after(response) or self._backoff(attempt)
             if attempt < self.max_attempts:
+                SENDBIRD_RETRIES.labels(last_error.split(":", 1)[0].removeprefix("HTTP ")).inc()
                 log.warning(
                     "sendbird send to %s failed (%s); retry %d in %.2fs",
                     channel_url,
@@ -133,6 +136,7 @@ class SendbirdChannel:
             last_error,
             dedup_id,
         )
+        SENDBIRD_FAILURES.labels("true").inc()
         raise ChannelSendError(f"could not send to {channel_url}: {last_error}", retryable=True)
 
     def _backoff(self, attempt: int) -> float:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 
+from .. import tracing
 from ..agent.runner import TurnRunner
 from ..channels.base import InboundMessage
+from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
 from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, ResumeEvent
+from ..store.ledger import Ledger
 from .delivery import Deliverer
 from .typing import Typing
 
@@ -30,6 +33,7 @@ class ConversationDrainer:
         *,
         heartbeat_s: float,
         typing: Typing | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.inbox = inbox
         self.drains = drains
@@ -37,6 +41,7 @@ class ConversationDrainer:
         self.deliverer = deliverer
         self.heartbeat_s = heartbeat_s
         self.typing = typing or Typing(deliverer.channel)
+        self.ledger = ledger or Ledger(inbox.redis)
 
     async def drain(
         self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
@@ -50,6 +55,7 @@ class ConversationDrainer:
             return  # another live worker owns it and will run our event too
         lost = asyncio.Event()
         keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, touch))
+        step: tracing.Step | None = None  # the step whose sends are delivered next, when traced
         try:
             while True:
                 # The keeper only refreshes; re-taking a lapsed claim happens here, between events.
@@ -58,12 +64,16 @@ class ConversationDrainer:
                         log.warning("lost the claim on %s; another worker took over", channel_url)
                         return
                     lost.clear()
-                if (retry_in := await self.deliverer.deliver(channel_url)) is not None:
+                with tracing.within(step, "deliver"):
+                    retry_in = await self.deliverer.deliver(channel_url)
+                    if retry_in is None:
+                        # The last step's answer or device requests are out: it no longer works.
+                        self.typing.stop(channel_url)
+                step = None
+                if retry_in is not None:
                     await self.drains.watch(channel_url, after_s=retry_in)
                     await self.inbox.release(channel_url, owner)
                     return
-                # The last step's answer or device requests are out: it no longer works.
-                self.typing.stop(channel_url)
                 raw = await self.inbox.head(channel_url)
                 if raw is None:
                     if await self.inbox.release_if_empty(channel_url, owner):
@@ -71,15 +81,14 @@ class ConversationDrainer:
                     continue
                 event = EVENT.validate_json(raw)
                 if await self.inbox.attempt(channel_url, event.eid) > MAX_EVENT_ATTEMPTS:
-                    log.error(
-                        "dropping event %s of %s after %d attempts",
-                        event.eid,
-                        channel_url,
-                        MAX_EVENT_ATTEMPTS,
-                    )
+                    await self._give_up(channel_url, event.eid, raw)
                 else:
-                    self.typing.start(channel_url)  # in the background: the step does not wait for it
-                    await self._run(channel_url, event, Consumed(raw, event.eid))
+                    try:
+                        step = await self._run(channel_url, event, Consumed(raw, event.eid))
+                    except Exception as exc:
+                        with suppress(Exception):  # for operators; the retry must not depend on it
+                            await self.ledger.note_failure(channel_url, event.eid, repr(exc))
+                        raise
                 # A step takes its event off the inbox when it commits; this is for steps that did not.
                 await self.inbox.pop(channel_url, raw, event.eid)
         finally:
@@ -88,15 +97,53 @@ class ConversationDrainer:
             with suppress(asyncio.CancelledError):
                 await keeper
 
-    async def _run(self, channel_url: str, event: MessageEvent | ResumeEvent, consumed: Consumed) -> None:
-        match event:
-            case ResumeEvent(turn_id=turn_id):
-                await self.runner.resume(channel_url, turn_id, consumed)
-            case MessageEvent(message_id=message_id, user_id=user_id, text=text):
-                message = InboundMessage(
-                    message_id=message_id, channel_url=channel_url, user_id=user_id, text=text
-                )
-                await self.runner.handle_message(message, consumed)
+    async def _give_up(self, channel_url: str, eid: str, raw: bytes) -> None:
+        """An event that failed every attempt is kept, with the last error, and counted: not only logged."""
+        log.error("dropping event %s of %s after %d attempts", eid, channel_url, MAX_EVENT_ATTEMPTS)
+        DEAD_LETTERS.inc()
+        last = await self.ledger.last_failure(channel_url)
+        error = last["error"] if last and last.get("event") == eid else "unknown (a worker died during it)"
+        await self.ledger.add_dead_letter(
+            channel_url,
+            raw.decode(errors="replace"),
+            f"given up after {MAX_EVENT_ATTEMPTS} attempts: {error}",
+        )
+
+    async def _run(
+        self, channel_url: str, event: MessageEvent | ResumeEvent, consumed: Consumed
+    ) -> tracing.Step | None:
+        """Run one event in its ``turn`` span; returns the span's context, for delivering its sends."""
+        with await self._turn_step(channel_url, event) as step:
+            self.typing.start(channel_url)  # in the background: the step does not wait for it
+            match event:
+                case ResumeEvent(turn_id=turn_id):
+                    await self.runner.resume(channel_url, turn_id, consumed)
+                case MessageEvent(message_id=message_id, user_id=user_id, text=text):
+                    message = InboundMessage(
+                        message_id=message_id, channel_url=channel_url, user_id=user_id, text=text
+                    )
+                    await self.runner.handle_message(message, consumed)
+        return step
+
+    async def _turn_step(
+        self, channel_url: str, event: MessageEvent | ResumeEvent
+    ) -> AbstractContextManager[tracing.Step | None]:
+        """The step's span: a message continues the webhook's trace, a resume its paused turn's."""
+        if not tracing.enabled():
+            return nullcontext()
+        user_id: str | None
+        if isinstance(event, MessageEvent):
+            message = InboundMessage(
+                message_id=event.message_id, channel_url=channel_url, user_id=event.user_id, text=""
+            )
+            turn_id, user_id = message.turn_id, event.user_id
+            parent, link = event.trace, None
+        else:
+            turn_id, link = event.turn_id, event.trace
+            parent, user_id = await self.runner.store.trace_of(channel_url, turn_id)
+        return tracing.turn_step(
+            event.kind, channel_url=channel_url, turn_id=turn_id, user_id=user_id, parent=parent, link=link
+        )
 
     async def _keep_claim(
         self, channel_url: str, owner: str, lost: asyncio.Event, touch: Callable[[], Awaitable[None]] | None

@@ -9,6 +9,7 @@ from ..channels.base import InboundMessage
 from ..errors import ServiceUnavailable
 from ..store.drains import Drains
 from ..store.inbox import Inbox, MessageEvent, PushStatus, ResumeEvent
+from ..tracing import current_traceparent
 from .queue import TurnQueue
 
 log = logging.getLogger(__name__)
@@ -21,7 +22,12 @@ class Intake:
         self.queue = queue
 
     async def message(self, message: InboundMessage) -> Literal["queued", "duplicate", "dropped"]:
-        event = MessageEvent(message_id=message.message_id, user_id=message.user_id, text=message.text)
+        event = MessageEvent(
+            message_id=message.message_id,
+            user_id=message.user_id,
+            text=message.text,
+            trace=current_traceparent(),
+        )
         status = await self._push(message.channel_url, event, dedup_id=message.message_id)
         if status == "full":
             log.warning(
@@ -33,7 +39,8 @@ class Intake:
         return "duplicate" if status == "duplicate" else "queued"
 
     async def resume(self, channel_url: str, turn_id: str) -> None:
-        await self._push(channel_url, ResumeEvent(turn_id=turn_id), dedup_id=None)
+        event = ResumeEvent(turn_id=turn_id, trace=current_traceparent())
+        await self._push(channel_url, event, dedup_id=None)
 
     async def _push(
         self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None

@@ -10,11 +10,12 @@ from typing import Any, cast
 from saq import Queue, Worker
 from saq.types import PartialTimersDict
 
+from .. import tracing
 from .conversations import ConversationDrainer
 
 SHUTDOWN_GRACE_S = 25
 # Sweep often: a job whose worker died is found and retried within seconds.
-_TIMERS = cast(PartialTimersDict, {"sweep": 2, "schedule": 1})
+_TIMERS = cast(PartialTimersDict, {"sweep": 2, "schedule": 1, "worker_info": 1})  # stop waits for the longest
 
 
 async def drain_conversation(ctx: dict[str, Any], *, channel_url: str, owner: str) -> None:
@@ -43,6 +44,8 @@ def build_worker(
     background: Callable[[], Coroutine[Any, Any, None]] | None = None,
 ) -> Worker:
     """A saq worker for conversations; ``background`` runs beside it (the expiry scanner)."""
+    if not embedded:  # an embedded worker's server has set tracing up already
+        tracing.configure("truloop-assistant-worker")
 
     async def startup(ctx: dict[str, Any]) -> None:
         ctx["drainer"] = drainer

@@ -29,6 +29,8 @@ class Consumed:
 class _Event(BaseModel):
     eid: str = Field(default_factory=lambda: uuid.uuid4().hex)
     """Identifies this push of the event (attempts are counted per eid)."""
+    trace: str | None = None
+    """The W3C ``traceparent`` of the request that queued it, when tracing is on."""
 
 
 class MessageEvent(_Event):

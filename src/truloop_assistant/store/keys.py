@@ -266,3 +266,33 @@ ADMIN_ROLE_TTL_S = 60
 def admin_role(user_id: str) -> str:
     """``1`` or ``0``: whether the directory had the person as an admin a moment ago (rate limits)."""
     return f"{PREFIX}:{_user_tag(user_id)}:admin"
+
+
+LEDGER_TURNS = 50
+"""Turns whose tool calls the ledger keeps per conversation (the newest)."""
+LEDGER_TTL_S = 7 * 24 * 3600
+"""A conversation's ledger is dropped this long after its last turn."""
+
+
+def ledger(tag: str) -> str:
+    """Hash turn id -> the turn's ledger record (JSON); see :mod:`~truloop_assistant.store.ledger`."""
+    return _conv(tag, "ledger")
+
+
+def ledger_order(tag: str) -> str:
+    """Sorted set of the ledger's turn ids by start time (to list newest first and to trim)."""
+    return _conv(tag, "ledger:order")
+
+
+DEAD_LETTERS_MAX = 20
+"""Events given up after their retries that a conversation keeps, to show operators (the newest)."""
+
+
+def dead_letters(tag: str) -> str:
+    """List of a conversation's given-up events with their error, newest first (``inspect``)."""
+    return _conv(tag, "dead")
+
+
+def last_failure(tag: str) -> str:
+    """The conversation's last step that raised (JSON: when, which event, the error), for ``inspect``."""
+    return _conv(tag, "failure")

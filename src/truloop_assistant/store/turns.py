@@ -12,6 +12,7 @@ from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from ..tracing import current_traceparent
 from . import keys
 from .answers import DeviceError, DeviceResult, dump_answer
 from .history import History
@@ -102,6 +103,7 @@ class TurnStore:
         turn_key = keys.turn(tag, turn.turn_id)
         ttl = self.pending_ttl_s
         deadline = time.time() + ttl
+        trace = current_traceparent()  # the step's (it runs in its span): the resume continues it
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(turn_key)
             remaining = len(turn.sent_calls)
@@ -112,6 +114,7 @@ class TurnStore:
                     "state": "paused" if remaining else "resuming",
                     "remaining": remaining,
                     **{f"r:{call_id}": dump_answer(answer) for call_id, answer in turn.local_answers.items()},
+                    **({"trace": trace, "user_id": turn.user_id} if trace else {}),
                 },
             )
             pipe.expire(turn_key, ttl + keys.SETTLED_TTL_S)
@@ -194,6 +197,12 @@ class TurnStore:
                 "answers": {k[2:]: json.loads(v) for k, v in fields.items() if k.startswith("r:")},
             }
         )
+
+    async def trace_of(self, channel_url: str, turn_id: str) -> tuple[str | None, str | None]:
+        """The traceparent a paused turn was saved with (when tracing was on), and its user id."""
+        key = keys.turn(keys.conversation_tag(channel_url), turn_id)
+        trace, user_id = cast(list[bytes | None], await self.redis.hmget(key, ["trace", "user_id"]))
+        return (trace.decode() if trace else None), (user_id.decode() if user_id else None)
 
     async def client_failures(self, channel_url: str) -> dict[str, int]:
         """Tool name -> consecutive device failures in this conversation."""

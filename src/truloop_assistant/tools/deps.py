@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from zoneinfo import ZoneInfo
 
 from pydantic_ai import RunUsage, ToolFailed
@@ -66,6 +66,19 @@ class Inviter(Protocol):
 
 
 @dataclass
+class ToolRun:
+    """One server tool call as the envelope saw it run (for the tool-call ledger)."""
+
+    tool: str
+    args: dict[str, Any]
+    started_at: float
+    ended_at: float | None = None
+    outcome: str = "running"
+    """``ok``, ``failed``, ``timeout``, ``error``, ``retry``, ``deferred`` or ``needs_approval``."""
+    error: str | None = None
+
+
+@dataclass
 class AgentDeps:
     user_id: str
     channel_url: str
@@ -83,6 +96,8 @@ class AgentDeps:
     """Where tools that change something record their results (set by the server)."""
     calls_run: set[str] = field(default_factory=set)
     """Ids of the tool calls that reached a tool in this run (the others were invalid)."""
+    tool_runs: dict[str, ToolRun] = field(default_factory=dict)
+    """Tool call id -> how the call ran, for the ledger."""
 
     def require_backends(self) -> Backends:
         """The backends, or a failed tool result the model can explain when the server has none."""

@@ -19,7 +19,8 @@ from typing import Any
 from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, ToolFailed, WrapperToolset
 from pydantic_ai.toolsets import ToolsetTool
 
-from ..metrics import TOOL_CALLS, TOOL_SECONDS
+from ..logs import log_context
+from .deps import ToolRun
 from .marks import bounds_its_own_time
 
 log = logging.getLogger("truloop_assistant.tools")
@@ -39,34 +40,42 @@ class EnvelopeToolset(WrapperToolset[Any]):
         log.info("tool call %s id=%s user=%s args=%s", name, call_id, user, sorted(tool_args))
         if isinstance(ran := getattr(ctx.deps, "calls_run", None), set):
             ran.add(call_id)
-        started = time.perf_counter()
-        outcome = "ok"
-        try:
-            async with asyncio.timeout(None if bounds_its_own_time(tool.tool_def) else self.timeout_s):
-                return await super().call_tool(name, tool_args, ctx, tool)
-        except CallDeferred:
-            outcome = "deferred"
-            raise
-        except ApprovalRequired:
-            outcome = "needs_approval"
-            raise
-        except ModelRetry:
-            outcome = "retry"
-            raise
-        except ToolFailed:
-            outcome = "failed"
-            raise
-        except TimeoutError:
-            outcome = "timeout"
-            raise ToolFailed(
-                f"{name} timed out after {self.timeout_s:g} s; the service did not answer in time"
-            ) from None
-        except Exception as exc:
-            outcome = "error"
-            log.exception("tool %s id=%s raised", name, call_id)
-            raise ToolFailed(f"{name} failed ({type(exc).__name__}); the error was logged") from None
-        finally:
-            elapsed = time.perf_counter() - started
-            TOOL_CALLS.labels(name, outcome).inc()
-            TOOL_SECONDS.labels(name).observe(elapsed)
-            log.info("tool result %s id=%s outcome=%s ms=%.1f", name, call_id, outcome, elapsed * 1000)
+        run = ToolRun(tool=name, args=dict(tool_args), started_at=time.time())
+        if isinstance(runs := getattr(ctx.deps, "tool_runs", None), dict):
+            runs[call_id] = run
+        with log_context(call_id=call_id):
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(None if bounds_its_own_time(tool.tool_def) else self.timeout_s):
+                    result = await super().call_tool(name, tool_args, ctx, tool)
+                run.outcome = "ok"
+                return result
+            except CallDeferred:
+                run.outcome = "deferred"
+                raise
+            except ApprovalRequired:
+                run.outcome = "needs_approval"
+                raise
+            except ModelRetry as exc:
+                run.outcome, run.error = "retry", str(exc)
+                raise
+            except ToolFailed as exc:
+                run.outcome, run.error = "failed", exc.message
+                raise
+            except TimeoutError:
+                run.outcome = "timeout"
+                run.error = f"{name} timed out after {self.timeout_s:g} s; the service did not answer in time"
+                raise ToolFailed(run.error) from None
+            except Exception as exc:
+                run.outcome = "error"
+                log.exception("tool %s id=%s raised", name, call_id)
+                run.error = f"{name} failed ({type(exc).__name__}); the error was logged"
+                raise ToolFailed(run.error) from None
+            finally:
+                elapsed = time.perf_counter() - started
+                run.ended_at = time.time()
+                if run.outcome == "running":
+                    run.outcome = "cancelled"
+                log.info(
+                    "tool result %s id=%s outcome=%s ms=%.1f", name, call_id, run.outcome, elapsed * 1000
+                )

@@ -1,0 +1,277 @@
+"""What a turn's steps write in the tool-call ledger, and the verifier of seed 004.
+
+Server calls come from the envelope (how each ran, how long); invalid calls (an unknown tool,
+arguments that failed validation) from the retry prompts the model got; device and approval calls
+from the paused turn (pending, under the JSON-RPC id the phone saw) and from the answers the resume
+or the cut found. The verifier flags a call that ended its run without a result, and an answer
+given while one of the turn's calls was still pending; both are logged and counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pydantic_ai import DeferredToolRequests, RunUsage
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, ToolCallPart
+
+from ..metrics import TOOL_CALL_SECONDS, TOOL_CALLS, VERIFIER_FLAGS
+from ..protocol.methods import ConfirmResult
+from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
+from ..store.ledger import CallStatus, Ledger, LedgerCall, LedgerTurn, TurnState, redact
+from ..store.records import CallRef, PausedTurn
+from ..tools.deps import ToolRun
+from .verify import is_retry
+
+log = logging.getLogger("truloop_assistant.ledger")
+
+ERROR_CHARS = 500
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step of a turn did, as the ledger keeps it."""
+
+    turn_id: str
+    channel_url: str
+    user_id: str
+    started_at: float
+    state: TurnState
+    usage: RunUsage
+    calls: list[LedgerCall]
+
+
+def server_calls(runs: dict[str, ToolRun]) -> list[LedgerCall]:
+    """The server tools the envelope ran (deferred and gated calls are recorded as device/approval calls)."""
+    calls = []
+    for call_id, run in runs.items():
+        if run.outcome in ("deferred", "needs_approval"):
+            continue
+        status: CallStatus = "success" if run.outcome == "ok" else "failed"
+        call = LedgerCall(
+            call_id=call_id,
+            tool=run.tool,
+            kind="server",
+            status="pending",
+            args=redact(run.args),
+            started_at=run.started_at,
+        )
+        error = None if run.error is None else run.error[:ERROR_CHARS]
+        calls.append(call.ended(status, run.ended_at or time.time(), error=error))
+    return calls
+
+
+def invalid_calls(messages: list[ModelMessage], ran: set[str], now: float) -> list[LedgerCall]:
+    """Calls that never reached a tool: the model was asked to fix them."""
+    asked = _calls_by_id(messages)
+    calls = []
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if not (is_retry(part) and part.tool_name and part.tool_call_id not in ran):
+                continue
+            made = asked.get(part.tool_call_id)
+            text = part.model_response() if isinstance(part, RetryPromptPart) else part.model_response_str()
+            call = LedgerCall(
+                call_id=part.tool_call_id,
+                tool=part.tool_name,
+                kind="server",
+                status="failed",
+                args=redact(made.args_as_dict()) if made else {},
+                error=("invalid call: " + text)[:ERROR_CHARS],
+                started_at=now,
+                ended_at=now,
+                duration_ms=0.0,
+                flag="invalid",
+            )
+            calls.append(call)
+    return calls
+
+
+def without_result(unpaired: Iterable[ToolCallPart], now: float) -> list[LedgerCall]:
+    """Calls the run ended without a result for (the verifier's first check)."""
+    return [
+        LedgerCall(
+            call_id=part.tool_call_id,
+            tool=part.tool_name,
+            kind="server",
+            status="failed",
+            args=redact(part.args_as_dict()),
+            error="the run ended without a result for this call",
+            started_at=now,
+            ended_at=now,
+            duration_ms=0.0,
+            flag="no_result",
+        )
+        for part in unpaired
+    ]
+
+
+def sent_calls(
+    refs: list[CallRef], requests: DeferredToolRequests, failed: dict[str, ServerFailure], now: float
+) -> list[LedgerCall]:
+    """A pause's device and approval calls, pending under their JSON-RPC ids (or failed by the server)."""
+    args = {part.tool_call_id: part.args_as_dict() for part in [*requests.calls, *requests.approvals]}
+    calls = []
+    for ref in refs:
+        call = LedgerCall(
+            call_id=ref.call_id,
+            tool=ref.tool_name,
+            kind="device" if ref.bucket == "call" else "approval",
+            status="pending",
+            args=redact(args.get(ref.tool_call_id, {})),
+            started_at=now,
+        )
+        if (failure := failed.get(ref.call_id)) is not None:
+            call = call.ended("failed", now, error=failure.failed[:ERROR_CHARS])
+        calls.append(call)
+    return calls
+
+
+def settled_calls(
+    paused: PausedTurn,
+    answers: dict[str, Answer],
+    record: LedgerTurn | None,
+    *,
+    missing: CallStatus,
+    now: float,
+) -> list[LedgerCall]:
+    """The paused calls as the resume (or the cut) found them: answered, or ``missing``."""
+    calls = []
+    for ref in paused.calls:
+        before = record.call(ref.call_id) if record else None
+        if before is not None and before.status != "pending":
+            continue
+        call = before or LedgerCall(
+            call_id=ref.call_id,
+            tool=ref.tool_name,
+            kind="device" if ref.bucket == "call" else "approval",
+            status="pending",
+            started_at=paused.created_at,
+        )
+        status, error = _answer_status(ref, answers.get(ref.call_id), missing)
+        calls.append(call.ended(status, now, error=error))
+    return calls
+
+
+def _answer_status(ref: CallRef, answer: Answer | None, missing: CallStatus) -> tuple[CallStatus, str | None]:
+    match answer:
+        case None:
+            return missing, None
+        case ServerFailure(failed=reason):
+            return "failed", reason[:ERROR_CHARS]
+        case DeviceError(error=error):
+            text = f"{error.message} ({error.code})"
+            return ("denied" if ref.bucket == "approval" else "failed"), text
+        case DeviceResult(result=result) if ref.bucket == "approval":
+            confirmed = isinstance(result, dict) and ConfirmResult.model_validate(result).confirmed
+            return ("success", None) if confirmed else ("denied", "the user declined")
+        case _:
+            return "success", None
+
+
+class LedgerWriter:
+    """Writes steps into the ledger and counts the calls they ended; never fails a turn."""
+
+    def __init__(self, ledger: Ledger | None) -> None:
+        self.ledger = ledger
+
+    async def step(self, step: StepRecord, *, ended: bool) -> None:
+        """Merge a step's calls into its turn's record; ``ended``: the turn answered or gave up."""
+        if self.ledger is None:
+            return
+        try:
+            record = await self.ledger.load(step.channel_url, step.turn_id) or LedgerTurn(
+                turn_id=step.turn_id, user_id=step.user_id, state=step.state, started_at=step.started_at
+            )
+            merged = record.with_calls(step.calls)
+            _count(record, step.calls)
+            if step.state == "answered":
+                merged = self._verify(step, merged)
+            merged = merged.model_copy(
+                update={
+                    "state": step.state,
+                    "ended_at": time.time() if ended else None,
+                    "model_requests": step.usage.requests,
+                    "input_tokens": step.usage.input_tokens,
+                    "output_tokens": step.usage.output_tokens,
+                }
+            )
+            await self.ledger.save(step.channel_url, merged)
+        except Exception:  # the ledger is for operators: a turn never fails for it
+            log.exception("could not record turn %s of %s in the ledger", step.turn_id, step.channel_url)
+
+    async def settle(self, channel_url: str, turn_id: str, calls_of: _Settle, *, state: TurnState) -> None:
+        """The paused calls of a turn end (answered, expired or superseded)."""
+        if self.ledger is None:
+            return
+        try:
+            record = await self.ledger.load(channel_url, turn_id)
+            calls = calls_of(record)
+            if record is None:
+                return
+            _count(record, calls)
+            ended = time.time() if state == "superseded" else record.ended_at
+            merged = record.with_calls(calls).model_copy(update={"state": state, "ended_at": ended})
+            await self.ledger.save(channel_url, merged)
+        except Exception:
+            log.exception("could not record the calls of turn %s of %s in the ledger", turn_id, channel_url)
+
+    def _verify(self, step: StepRecord, record: LedgerTurn) -> LedgerTurn:
+        """An answer while one of the turn's calls is still pending: flagged, logged and counted."""
+        flagged = []
+        for call in record.calls:
+            if call.status == "pending":
+                flagged.append(call.model_copy(update={"flag": "answered_while_pending"}))
+                VERIFIER_FLAGS.labels("answered_while_pending").inc()
+                log.warning(
+                    "turn %s in %s answered while %s (%s) was pending",
+                    step.turn_id,
+                    step.channel_url,
+                    call.tool,
+                    call.call_id,
+                )
+        return record.with_calls(flagged)
+
+
+class _Settle:
+    """Builds the settled calls from the turn's record (a callable, so the record is read once)."""
+
+    def __init__(self, paused: PausedTurn, answers: dict[str, Answer], *, missing: CallStatus) -> None:
+        self.paused = paused
+        self.answers = answers
+        self.missing = missing
+
+    def __call__(self, record: LedgerTurn | None) -> list[LedgerCall]:
+        return settled_calls(self.paused, self.answers, record, missing=self.missing, now=time.time())
+
+
+def settling(paused: PausedTurn, answers: dict[str, Answer], *, missing: CallStatus) -> _Settle:
+    return _Settle(paused, answers, missing=missing)
+
+
+def _count(record: LedgerTurn, calls: list[LedgerCall]) -> None:
+    """Count the calls that end now (not those a step run again had ended already)."""
+    for call in calls:
+        before = record.call(call.call_id)
+        if call.status == "pending" or (before is not None and before.status != "pending"):
+            continue
+        status = "invalid" if call.flag == "invalid" else call.status
+        TOOL_CALLS.labels(call.tool, call.kind, status).inc()
+        if call.flag == "no_result":
+            VERIFIER_FLAGS.labels("no_result").inc()
+        if call.duration_ms is not None and call.flag is None:
+            TOOL_CALL_SECONDS.labels(call.tool, call.kind).observe(call.duration_ms / 1000)
+
+
+def _calls_by_id(messages: list[ModelMessage]) -> dict[str, ToolCallPart]:
+    return {
+        part.tool_call_id: part
+        for message in messages
+        if isinstance(message, ModelResponse)
+        for part in message.parts
+        if isinstance(part, ToolCallPart)
+    }

@@ -1,0 +1,48 @@
+"""``truloop-assistant inspect CHANNEL_URL``: what happened in a conversation, from Redis."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    inspect = subparsers.add_parser(
+        "inspect",
+        help="a conversation's recent turns, tool calls, pending calls, inbox and failures",
+    )
+    inspect.add_argument("channel_url", metavar="CHANNEL_URL")
+    inspect.add_argument("--json", action="store_true", help="print what the admin endpoint answers")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Print the conversation's report; 1 when nothing is known of it."""
+    return asyncio.run(_run(args.channel_url, settings.redis_url, as_json=args.json))
+
+
+async def _run(channel_url: str, redis_url: str, *, as_json: bool) -> int:
+    from redis.asyncio import Redis
+
+    from ..pipeline import inspection
+    from ..store.ledger import Ledger
+
+    redis = Redis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=10)
+    try:
+        report = await inspection.conversation_report(redis, Ledger(redis), channel_url)
+    finally:
+        await redis.aclose()
+    if not report.known:
+        print(f"truloop-assistant inspect: nothing is known of {channel_url!r}", file=sys.stderr)
+        return 1
+    print(
+        json.dumps(inspection.as_json(report), ensure_ascii=False, indent=2)
+        if as_json
+        else inspection.as_text(report)
+    )
+    return 0

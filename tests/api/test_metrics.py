@@ -1,0 +1,58 @@
+"""The metrics an operator scrapes: every turn outcome, turn time, tool calls by kind, tokens, acks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
+from pydantic_ai.models.function import FunctionModel
+
+from tests.support import Harness, calendar_model
+
+
+async def scrape(h: Harness) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = (await h.http.get("/metrics")).text
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def delta(after: dict[Any, float], before: dict[Any, float], name: str, **labels: str) -> float:
+    key = (name, tuple(sorted(labels.items())))
+    return after.get(key, 0.0) - before.get(key, 0.0)
+
+
+async def test_a_deferred_turn_shows_in_the_metrics(start_server: Any) -> None:
+    async with start_server(model=calendar_model()) as h:
+        before = await scrape(h)
+        await h.user_says("이번 주 일정 알려줘")
+        [rpc] = await h.rpc_requests(1)
+        await h.answer(rpc["id"], result={"events": []})
+        await h.replies(1)
+        await h.idle()
+        after = await scrape(h)
+
+    assert delta(after, before, "truloop_turns_total", outcome="paused") == 1
+    assert delta(after, before, "truloop_turns_total", outcome="answered") == 1
+    assert delta(after, before, "truloop_turn_seconds_count") == 2  # the run and the resume
+    device = {"tool": "get_calendar_events", "kind": "device"}
+    assert delta(after, before, "truloop_tool_calls_total", **device, status="success") == 1
+    assert delta(after, before, "truloop_tool_call_seconds_count", **device) == 1
+    assert delta(after, before, "truloop_model_request_seconds_count", outcome="ok") == 2
+    assert delta(after, before, "truloop_model_tokens_total", direction="input") > 0
+    assert delta(after, before, "truloop_webhook_ack_seconds_count") == 1
+
+
+async def test_a_failed_turn_is_counted_as_failed(start_server: Any) -> None:
+    def broken(messages: Any, info: Any) -> Any:
+        raise RuntimeError("provider down")
+
+    async with start_server(model=FunctionModel(broken)) as h:
+        before = await scrape(h)
+        await h.user_says("hello")
+        await h.replies(1)
+        after = await scrape(h)
+    assert delta(after, before, "truloop_turns_total", outcome="failed") == 1
+    assert delta(after, before, "truloop_model_request_seconds_count", outcome="error") == 1

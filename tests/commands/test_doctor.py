@@ -1,0 +1,139 @@
+"""``truloop-assistant doctor`` against the test Redis and the fake Sendbird: one line per check."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.sendbird import FakeSendbird
+from tests.support import API_TOKEN, BOT
+from truloop_assistant.commands.doctor import RedisUnreachable, ping_redis
+from truloop_assistant.embedded_redis import free_port
+
+SECRET = "s" * 32
+
+
+async def doctor(cwd: Path, **env: str) -> tuple[int, list[str]]:
+    """Run the command in a subprocess (the fake Sendbird keeps answering on this event loop)."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TRULOOP_") and not k.endswith("_API_KEY") and not k.startswith("OPENAI_")
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "truloop_assistant.cli",
+        "doctor",
+        env={**clean, **env},
+        cwd=cwd,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+    assert not err, err.decode()
+    return proc.returncode or 0, out.decode().splitlines()
+
+
+def sendbird_env(redis_url: str, sendbird: FakeSendbird, **overrides: str) -> dict[str, str]:
+    return {
+        "TRULOOP_REDIS_URL": redis_url,
+        "TRULOOP_CHANNEL": "sendbird",
+        "TRULOOP_SENDBIRD_APP_ID": "test-app",
+        "TRULOOP_SENDBIRD_API_TOKEN": API_TOKEN,
+        "TRULOOP_SENDBIRD_API_URL": sendbird.url,  # type: ignore[attr-defined]
+        "TRULOOP_JWT_SECRET": SECRET,
+        **overrides,
+    }
+
+
+async def test_all_checks_pass(tmp_path: Path, redis_url: str, sendbird: FakeSendbird) -> None:
+    sendbird.users[BOT] = {"user_id": BOT, "nickname": "Truloop"}
+
+    code, lines = await doctor(tmp_path, **sendbird_env(redis_url, sendbird))
+
+    assert code == 0, lines
+    assert [line.split()[:2] for line in lines] == [
+        ["ok", "settings:"],
+        ["ok", "redis:"],
+        ["ok", "model:"],
+        ["ok", "sendbird:"],
+    ]
+    assert lines[1].startswith(f"ok    redis: {redis_url} answers (Redis ")
+    assert "offline" in lines[2]
+    assert f"bot user {BOT!r} exists" in lines[3]
+
+
+async def test_each_failure_says_what_to_fix(tmp_path: Path, sendbird: FakeSendbird) -> None:
+    dead = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
+    env = sendbird_env(dead, sendbird, TRULOOP_MODEL="openai-chat:gpt-4o-mini")
+    del env["TRULOOP_JWT_SECRET"]
+    (tmp_path / ".env").write_text(f"TRULOOP_SENDBIRD_API_TOKEN=not-{API_TOKEN}\n")
+    del env["TRULOOP_SENDBIRD_API_TOKEN"]  # the refused token comes from .env
+
+    code, lines = await doctor(tmp_path, **env)
+
+    assert code == 1
+    settings, redis, model, token = lines
+    assert settings.startswith("FAIL  settings: invalid settings: TRULOOP_JWT_SECRET (HS256) or")
+    assert redis.startswith(f"FAIL  redis: cannot reach {dead.replace('hunter2', '***')} (")
+    assert redis.endswith("start Redis or fix TRULOOP_REDIS_URL") and "hunter2" not in redis
+    assert model.startswith(
+        "FAIL  model: TRULOOP_MODEL='openai-chat:gpt-4o-mini': "
+        "set OPENAI_API_KEY for the openai-chat: provider"
+    )
+    assert token.startswith("FAIL  sendbird: the token is refused (401): set TRULOOP_SENDBIRD_API_TOKEN")
+
+
+async def test_a_missing_bot_and_an_unreachable_sendbird(
+    tmp_path: Path, redis_url: str, sendbird: FakeSendbird
+) -> None:
+    code, lines = await doctor(tmp_path, **sendbird_env(redis_url, sendbird))
+
+    assert code == 1
+    assert lines[-1] == f"FAIL  sendbird: bot user {BOT!r} missing: run truloop-assistant sendbird setup"
+    assert all(line.startswith("ok") for line in lines[:-1]), lines
+
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    code, lines = await doctor(
+        tmp_path, **sendbird_env(redis_url, sendbird, TRULOOP_SENDBIRD_API_URL=nowhere)
+    )
+
+    assert code == 1
+    assert lines[-1].startswith(f"FAIL  sendbird: cannot reach Sendbird at {nowhere} (")
+    assert lines[-1].endswith("check TRULOOP_SENDBIRD_APP_ID and TRULOOP_SENDBIRD_API_URL and the network")
+
+
+async def test_local_channel_skips_sendbird(tmp_path: Path, redis_url: str) -> None:
+    env = {"TRULOOP_REDIS_URL": redis_url, "TRULOOP_CHANNEL": "local", "TRULOOP_JWT_SECRET": SECRET}
+
+    code, lines = await doctor(tmp_path, **env)
+
+    assert code == 0, lines
+    assert lines[-1] == "skip  sendbird: TRULOOP_CHANNEL=local: Sendbird is not used"
+
+
+async def test_a_bad_log_level_is_reported_not_raised(tmp_path: Path, redis_url: str) -> None:
+    env = {"TRULOOP_REDIS_URL": redis_url, "TRULOOP_CHANNEL": "local", "TRULOOP_JWT_SECRET": SECRET}
+
+    code, lines = await doctor(tmp_path, TRULOOP_LOG_LEVEL="chatty", **env)
+
+    assert code == 1
+    assert lines[0] == (
+        "FAIL  settings: invalid settings: TRULOOP_LOG_LEVEL: 'chatty' is not a log level: "
+        "use DEBUG, INFO, WARNING, ERROR, CRITICAL"
+    )
+    assert lines[1].startswith("ok    redis:")
+
+
+def test_a_cluster_url_is_pinged_through_its_seeds(redis_url: str) -> None:
+    live = redis_url.removeprefix("redis://").split("/")[0]
+    dead = f"127.0.0.1:{free_port()}"
+
+    assert ping_redis(f"redis+cluster://{dead},{live}")
+    with pytest.raises(RedisUnreachable):
+        ping_redis(f"redis+cluster://{dead}")

@@ -1,0 +1,353 @@
+"""The commands as an operator starts them: one summary line, Redis awaited with backoff, prompt stops.
+
+Every test runs the real command in a subprocess and waits for the lines it writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from importlib.metadata import version
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from truloop_assistant.cli import COMMANDS, build_parser
+from truloop_assistant.config import masked_url
+from truloop_assistant.embedded_redis import RedisServer, free_port
+
+SECRET = "s" * 32
+PASSWORD = "pa55-w0rd"
+TIMESTAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d"
+CONSOLE_SCRIPT = Path(sys.executable).with_name("truloop-assistant")
+
+
+class Command:
+    """A ``truloop-assistant`` subprocess whose output (stdout and stderr) is collected line by line."""
+
+    def __init__(self, *args: str, cwd: Path, **env: str) -> None:
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "truloop_assistant.cli", *args],
+            env={**clean, **env},
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self._changed.notify_all()
+
+    def wait_for(self, pattern: str, timeout: float = 30) -> str:
+        """The first line matching ``pattern`` (a regular expression), once it has been written."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                found = next((line for line in self.lines if regex.search(line)), None)
+                if found is not None:
+                    return found
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self._reader.is_alive()):
+                    raise AssertionError(f"no line matching {pattern!r}; output:\n" + "\n".join(self.lines))
+                self._changed.wait(min(left, 0.5))
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> tuple[int, float]:
+        """Send ``sig``; the exit code and how many seconds the process took to exit."""
+        started = time.monotonic()
+        self.proc.send_signal(sig)
+        code = self.proc.wait(timeout)
+        elapsed = time.monotonic() - started
+        self._reader.join(5)
+        return code, elapsed
+
+    def finish(self, timeout: float = 60) -> int:
+        code = self.proc.wait(timeout)
+        self._reader.join(5)
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def started() -> Iterator[list[Command]]:
+    """Commands started by a test; any still running at its end is killed."""
+    commands: list[Command] = []
+    yield commands
+    for command in commands:
+        command.kill()
+
+
+def run(started: list[Command], *args: str, cwd: Path, **env: str) -> Command:
+    command = Command(*args, cwd=cwd, **env)
+    started.append(command)
+    return command
+
+
+def local_env(redis_url: str) -> dict[str, str]:
+    return {"TRULOOP_REDIS_URL": redis_url, "TRULOOP_CHANNEL": "local", "TRULOOP_JWT_SECRET": SECRET}
+
+
+def dead_url(password: str = PASSWORD) -> tuple[int, str]:
+    port = free_port()
+    return port, f"redis://:{password}@127.0.0.1:{port}/0"
+
+
+def test_version_and_help_answer_without_loading_the_server() -> None:
+    proc = subprocess.run([CONSOLE_SCRIPT, "--version"], capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stdout) == (0, f"truloop-assistant {version('truloop-assistant')}\n")
+
+    proc = subprocess.run([CONSOLE_SCRIPT, "--help"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0
+    for command in ("serve", "worker", "dev", "doctor", "inspect", "sendbird", "users", "kb", "eval"):
+        assert re.search(rf"^\s+{command}\s+\S", proc.stdout, re.MULTILINE), proc.stdout
+
+    heavy = ["pydantic", "pydantic_settings", "pydantic_ai", "redis", "uvicorn", "httpx", "bm25s", "saq"]
+    probe = (
+        "import sys\nfrom truloop_assistant.cli import main\n"
+        "for argv in (['--help'], ['--version']):\n"
+        "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+        f"print([name for name in {heavy!r} if name in sys.modules])"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
+    assert proc.stdout.splitlines()[-1] == "[]"
+
+
+def test_help_lines_match_the_commands_own() -> None:
+    for name, help_line in COMMANDS.items():
+        sub = next(a for a in build_parser(name)._actions if a.dest == "command")
+        own = next(choice.help for choice in sub._choices_actions if choice.dest == name)
+        assert own == help_line, name
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:secret@cache:6379/0", "redis://:***@cache:6379/0"),
+        (
+            "rediss://app:p@ss/w@cache:6380/1?ssl_cert_reqs=none",
+            "rediss://app:***@cache:6380/1?ssl_cert_reqs=none",
+        ),
+        ("redis+cluster://:secret@a:7000,b:7001", "redis+cluster://:***@a:7000,b:7001"),
+        ("unix://:secret@/run/redis.sock?db=2", "unix://:***@/run/redis.sock?db=2"),
+        ("redis://cache/0?db=1&password=secret", "redis://cache/0?db=1&password=***"),
+        ("redis://app@cache/0", "redis://app@cache/0"),
+    ],
+)
+def test_passwords_never_show_in_a_redis_url(url: str, shown: str) -> None:
+    assert masked_url(url) == shown
+
+
+def test_worker_waits_for_redis_then_starts_and_stops_cleanly(tmp_path: Path, started: list[Command]) -> None:
+    port, url = dead_url()
+    (tmp_path / ".env").write_text("TRULOOP_LOG_FORMAT=json\n")
+    worker = run(started, "worker", "--concurrency", "3", cwd=tmp_path, **local_env(url))
+
+    summary = json.loads(worker.wait_for(r'"worker: '))
+    assert re.fullmatch(TIMESTAMP, summary["ts"]) and summary["level"] == "INFO"
+    assert summary["message"] == (
+        f"worker: model offline, channel local, Redis redis://:***@127.0.0.1:{port}/0, queue truloop, "
+        "concurrency 3"
+    )
+    waiting = json.loads(worker.wait_for("unreachable"))
+    assert waiting["level"] == "WARNING"
+    assert f"Redis at redis://:***@127.0.0.1:{port}/0 is unreachable" in waiting["message"]
+
+    with RedisServer(port=port, extra_args=["--requirepass", PASSWORD]):
+        worker.wait_for("answers now")
+        worker.wait_for("worker started")
+        code, _ = worker.stop(signal.SIGTERM)
+
+    assert code == 0
+    entries = [json.loads(line) for line in worker.lines]  # every line is a JSON object
+    assert [e["level"] for e in entries].count("WARNING") == 1
+    assert len(entries) < 12 and not any("Traceback" in e["message"] or "exc" in e for e in entries)
+    assert PASSWORD not in "\n".join(worker.lines)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_worker_without_redis_backs_off_quietly_and_stops_at_once(
+    tmp_path: Path, started: list[Command], sig: int
+) -> None:
+    _, url = dead_url()
+    worker = run(started, "worker", cwd=tmp_path, TRULOOP_LOG_LEVEL="DEBUG", **local_env(url))
+
+    worker.wait_for(r"WARNING truloop_assistant\.cli: Redis at .* is unreachable .* trying again in 1 s")
+    worker.wait_for(r"DEBUG truloop_assistant\.cli: Redis at .* trying again in 2 s")
+    worker.wait_for(r"DEBUG truloop_assistant\.cli: Redis at .* trying again in 4 s")
+    code, elapsed = worker.stop(sig)
+
+    assert code == 0 and elapsed < 2, elapsed
+    ours = [line for line in worker.lines if "truloop_assistant.cli" in line]
+    assert [line.split(" ")[1] for line in ours] == ["INFO", "WARNING", "DEBUG", "DEBUG", "INFO"]
+    assert ours[-1].endswith("stopped before the worker started")
+    assert not any("Traceback" in line for line in worker.lines)
+
+
+def test_a_redis_that_refuses_the_password_is_one_error(tmp_path: Path, started: list[Command]) -> None:
+    with RedisServer(extra_args=["--requirepass", PASSWORD]) as server:
+        url = f"redis://:wrong-{PASSWORD}@127.0.0.1:{server.port}/0"
+        worker = run(started, "worker", cwd=tmp_path, **local_env(url))
+        assert worker.finish() == 1
+
+    assert len(worker.lines) == 2, worker.lines
+    assert re.fullmatch(
+        rf"{TIMESTAMP} ERROR truloop_assistant\.cli: Redis at redis://:\*\*\*@127\.0\.0\.1:{server.port}/0: "
+        r"Redis refused the credentials: .*; fix TRULOOP_REDIS_URL",
+        worker.lines[1],
+    )
+
+
+@pytest.mark.parametrize("command", ["worker", "serve"])
+def test_a_url_that_is_not_redis_is_one_line_naming_the_variable(
+    tmp_path: Path, started: list[Command], command: str
+) -> None:
+    proc = run(started, command, cwd=tmp_path, **local_env(f"http://admin:{PASSWORD}@example.com/"))
+
+    assert proc.finish() == 2
+    assert proc.lines == [
+        "truloop-assistant: invalid settings: TRULOOP_REDIS_URL: 'http://admin:***@example.com/' is not a "
+        "Redis URL: use redis://HOST:PORT/DB (rediss:// with TLS, unix:///PATH for a socket, "
+        "redis+cluster://HOST:PORT,HOST:PORT or rediss+cluster:// for a Redis Cluster)"
+    ]
+
+
+def test_serve_announces_itself_and_logs_uvicorn_alike(
+    tmp_path: Path, started: list[Command], redis_url: str
+) -> None:
+    port = free_port()
+    env = {
+        "TRULOOP_REDIS_URL": redis_url,
+        "TRULOOP_CHANNEL": "sendbird",
+        "TRULOOP_SENDBIRD_APP_ID": "test-app",
+        "TRULOOP_SENDBIRD_API_TOKEN": "token",
+        "TRULOOP_SENDBIRD_API_URL": f"http://127.0.0.1:{free_port()}",
+        "TRULOOP_JWT_SECRET": SECRET,
+    }
+    serve = run(started, "serve", "--port", str(port), cwd=tmp_path, **env)
+
+    summary = serve.wait_for("serve: ")
+    assert re.fullmatch(
+        rf"{TIMESTAMP} INFO truloop_assistant\.cli: serve: model offline, channel sendbird, "
+        rf"Redis {re.escape(redis_url)}, queue truloop, listening on http://127\.0\.0\.1:{port} "
+        r"\(1 HTTP worker process\)",
+        summary,
+    )
+    warning = serve.wait_for("WARNING")
+    assert "TRULOOP_CHANNEL=sendbird with TRULOOP_MODEL=offline" in warning
+    started_up = serve.wait_for("startup complete")
+    assert re.fullmatch(rf"{TIMESTAMP} INFO uvicorn\.error: Application startup complete\.", started_up)
+    assert httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10).status_code == 200
+    assert re.fullmatch(
+        rf'{TIMESTAMP} INFO uvicorn\.access: .*"GET /readyz HTTP/1\.1" 200', serve.wait_for("readyz")
+    )
+    serve.stop(signal.SIGTERM)
+    assert not any("Traceback" in line for line in serve.lines)
+
+
+def test_serve_waits_for_redis_and_stops_on_ctrl_c(tmp_path: Path, started: list[Command]) -> None:
+    port, url = dead_url()
+    serve = run(started, "serve", "--port", str(free_port()), cwd=tmp_path, **local_env(url))
+
+    serve.wait_for(
+        rf"WARNING truloop_assistant\.cli: Redis at redis://:\*\*\*@127\.0\.0\.1:{port}/0 is unreachable"
+    )
+    code, elapsed = serve.stop(signal.SIGINT)
+
+    assert code == 0 and elapsed < 2, elapsed
+    assert len(serve.lines) == 3 and serve.lines[-1].endswith("stopped before Redis answered")
+
+
+def test_dev_uses_the_redis_url_of_dotenv(tmp_path: Path, started: list[Command]) -> None:
+    port = free_port()
+    with RedisServer() as server:
+        (tmp_path / ".env").write_text(f"TRULOOP_REDIS_URL={server.url}\n")
+        dev = run(started, "dev", "--port", str(port), cwd=tmp_path)
+        dev.wait_for(r"Uvicorn running on")
+
+        assert httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10).status_code == 200
+        assert redis.Redis.from_url(server.url).dbsize() > 0  # the sample users went there
+        dev.stop(signal.SIGINT)
+
+    assert not any("embedded Redis" in line for line in dev.lines)
+    assert any(f"Redis: {server.url}" in line for line in dev.lines)
+
+
+def test_dev_refuses_an_unreachable_redis_url(tmp_path: Path, started: list[Command]) -> None:
+    port, url = dead_url()
+    (tmp_path / ".env").write_text(f"TRULOOP_REDIS_URL={url}\n")
+    dev = run(started, "dev", "--port", str(free_port()), cwd=tmp_path)
+
+    assert dev.finish() == 2
+    assert len(dev.lines) == 1
+    assert dev.lines[0].startswith(
+        f"truloop-assistant: TRULOOP_REDIS_URL=redis://:***@127.0.0.1:{port}/0: no usable Redis there"
+    )
+    assert "unset TRULOOP_REDIS_URL" in dev.lines[0] and "embedded" in dev.lines[0]
+
+
+def test_worker_processes_each_serve_metrics_and_a_dead_one_is_started_again(
+    tmp_path: Path, started: list[Command], redis_url: str
+) -> None:
+    port = free_port()
+    while free_port() == port + 1:  # the second process listens on the next port
+        pass
+    parent = run(
+        started,
+        "worker",
+        "--processes",
+        "2",
+        "--metrics-port",
+        str(port),
+        cwd=tmp_path,
+        **local_env(redis_url),
+    )
+    line = parent.wait_for(r"started 2 worker processes: \[\d+, \d+\]")
+    pids = [int(p) for p in re.findall(r"\d+", line.rpartition("[")[2])]
+
+    def scrape(p: int) -> str:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return httpx.get(f"http://127.0.0.1:{p}/metrics", timeout=2).text
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    for p in (port, port + 1):
+        assert "truloop_turns_total" in scrape(p) and "truloop_pending_calls" in scrape(p)
+
+    os.kill(pids[0], signal.SIGKILL)  # a crash: the parent starts it again
+    parent.wait_for(r"worker process 0 \(pid \d+\) exited with -9; starting it again")
+    parent.wait_for(r"worker process 0 started again")
+    assert "truloop_turns_total" in scrape(port)
+
+    code, took = parent.stop()
+    assert code == 0 and took < 30
+    for pid in pids[1:]:  # stopped with it
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
