@@ -15,7 +15,7 @@ from .conversations import ConversationDrainer
 
 SHUTDOWN_GRACE_S = 25
 # Sweep often: a job whose worker died is found and retried within seconds.
-_TIMERS = cast(PartialTimersDict, {"sweep": 2, "schedule": 1, "worker_info": 1})  # stop waits for the longest
+_TIMERS = cast(PartialTimersDict, {"sweep": 2, "schedule": 1})
 
 
 async def drain_conversation(ctx: dict[str, Any], *, channel_url: str, owner: str) -> None:
