@@ -378,7 +378,7 @@ def test_redis_commands_are_recorded_only_inside_a_trace() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    redis_tracer = tracing._InTraceOnly(provider).get_tracer("redis")
+    redis_tracer = tracing._ChildSpansOnly(provider).get_tracer("redis")
     with redis_tracer.start_as_current_span("GET") as span:
         assert not span.is_recording()  # polling, heartbeats: no trace of their own
     with provider.get_tracer("app").start_as_current_span("turn"):

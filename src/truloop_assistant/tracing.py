@@ -90,7 +90,7 @@ def configure(service_name: str) -> bool:
         logfire.instrument_httpx(capture_headers=False)
         # Only commands that belong to a trace (a request, a turn): the queue's polling, heartbeats
         # and the scanners would otherwise make a trace of every command, several a second.
-        logfire.instrument_redis(tracer_provider=_InTraceOnly(trace.get_tracer_provider()))
+        logfire.instrument_redis(tracer_provider=_ChildSpansOnly(trace.get_tracer_provider()))
         _tracer = trace.get_tracer(__name__)
         _enabled = True
         log.info(
@@ -189,17 +189,17 @@ def within(context: Step | None, name: str) -> AbstractContextManager[object]:
     return _tracer.start_as_current_span(name, context=context)
 
 
-class _InTraceOnly(TracerProvider):
+class _ChildSpansOnly(TracerProvider):
     """Hands out tracers that record a span only inside a trace already started."""
 
     def __init__(self, inner: TracerProvider) -> None:
         self._inner = inner
 
     def get_tracer(self, *args: Any, **kwargs: Any) -> Tracer:
-        return _InTraceOnlyTracer(self._inner.get_tracer(*args, **kwargs))
+        return _ChildSpansTracer(self._inner.get_tracer(*args, **kwargs))
 
 
-class _InTraceOnlyTracer(Tracer):
+class _ChildSpansTracer(Tracer):
     def __init__(self, inner: Tracer) -> None:
         self._inner = inner
 
