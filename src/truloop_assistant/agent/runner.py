@@ -39,7 +39,7 @@ from ..i18n import Text, language_of, texts
 from ..logs import log_context
 from ..metrics import TURN_SECONDS, TURNS, UNPAIRED_TOOL_CALLS
 from ..store.effects import Effects
-from ..store.history import History
+from ..store.history import History, dump_messages
 from ..store.inbox import Consumed
 from ..store.ledger import Ledger, LedgerCall, TurnState
 from ..store.outbox import TextOut
@@ -322,9 +322,8 @@ class TurnRunner:
             )
         if isinstance(output, DeferredToolRequests):
             TURNS.labels("paused").inc()
-            await self._pause(
-                replace(turn, used=usage), result.all_messages_json().decode(), output, consumed, calls, began
-            )
+            messages = dump_messages(result.all_messages())
+            await self._pause(replace(turn, used=usage), messages, output, consumed, calls, began)
             return
         TURNS.labels("answered").inc()
         await self._record(turn, "answered", began, usage, calls, ended=True)

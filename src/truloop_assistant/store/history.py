@@ -25,7 +25,7 @@ class History:
 
     def encode(self, messages: list[ModelMessage]) -> bytes:
         """The history as stored: at most ``max_messages``, and at most ``HISTORY_MAX_BYTES``."""
-        kept = trim_history(messages, self.max_messages)
+        kept = trim_history(without_instructions(messages), self.max_messages)
         value = ModelMessagesTypeAdapter.dump_json(kept)
         while len(value) > keys.HISTORY_MAX_BYTES and len(kept) > 1:
             shorter = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
@@ -35,6 +35,21 @@ class History:
             kept = shorter
             value = ModelMessagesTypeAdapter.dump_json(kept)
         return value
+
+
+def without_instructions(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """The messages without the instructions each request carried.
+
+    Every run computes its instructions afresh (the agent's, the person's context, the channel's
+    recent messages), and the model is sent only those: the copies pydantic-ai records on each
+    request are dead weight in Redis, often most of a turn's size.
+    """
+    return [replace(m, instructions=None) if isinstance(m, ModelRequest) else m for m in messages]
+
+
+def dump_messages(messages: list[ModelMessage]) -> str:
+    """A run's messages as kept while it is paused (JSON, without instructions)."""
+    return ModelMessagesTypeAdapter.dump_json(without_instructions(messages)).decode()
 
 
 def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelMessage]:
