@@ -1,39 +1,89 @@
-"""Test setup: a real Redis server, the real app served over HTTP, and a fake Sendbird."""
+"""Test setup: a real Redis server (or Redis Cluster), the real app served over HTTP, and a fake Sendbird.
+
+``redis_url`` is the standalone Redis: ``TRULOOP_TEST_REDIS_URL`` (``scripts/test`` starts one), else a
+``RedisServer`` started for the session.  A test module runs its tests on a Redis Cluster as well with::
+
+    pytestmark = pytest.mark.parametrize("redis_url", ["standalone", "cluster"], indirect=True)
+
+which gives each test a ``[standalone]`` and a ``[cluster]`` run.  The cluster is
+``TRULOOP_TEST_REDIS_CLUSTER_URL`` (``scripts/test`` starts one), else a ``RedisClusterServer`` started
+once per session, when a test first asks for it.  A ``redis+cluster://`` ``TRULOOP_TEST_REDIS_URL`` runs
+the whole suite on a cluster.  ``redis`` is a client for ``redis_url`` (``redis_client.connect``) on an
+empty database: every primary of a cluster is flushed.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import ExitStack, asynccontextmanager
+from typing import Any, cast
 
 import httpx
 import pytest
 from pydantic_ai import models
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import Harness, make_settings, serve, served
 from truloop_assistant.agent.agents import MemberAgent
-from truloop_assistant.embedded_redis import RedisServer, free_port
+from truloop_assistant.embedded_redis import RedisClusterServer, RedisServer, free_port
+from truloop_assistant.redis_client import connect, is_cluster
 
 models.ALLOW_MODEL_REQUESTS = False
 
+REDIS_KINDS = ("standalone", "cluster")
+
+
+class RedisServers:
+    """The session's Redis of each kind: from the environment, else started on first use."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        self._stack = stack
+        self._urls: dict[str, str] = {}
+
+    def url(self, kind: str) -> str:
+        if kind not in REDIS_KINDS:
+            raise ValueError(f"redis_url is one of {REDIS_KINDS}, not {kind!r}")
+        if kind not in self._urls:
+            self._urls[kind] = self._from_env(kind) or self._start(kind)
+        return self._urls[kind]
+
+    @staticmethod
+    def _from_env(kind: str) -> str | None:
+        url = os.environ.get("TRULOOP_TEST_REDIS_URL") or None
+        if kind == "standalone":
+            return url
+        # A whole suite run on a cluster (a cluster TRULOOP_TEST_REDIS_URL) uses it for both kinds.
+        return os.environ.get("TRULOOP_TEST_REDIS_CLUSTER_URL") or (url if url and is_cluster(url) else None)
+
+    def _start(self, kind: str) -> str:
+        # Started in the main thread, which outlives the session: the servers die with it (PDEATHSIG).
+        server = RedisClusterServer() if kind == "cluster" else RedisServer()
+        return self._stack.enter_context(server).url
+
 
 @pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    url = os.environ.get("TRULOOP_TEST_REDIS_URL")
-    if url:
-        yield url
-        return
-    with RedisServer() as server:
-        yield server.url
+def redis_servers() -> Iterator[RedisServers]:
+    with ExitStack() as stack:
+        yield RedisServers(stack)
+
+
+@pytest.fixture(scope="session")
+def redis_url(request: pytest.FixtureRequest, redis_servers: RedisServers) -> str:
+    """The URL of the Redis for the test: ``standalone`` unless parametrized (see the module docstring)."""
+    return redis_servers.url(getattr(request, "param", "standalone"))
 
 
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    await client.flushdb()
+    client = connect(redis_url)
+    if is_cluster(redis_url):
+        # FLUSHDB on a cluster client goes to every primary (redis-py's default for it, made explicit).
+        await cast(RedisCluster, client).flushdb(target_nodes=RedisCluster.PRIMARIES)
+    else:
+        await client.flushdb()
     yield client
     await client.aclose()
 

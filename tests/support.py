@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import httpx
+import pytest
 import uvicorn
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -27,6 +28,9 @@ from truloop_assistant.store import keys
 
 if TYPE_CHECKING:
     from tests.fakes.sendbird import FakeSendbird, SentMessage
+
+ON_STANDALONE_AND_CLUSTER = pytest.mark.parametrize("redis_url", ["standalone", "cluster"], indirect=True)
+"""``pytestmark`` of a module whose tests also run on a real Redis Cluster (see ``conftest``)."""
 
 API_TOKEN = "sendbird-master-token"
 CALENDAR_ARGS = {
@@ -246,7 +250,7 @@ async def busy(redis: Redis, *, queue: str) -> list[str]:
     """What the server still has to do: queued, running or retrying jobs, and events in inboxes."""
     found = []
     # saq keeps every job that has not finished (queued, running, waiting to be retried) here.
-    if count := await redis.zcard(f"saq:{queue}:incomplete"):
+    if count := await redis.zcard(f"{keys.queue(queue)}:incomplete"):
         found.append(f"{count} unfinished job(s)")
     async for key in redis.scan_iter(match=f"{keys.PREFIX}:{{c:*}}:inbox", count=1000):
         if count := await redis.llen(key):

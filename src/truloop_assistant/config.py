@@ -84,6 +84,8 @@ class SendbirdSettings(LogSettings):
 
 class Settings(SendbirdSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
+    key_prefix: str = Field(default="ta", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")
+    """The start of every Redis key; letters, digits, ``_ . : -`` (no braces: keys carry hash tags)."""
     model: str = "offline"
     fallback_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Tried in order when the primary model fails with a provider error (``TRULOOP_FALLBACK_MODELS``)."""

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from limits import RateLimitItem, parse
-from limits.aio.storage import RedisStorage
+from limits.aio.storage import RedisClusterStorage, RedisStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 from redis.asyncio import Redis
 
 from .config import Settings
+from .redis_client import is_cluster, parse_cluster_url
 from .store import keys
 
 
@@ -45,15 +46,32 @@ class RateLimiter:
     def __init__(self, settings: Settings, redis: Redis) -> None:
         self.user: RateLimitItem = parse(settings.rate_limit_user)
         self.admin: RateLimitItem = parse(settings.rate_limit_admin)
-        url = settings.redis_url.replace("redis://", "async+redis://", 1).replace(
-            "rediss://", "async+rediss://", 1
-        )
-        # On the server's own connection pool: nothing more to open or close. (``limits`` types
-        # its client options as scalars, but hands them to redis-py's client as they are.)
-        shared: dict[str, Any] = {"connection_pool": redis.connection_pool}
-        self._storage = RedisStorage(
-            url, implementation="redispy", key_prefix=keys.RATE_LIMIT_PREFIX, **shared
-        )
+        storage: RedisStorage
+        if is_cluster(settings.redis_url):
+            # ``limits`` builds a cluster client from a URL; it is pointed at the server's own
+            # instead (one set of connections, closed with the server). Each counter is one key,
+            # so its moving-window script works on any slot.
+            seeds = ",".join(f"{host}:{port}" for host, port in parse_cluster_url(settings.redis_url).nodes)
+            storage = RedisClusterStorage(
+                f"async+redis+cluster://{seeds}",
+                implementation="redispy",
+                key_prefix=keys.rate_limit_prefix(),
+            )
+            bridge: Any = storage.bridge
+            bridge.storage = redis
+            bridge.connection_getter = lambda _readonly: redis
+            bridge.register_scripts()  # on the server's client
+        else:
+            url = settings.redis_url.replace("redis://", "async+redis://", 1).replace(
+                "rediss://", "async+rediss://", 1
+            )
+            # On the server's own connection pool: nothing more to open or close. (``limits`` types
+            # its client options as scalars, but hands them to redis-py's client as they are.)
+            shared: dict[str, Any] = {"connection_pool": redis.connection_pool}
+            storage = RedisStorage(
+                url, implementation="redispy", key_prefix=keys.rate_limit_prefix(), **shared
+            )
+        self._storage = storage
         self._limiter = MovingWindowRateLimiter(self._storage)
 
     async def hit(self, user_id: str, *, scope: str, admin: bool = False) -> RateDecision:

@@ -42,6 +42,8 @@ from .pipeline.recovery import rescue_due
 from .pipeline.reminders import GuestReminders
 from .pipeline.scanner import scan_forever
 from .ratelimit import RateLimiter
+from .redis_client import connect
+from .store import keys
 from .store.drains import Drains
 from .store.effects import Effects
 from .store.history import History
@@ -75,8 +77,9 @@ class Services:
 
     @classmethod
     def create(cls, settings: Settings) -> Services:
+        keys.use_prefix(settings.key_prefix)
         stack = AsyncExitStack()
-        redis = Redis.from_url(settings.redis_url, health_check_interval=30, socket_timeout=10)
+        redis = connect(settings.redis_url, health_check_interval=30, socket_timeout=10)
         stack.push_async_callback(redis.aclose)
         channel: Channel
         relay: Relay

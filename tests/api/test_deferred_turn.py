@@ -11,8 +11,11 @@ from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.agent.agents import build_member_agent
 from truloop_assistant.tools.deps import AgentDeps
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 EVENTS = {
     "events": [

@@ -10,9 +10,11 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import JWT_SECRET
+from tests.support import JWT_SECRET, ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.auth import issue_token
 from truloop_assistant.store import keys
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 CALENDAR = {
     "notification_message": "…",

@@ -7,8 +7,10 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import CALENDAR_ARGS
+from tests.support import CALENDAR_ARGS, ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.store import keys
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 PAUSED_BYTES_MAX = 8 * 1024
 """What a paused conversation may keep in Redis beyond its history (the turn, its calls, marks)."""

@@ -10,11 +10,13 @@ from typing import Any
 import jwt
 import pytest
 
-from tests.support import JWT_SECRET, Harness, calendar_model
+from tests.support import JWT_SECRET, ON_STANDALONE_AND_CLUSTER, Harness, calendar_model
 from truloop_assistant.auth import issue_token
 from truloop_assistant.store import keys
 from truloop_assistant.store.records import CallView
 from truloop_assistant.store.turns import TurnStore
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 GOOD = {"events": []}
 

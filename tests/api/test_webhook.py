@@ -9,7 +9,9 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import BOT, sign, webhook_payload
+from tests.support import BOT, ON_STANDALONE_AND_CLUSTER, sign, webhook_payload
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 
 def echo_model(prompts: list[str]) -> FunctionModel:

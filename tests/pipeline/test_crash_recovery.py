@@ -10,8 +10,10 @@ from typing import Any
 from tests.fakes.llm import FakeLLM
 from tests.fakes.sendbird import FakeSendbird
 from tests.pipeline.workers import cluster
-from tests.support import idle
+from tests.support import ON_STANDALONE_AND_CLUSTER, idle
 from truloop_assistant.backends.events import RedisEventStore
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 LUNCH = {
     "title": "Design lunch",

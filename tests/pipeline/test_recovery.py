@@ -7,11 +7,14 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.pipeline.queue import TurnQueue, make_queue
 from truloop_assistant.pipeline.recovery import rescue_due
 from truloop_assistant.store import keys
 from truloop_assistant.store.drains import Drains
 from truloop_assistant.store.inbox import Inbox, MessageEvent
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 
 def echo() -> FunctionModel:
@@ -50,7 +53,7 @@ async def test_one_rescue_per_conversation_however_many_scanners_look(redis: Any
         rescued = [await rescue_due(drains, turns) for _ in range(5)]
         assert sum(rescued) == 1  # the first scan took it over; the others saw its new owner
         assert (await drains.backlog("c-1")).owner is not None
-        assert await redis.llen("saq:rescue-race:queued") == 1
+        assert await redis.llen(f"{keys.queue('rescue-race')}:queued") == 1
         # A conversation with nothing waiting is forgotten.
         await drains.watch("idle-1", after_s=0)
         await rescue_due(drains, turns)

@@ -8,7 +8,9 @@ from typing import Any
 from tests.fakes.llm import FakeLLM
 from tests.fakes.sendbird import FakeSendbird
 from tests.pipeline.workers import cluster
-from tests.support import idle
+from tests.support import ON_STANDALONE_AND_CLUSTER, idle
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 
 async def test_sigkilled_worker_mid_turn_still_gives_exactly_one_answer(

@@ -9,12 +9,15 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.protocol.jsonrpc import JsonRpcError
 from truloop_assistant.store import keys
 from truloop_assistant.store.answers import DeviceError, DeviceResult, ServerFailure
 from truloop_assistant.store.history import History
 from truloop_assistant.store.records import CallRef, PausedTurn
 from truloop_assistant.store.turns import TurnStore
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
 
 
 def paused(*, local: dict[str, ServerFailure] | None = None) -> PausedTurn:

@@ -239,7 +239,11 @@ class RedisEventStore:
         """The events that still exist, and the ids that do not."""
         if not event_ids:
             return [], []
-        raws = await self._redis.mget([keys.event(i) for i in event_ids])
+        # One round trip, key by key: events live in different hash slots of a Redis Cluster.
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for event_id in event_ids:
+                pipe.get(keys.event(event_id))
+            raws = await pipe.execute()
         found = [Event.model_validate_json(raw) for raw in raws if raw is not None]
         missing = [i for i, raw in zip(event_ids, raws, strict=True) if raw is None]
         return found, missing

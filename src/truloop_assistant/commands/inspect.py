@@ -23,16 +23,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Print the conversation's report; 1 when nothing is known of it."""
+    from ..store import keys
+
+    keys.use_prefix(settings.key_prefix)
     return asyncio.run(_run(args.channel_url, settings.redis_url, as_json=args.json))
 
 
 async def _run(channel_url: str, redis_url: str, *, as_json: bool) -> int:
-    from redis.asyncio import Redis
-
     from ..pipeline import inspection
+    from ..redis_client import connect
     from ..store.ledger import Ledger
 
-    redis = Redis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=10)
+    redis = connect(redis_url, socket_connect_timeout=5, socket_timeout=10)
     try:
         report = await inspection.conversation_report(redis, Ledger(redis), channel_url)
     finally:

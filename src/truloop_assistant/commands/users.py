@@ -7,7 +7,6 @@ import asyncio
 import sys
 from typing import Any
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from ..backends.users import (
@@ -18,6 +17,8 @@ from ..backends.users import (
     load_users_file,
 )
 from ..config import Settings
+from ..redis_client import connect
+from ..store import keys
 
 
 def add_parser(subparsers: Any) -> None:
@@ -34,6 +35,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run a ``users`` subcommand; 0 on success, 1 with a one-line reason on stderr otherwise."""
     try:
         users = load_users_file(args.file)
+        keys.use_prefix(settings.key_prefix)
         count = asyncio.run(import_users(settings.redis_url, users))
     except (UsersFileError, UserDirectoryError) as exc:
         print(f"truloop-assistant: {exc}", file=sys.stderr)
@@ -47,7 +49,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def import_users(redis_url: str, users: list[UserProfile]) -> int:
     """Insert or replace ``users`` in the directory in that Redis; how many were written."""
-    redis = Redis.from_url(redis_url)
+    redis = connect(redis_url)
     try:
         return await RedisUserDirectory(redis).import_users(users)
     finally:

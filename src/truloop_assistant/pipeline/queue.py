@@ -5,8 +5,11 @@ from __future__ import annotations
 import logging
 
 from redis.asyncio import Redis
-from saq import Status
-from saq.queue.redis import RedisQueue
+from saq import Job, Status
+from saq.queue.redis import PubSubMultiplexer, RedisQueue
+
+from ..redis_client import connect
+from ..store import keys
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +25,14 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 return id_jobs
 """
+
+
+class _Notifications(PubSubMultiplexer):
+    """saq's job-status listener; one that never listened has nothing to unsubscribe from."""
+
+    async def close(self) -> None:
+        if self._daemon_task is not None:
+            await super().close()
 
 
 class TruloopQueue(RedisQueue):
@@ -40,8 +51,51 @@ class TruloopQueue(RedisQueue):
     """
 
     def __init__(self, redis: Redis, *, name: str) -> None:
+        # Every key of the queue (its lists, its jobs, their abort marks) under the deployment's
+        # prefix and in one hash slot, so saq's scripts and transactions work on a Redis Cluster.
+        self._space = keys.queue(name)
         super().__init__(redis, name=name)
+        self._pubsub = _Notifications(redis.pubsub(), prefix=self.job_id(""))
         self._not_active: set[bytes] = set()
+
+    def namespace(self, key: str) -> str:
+        return f"{self._space}:{key}"
+
+    def job_id(self, job_key: str) -> str:
+        return f"{self._space}:job:{job_key}"
+
+    def job_key_from_id(self, job_id: str) -> str:
+        return job_id[len(self.job_id("")) :]
+
+    async def _enqueue(self, job: Job) -> Job | None:
+        # saq names a job's abort mark after its key alone: the key carries the queue's hash tag
+        # so that the mark is in the queue's slot too.
+        if not job.key.startswith(self._space):
+            job.key = f"{self._space}:{job.key}"
+        return await super()._enqueue(job)
+
+    async def disconnect(self) -> None:
+        await self._pubsub.close()
+        await self.redis.aclose()  # the client's own pool (a cluster client has one per node)
+
+    async def abort(self, job: Job, error: str, ttl: float = 5) -> None:
+        # saq's own, with the status announced after the transaction: a Redis Cluster refuses
+        # PUBLISH inside one (it has no key to place it by).
+        async with self._op_sem:
+            job.status = Status.ABORTING
+            job.error = error
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.lrem(self._queued, 0, job.id)
+                pipe.zrem(self._incomplete, job.id)
+                pipe.set(job.id, self.serialize(job))
+                pipe.setex(job.abort_id, int(ttl) or 1, error)
+                dequeued, *_ = await pipe.execute()
+            await self.redis.publish(job.id, job.status)
+        if dequeued:
+            await self.finish(job, Status.ABORTED, error=error)
+            await self.redis.delete(job.abort_id)
+        else:
+            await self.redis.lrem(self._active, 0, job.id)
 
     async def sweep(self, lock: int = 60, abort: float = 5.0) -> list[str]:
         if not self._cleanup_script:
@@ -81,13 +135,13 @@ class TruloopQueue(RedisQueue):
 
 
 def make_queue(redis_url: str, name: str) -> TruloopQueue:
-    return TruloopQueue(Redis.from_url(redis_url), name=name)
+    return TruloopQueue(connect(redis_url), name=name)
 
 
 class TurnQueue:
     """Hands conversations to workers: one drain job per owner of a conversation's inbox."""
 
-    def __init__(self, queue: RedisQueue, *, heartbeat_s: int) -> None:
+    def __init__(self, queue: TruloopQueue, *, heartbeat_s: int) -> None:
         self.queue = queue
         self.heartbeat_s = heartbeat_s
 

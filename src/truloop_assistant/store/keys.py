@@ -9,6 +9,14 @@ from __future__ import annotations
 import hashlib
 
 PREFIX = "ta"
+"""The start of every key (``TRULOOP_KEY_PREFIX``), so several deployments can share one Redis."""
+
+
+def use_prefix(prefix: str) -> None:
+    """Name every key of this process under ``prefix`` (from the settings, before Redis is used)."""
+    global PREFIX
+    PREFIX = prefix
+
 
 HISTORY_TTL_S = 7 * 24 * 3600
 """A conversation's history is forgotten a week after its last turn."""
@@ -150,13 +158,22 @@ def local_members(tag: str) -> str:
     return _conv(tag, "local", "members")
 
 
+def queue(name: str) -> str:
+    """The start of every key of the job queue ``name`` (saq's lists, jobs and marks).
+
+    One hash slot for the whole queue: saq's scripts and transactions touch several of its keys.
+    """
+    return f"{PREFIX}:{{q:{name}}}"
+
+
 def call_index(call_id: str) -> str:
     """call id -> conversation tag; the only lookup the tool-message endpoint starts from."""
     return f"{PREFIX}:call:{call_id}"
 
 
-RATE_LIMIT_PREFIX = f"{PREFIX}:rl"
-"""Prefix of the rate-limit counters (the ``limits`` library names the rest; they expire with the window)."""
+def rate_limit_prefix() -> str:
+    """Prefix of the rate-limit counters (``limits`` names the rest; they expire with the window)."""
+    return f"{PREFIX}:rl"
 
 
 def rate_limit_notice(tag: str, user_id: str) -> str:

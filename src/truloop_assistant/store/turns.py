@@ -90,7 +90,6 @@ class TurnStore:
         self.pending_ttl_s = pending_ttl_s
         self.history = history
         self._record_answer = redis.register_script(_RECORD_ANSWER)
-        self._clear_active = redis.register_script(_DELETE_IF_EQUAL)
         self._cut = redis.register_script(_CUT)
 
     # -- paused turns ----------------------------------------------------------------------------
@@ -104,6 +103,14 @@ class TurnStore:
         ttl = self.pending_ttl_s
         deadline = time.time() + ttl
         trace = current_traceparent()  # the step's (it runs in its span): the resume continues it
+        # The app-wide indexes first (each in its own hash slot): a step that dies before its
+        # transaction leaves only entries that lead nowhere (an unknown call, a deadline of no turn).
+        async with self.redis.pipeline(transaction=False) as index:
+            index.zadd(keys.deadlines(), {_deadline_member(turn.channel_url, turn.turn_id): deadline})
+            for call in turn.sent_calls:
+                index.set(keys.call_index(call.call_id), tag, ex=ttl + keys.SETTLED_TTL_S)
+            _remember_channel(index, turn.user_id, turn.channel_url)
+            await index.execute()
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(turn_key)
             remaining = len(turn.sent_calls)
@@ -119,9 +126,6 @@ class TurnStore:
             )
             pipe.expire(turn_key, ttl + keys.SETTLED_TTL_S)
             pipe.set(keys.active_turn(tag, turn.user_id), turn.turn_id, ex=ttl + keys.SETTLED_TTL_S)
-            pipe.sadd(keys.user_channels(turn.user_id), turn.channel_url)
-            pipe.expire(keys.user_channels(turn.user_id), keys.HISTORY_TTL_S)
-            pipe.zadd(keys.deadlines(), {_deadline_member(turn.channel_url, turn.turn_id): deadline})
             for call in turn.sent_calls:
                 pipe.hset(
                     keys.pending(tag, call.call_id),
@@ -136,7 +140,6 @@ class TurnStore:
                     },
                 )
                 pipe.expire(keys.pending(tag, call.call_id), ttl + keys.EXPIRY_GRACE_S)
-                pipe.set(keys.call_index(call.call_id), tag, ex=ttl + keys.SETTLED_TTL_S)
             _end_step(pipe, tag, outbox, consumed)
             await pipe.execute()
 
@@ -288,8 +291,6 @@ class TurnStore:
         tag = keys.conversation_tag(channel_url)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(keys.history(tag, user_id), self.history.encode(messages), ex=keys.HISTORY_TTL_S)
-            pipe.sadd(keys.user_channels(user_id), channel_url)
-            pipe.expire(keys.user_channels(user_id), keys.HISTORY_TTL_S)
             if answer is not None:
                 add_line(pipe, tag, Line(user_id=ASSISTANT, text=answer, to=user_id))
             pipe.delete(keys.effects(tag, turn_id))
@@ -297,12 +298,17 @@ class TurnStore:
                 pipe.delete(keys.turn(tag, turn_id))
                 pipe.hset(keys.turn(tag, turn_id), "state", "done")
                 pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
-                pipe.zrem(keys.deadlines(), _deadline_member(channel_url, turn_id))
             _end_step(pipe, tag, outbox, consumed)
             await pipe.execute()
-        if paused:
-            # Only clear the marker if it still names this turn (a later turn may have paused since).
-            await self._clear_active(keys=[keys.active_turn(tag, user_id)], args=[turn_id])
+        # The app-wide indexes after (other hash slots): a deadline left behind by a crash here is
+        # dropped by the expiry scanner, which finds the turn done.
+        async with self.redis.pipeline(transaction=False) as index:
+            _remember_channel(index, user_id, channel_url)
+            if paused:
+                index.zrem(keys.deadlines(), _deadline_member(channel_url, turn_id))
+                # Only clear the marker if it still names this turn (a later turn may have paused since).
+                index.eval(_DELETE_IF_EQUAL, 1, keys.active_turn(tag, user_id), turn_id)
+            await index.execute()
 
 
 def _end_step(
@@ -316,6 +322,12 @@ def _end_step(
     if consumed is not None:
         pipe.lrem(keys.inbox(tag), 1, consumed.raw.decode())
         pipe.hdel(keys.inbox_attempts(tag), consumed.eid)
+
+
+def _remember_channel(pipe: Pipeline, user_id: str, channel_url: str) -> None:
+    """Note where the person talked with the assistant (their data there is erased on request)."""
+    pipe.sadd(keys.user_channels(user_id), channel_url)
+    pipe.expire(keys.user_channels(user_id), keys.HISTORY_TTL_S)
 
 
 def _deadline_member(channel_url: str, turn_id: str) -> str:

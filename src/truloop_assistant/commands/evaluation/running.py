@@ -25,6 +25,7 @@ from ...backends.knowledge import load_knowledge_base
 from ...backends.memory import RedisMemoryStore
 from ...backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from ...config import Settings
+from ...redis_client import connect
 from ...tools.deps import AgentDeps
 from .cases import Calls, EvalDataset, EvalReport, ToolCall
 
@@ -106,7 +107,7 @@ async def evaluate(
 ) -> EvalReport:
     """Run every case of the dataset against the agent, with the evaluation's backends on that Redis."""
     timezone = ZoneInfo(settings.timezone)
-    redis = Redis.from_url(redis_url)
+    redis = connect(redis_url)
     try:
         backends = await eval_backends(redis, timezone, datetime.now(timezone))
         task = agent_task(agent, backends, timezone, settings)

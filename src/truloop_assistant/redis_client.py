@@ -1,0 +1,86 @@
+"""One way to open Redis from a ``TRULOOP_REDIS_URL``: a standalone server or a Redis Cluster.
+
+``redis://`` / ``rediss://`` / ``unix://`` open redis-py's client; ``redis+cluster://host:port[,host:port…]``
+(``rediss+cluster://`` with TLS) opens its cluster client with the listed nodes as seeds. The cluster
+client speaks the same commands, so the server is typed against :class:`redis.asyncio.Redis` and uses
+only what works on both: every multi-key script and transaction stays in one hash slot (see
+:mod:`truloop_assistant.store.keys`), and the test suite runs the end-to-end paths on a real cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+from urllib.parse import parse_qs, unquote
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+MAX_CONNECTIONS = 1000
+"""Connections one client may open (per node of a cluster). redis-py's default, 100, is what a worker
+already holds in blocking queue reads at its default concurrency; beyond the cap a command fails
+at once instead of waiting. Connections are opened only as needed."""
+
+
+@dataclass(frozen=True)
+class ClusterURL:
+    """The parts of a ``redis+cluster://`` URL."""
+
+    nodes: list[tuple[str, int]]
+    username: str | None
+    password: str | None
+    tls: bool
+
+
+def is_cluster(url: str) -> bool:
+    return url.partition("://")[0] in CLUSTER_SCHEMES
+
+
+def parse_cluster_url(url: str) -> ClusterURL:
+    """Seeds, credentials and TLS of ``redis+cluster://[user:password@]host:port[,host:port…][/0]``."""
+    scheme, _, rest = url.partition("://")
+    if scheme not in CLUSTER_SCHEMES:
+        raise ValueError(f"not a cluster URL (use {' or '.join(s + '://' for s in CLUSTER_SCHEMES)})")
+    rest, _, query = rest.partition("?")
+    userinfo, _, location = rest.rpartition("@")
+    hosts, _, db = location.partition("/")
+    if db not in ("", "0"):
+        raise ValueError(f"a Redis Cluster has only database 0, not {db!r}")
+    nodes: list[tuple[str, int]] = []
+    for host in (h.strip() for h in hosts.split(",")):
+        if not host:
+            continue
+        name, _, port = host.rpartition(":")
+        if not name or not port.isdigit():
+            raise ValueError(f"{host!r} is not HOST:PORT")
+        nodes.append((name.strip("[]"), int(port)))
+    if not nodes:
+        raise ValueError("no HOST:PORT given")
+    username, _, password = userinfo.partition(":") if userinfo else ("", "", "")
+    params = parse_qs(query)
+    password = unquote(password) or (params.get("password") or [""])[0]
+    return ClusterURL(
+        nodes=nodes,
+        username=unquote(username) or None,
+        password=password or None,
+        tls=scheme == "rediss+cluster",
+    )
+
+
+def connect(url: str, **options: Any) -> Redis:
+    """An asyncio client for ``url``; ``options`` are redis-py's connection options (timeouts…)."""
+    options.setdefault("max_connections", MAX_CONNECTIONS)
+    if not is_cluster(url):
+        return cast(Redis, Redis.from_url(url, **options))
+    parts = parse_cluster_url(url)
+    options.pop("health_check_interval", None)  # per-node connections check themselves
+    cluster = RedisCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in parts.nodes],
+        username=parts.username,
+        password=parts.password,
+        ssl=parts.tls,
+        **options,
+    )
+    # Typed as the standalone client: the server keeps to commands both clients have (see above).
+    return cast(Redis, cluster)
