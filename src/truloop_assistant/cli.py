@@ -15,13 +15,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .config import Settings
+    from .pipeline.probe import Liveness
 
 logger = logging.getLogger("truloop_assistant.cli")
 
@@ -38,6 +39,8 @@ COMMANDS = {
 only when its command runs)."""
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 REDIS_BACKOFF_MAX_S = 30.0
+DEFAULT_CONCURRENCY = 100
+"""Turns one worker process keeps in flight: each mostly waits on the model, so many fit in one core."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,7 +83,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1, help="HTTP worker processes")
 
     worker = sub.add_parser("worker", help="consume queued turns and resumes")
-    worker.add_argument("--concurrency", type=int, default=10, help="turns run at once, per process")
+    worker.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=DEFAULT_CONCURRENCY,
+        help=f"turns in flight at once, per process (default {DEFAULT_CONCURRENCY}: turns wait on the model)",
+    )
     worker.add_argument(
         "--processes", type=_positive, default=1, help="worker processes to start (and restart if they die)"
     )
@@ -89,10 +97,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="P",
-        help="serve Prometheus text at http://HOST:P/metrics (process i of --processes on P+i)",
+        help="serve Prometheus text at http://HOST:P/metrics and the liveness probe at /healthz "
+        "(process i of --processes on P+i)",
     )
     worker.add_argument(
         "--metrics-host", default="127.0.0.1", metavar="HOST", help="where --metrics-port listens"
+    )
+    worker.add_argument(
+        "--probe",
+        action="store_true",
+        help="instead of running a worker, ask the running one's http://HOST:P/healthz (each process's "
+        "with --processes); exit 0 when its loop runs and Redis answers, else 1 (a health check)",
     )
 
     dev = sub.add_parser("dev", help="API + worker in one process, local channel, offline model")
@@ -266,6 +281,15 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_loop(main: Coroutine[Any, Any, int]) -> int:
+    """Run the worker's loop on uvloop (installed with uvicorn's standard extras), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop has no wheel for this platform
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
 def _positive(value: str) -> int:
     number = int(value)
     if number < 1:
@@ -274,6 +298,14 @@ def _positive(value: str) -> int:
 
 
 def _run_worker(args: argparse.Namespace) -> int:
+    if args.probe:  # a health check: quick, and without the worker's settings
+        from .pipeline.probe import probe
+
+        if args.metrics_port is None:
+            print(f"{PACKAGE}: worker --probe needs the worker's --metrics-port", file=sys.stderr)
+            return 2
+        return probe(args.metrics_host, range(args.metrics_port, args.metrics_port + args.processes))
+
     from .commands.doctor import RedisProblem
     from .config import load_settings
 
@@ -285,16 +317,17 @@ def _run_worker(args: argparse.Namespace) -> int:
         return supervise(_child_commands(args))
     metrics = "" if args.metrics_port is None else f", metrics on {args.metrics_host}:{args.metrics_port}"
     _announce("worker", settings, f"concurrency {args.concurrency}{metrics}")
+    liveness = None
     if args.metrics_port is not None:
-        from prometheus_client import start_http_server
-
         from . import metrics as _families  # noqa: F401  (listed before the first turn)
+        from .pipeline.probe import Liveness, serve
 
-        start_http_server(args.metrics_port, addr=args.metrics_host)
+        liveness = Liveness()  # /healthz answers 503 "starting" until the worker's loop ticks
+        serve(liveness, args.metrics_port, host=args.metrics_host)  # and /metrics, as before
     try:
         with _stoppable():  # until the worker's own handlers take over, a signal stops it right away
             _wait_for_redis(settings.redis_url)
-            return asyncio.run(_worker(settings, args.concurrency))
+            return _run_loop(_worker(settings, args.concurrency, liveness))
     except _Stop:
         logger.info("stopped before the worker started")
         return 0
@@ -320,7 +353,8 @@ def _child_commands(args: argparse.Namespace) -> list[list[str]]:
     return commands
 
 
-async def _worker(settings: Settings, concurrency: int) -> int:
+async def _worker(settings: Settings, concurrency: int, liveness: Liveness | None = None) -> int:
+    from .pipeline.probe import keep_alive
     from .pipeline.worker import SHUTDOWN_GRACE_S, build_worker
     from .services import Services
 
@@ -329,6 +363,9 @@ async def _worker(settings: Settings, concurrency: int) -> int:
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stopping.set)
     services = Services.create(settings)
+    alive = None
+    if liveness is not None:  # ticks for /healthz until the worker has stopped
+        alive = asyncio.create_task(keep_alive(liveness, services.redis), name="worker-liveness")
     try:
 
         async def background() -> None:
@@ -360,6 +397,10 @@ async def _worker(settings: Settings, concurrency: int) -> int:
     finally:
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
+        if alive is not None:
+            alive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await alive
         await services.aclose()
     return 0
 
@@ -374,6 +415,7 @@ def _dev(args: argparse.Namespace) -> int:
     from .commands.users import import_users
     from .config import given_settings, load_settings, masked_url
     from .embedded_redis import RedisServer
+    from .store import keys
 
     given = given_settings()
     settings = load_settings(channel="local", jwt_secret=given.get("jwt_secret") or secrets.token_urlsafe(32))
@@ -395,6 +437,7 @@ def _dev(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"redis_url": redis_server.url})
         print(f"started an embedded Redis at {redis_server.url}")
     try:
+        keys.use_prefix(settings.key_prefix)
         users_file = settings.users_file or str(SAMPLE_USERS_FILE)
         imported = asyncio.run(import_users(settings.redis_url, load_users_file(users_file)))
         base = f"http://{args.host}:{args.port}"

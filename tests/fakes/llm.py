@@ -32,10 +32,23 @@ class FakeLLM:
     hold_when: Callable[[list[dict[str, Any]]], bool] | None = None
     """Requests to hang (once each time it says so), e.g. the one that follows a tool's result."""
 
+    in_flight: int = 0
+    """Requests being answered right now."""
+    most_in_flight: int = 0
+    """The most requests ever answered at once (how many turns waited on the model together)."""
+
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
 
     async def _complete(self, request: Request) -> JSONResponse:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: Request) -> JSONResponse:
         body = await request.json()
         self.requests.append(body)
         self.request_seen.set()

@@ -31,10 +31,12 @@ class Cluster:
     env: dict[str, str]
     workers: list[asyncio.subprocess.Process] = field(default_factory=list)
 
-    async def start_worker(self) -> asyncio.subprocess.Process:
-        """A ``truloop-assistant worker`` process; its log lines are readable from ``stderr``."""
+    async def start_worker(self, *, concurrency: int | None = 4) -> asyncio.subprocess.Process:
+        """A ``truloop-assistant worker`` process (``None``: its default concurrency); its log lines
+        are readable from ``stderr``."""
+        options = [] if concurrency is None else ["--concurrency", str(concurrency)]
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "truloop_assistant.cli", "worker", "--concurrency", "4",
+            sys.executable, "-m", "truloop_assistant.cli", "worker", *options,
             env=self.env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         self.workers.append(proc)
@@ -55,8 +57,9 @@ class Cluster:
                     return
         raise AssertionError(f"the worker exited without logging {text!r}")
 
-    async def user_says(self, text: str, *, channel: str, message_id: int) -> None:
-        body = json.dumps(webhook_payload(text, message_id=message_id, channel=channel)).encode()
+    async def user_says(self, text: str, *, channel: str, message_id: int, user: str = "jeff") -> None:
+        payload = webhook_payload(text, message_id=message_id, channel=channel, user=user)
+        body = json.dumps(payload).encode()
         r = await self.http.post(
             "/api/v1/webhooks/sendbird", content=body, headers={"x-sendbird-signature": sign(body)}
         )

@@ -53,8 +53,8 @@ class ConversationDrainer:
         """
         if not await self.inbox.claim(channel_url, owner):
             return  # another live worker owns it and will run our event too
-        lost = asyncio.Event()
-        keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, touch))
+        lost, done = asyncio.Event(), asyncio.Event()
+        keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, done, touch))
         step: tracing.Step | None = None  # the step whose sends are delivered next, when traced
         try:
             while True:
@@ -93,6 +93,7 @@ class ConversationDrainer:
                 await self.inbox.pop(channel_url, raw, event.eid)
         finally:
             self.typing.stop(channel_url)  # given up (channel down, claim lost, crash): not typing either
+            done.set()
             keeper.cancel()
             with suppress(asyncio.CancelledError):
                 await keeper
@@ -146,9 +147,16 @@ class ConversationDrainer:
         )
 
     async def _keep_claim(
-        self, channel_url: str, owner: str, lost: asyncio.Event, touch: Callable[[], Awaitable[None]] | None
+        self,
+        channel_url: str,
+        owner: str,
+        lost: asyncio.Event,
+        done: asyncio.Event,
+        touch: Callable[[], Awaitable[None]] | None,
     ) -> None:
-        while True:
+        # Ends on ``done`` as well as on cancellation: a cancel that lands inside a Redis call can be
+        # swallowed by the client, and a keeper that went on would hold its drain (and job) forever.
+        while not done.is_set():
             await asyncio.sleep(self.heartbeat_s / 3)
             try:
                 if not await self.inbox.refresh(channel_url, owner):
@@ -156,4 +164,6 @@ class ConversationDrainer:
                 if touch is not None:
                     await touch()
             except Exception:
+                if done.is_set():
+                    return
                 log.exception("heartbeat for %s failed", channel_url)
