@@ -1,0 +1,72 @@
+"""The bare pydantic-ai deferred cycle, in a process of its own: the yardstick for the server's turn.
+
+agent.run -> DeferredToolRequests -> JSON round trip (what the server stores and what the phone
+sends back) -> agent.run(message_history=..., deferred_tool_results=...), with the project's own
+member agent (``build_member_agent``: the same toolsets, gates and envelope as the server) and the
+same model string as the server, against the fake model of ``benchmarks.fakes`` over HTTP. Each
+cycle is a fresh conversation, as in the server's CPU scenario. Prints one JSON object:
+``{"turns": N, "cpu_s": <time.process_time() of the measured cycles>, "latency_s": [...]}``.
+
+    OPENAI_BASE_URL=http://127.0.0.1:P/v1 OPENAI_API_KEY=fake \\
+        .venv/bin/python -m benchmarks.bare [--turns 200] [--warmup 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from zoneinfo import ZoneInfo
+
+import uvloop
+from pydantic import TypeAdapter
+from pydantic_ai import DeferredToolRequests, ModelMessagesTypeAdapter
+
+from truloop_assistant.agent.agents import MemberAgent, build_member_agent
+from truloop_assistant.agent.models import resolve_model
+from truloop_assistant.tools.deps import AgentDeps
+
+from .harness import EVENTS, MODEL
+
+SEOUL = ZoneInfo("Asia/Seoul")
+_REQUESTS = TypeAdapter(DeferredToolRequests)
+
+
+async def cycle(agent: MemberAgent, i: int) -> None:
+    deps = AgentDeps(user_id=f"bare-user-{i}", channel_url=f"bare-{i}", timezone=SEOUL)
+    first = await agent.run(f"bare t{i}", deps=deps)
+    assert isinstance(first.output, DeferredToolRequests), first.output
+    requests = _REQUESTS.validate_json(_REQUESTS.dump_json(first.output))
+    history = ModelMessagesTypeAdapter.validate_json(first.all_messages_json())
+    phone = {"jsonrpc": "2.0", "id": requests.calls[0].tool_call_id, "result": EVENTS}
+    answer = json.loads(json.dumps(phone))  # as the phone's JSON-RPC response arrives
+    results = requests.build_results(calls={answer["id"]: answer["result"]})
+    second = await agent.run(message_history=history, deferred_tool_results=results, deps=deps)
+    assert second.output == f"answer to: bare t{i}", second.output
+
+
+async def run(turns: int, warmup: int) -> dict[str, object]:
+    agent = build_member_agent(resolve_model(MODEL, timezone=SEOUL), tool_timeout_s=10)
+    for i in range(warmup):
+        await cycle(agent, -1 - i)
+    latencies = []
+    cpu = time.process_time()
+    for i in range(turns):
+        started = time.perf_counter()
+        await cycle(agent, i)
+        latencies.append(time.perf_counter() - started)
+    return {"turns": turns, "cpu_s": time.process_time() - cpu, "latency_s": latencies}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    args = parser.parse_args()
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        print(json.dumps(runner.run(run(args.turns, args.warmup))))
+
+
+if __name__ == "__main__":
+    main()
