@@ -127,7 +127,7 @@ async def test_each_task_logs_with_its_own_turn(logs: io.StringIO) -> None:
 
 def test_library_noise_only_at_debug(logs: io.StringIO) -> None:
     configure_logging("INFO", "text", stream=logs)
-    for name in ("bm25s", "saq", "httpx"):
+    for name in ("bm25s", "saq", "httpx", "httpx2"):
         library = logging.getLogger(name)
         library.setLevel(logging.DEBUG)  # as bm25s does when it is imported
         library.debug("index built")
@@ -139,6 +139,7 @@ def test_library_noise_only_at_debug(logs: io.StringIO) -> None:
         "WARNING bm25s: bm25s warns",
         "WARNING saq: saq warns",
         "WARNING httpx: httpx warns",
+        "WARNING httpx2: httpx2 warns",
         "INFO truloop_assistant.test: ours",
     ]
 

@@ -19,8 +19,9 @@ from typing import IO, Any, Literal
 
 LogFormat = Literal["text", "json"]
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-NOISY_LOGGERS = ("bm25s", "saq", "httpx")
-"""Libraries that log per index build, per job or per request: WARNING and up unless the level is DEBUG."""
+NOISY_LOGGERS = ("bm25s", "saq", "httpx", "httpx2")
+"""Libraries that log per index build, per job or per request (``httpx2`` is the model SDKs' copy of
+httpx): WARNING and up unless the level is DEBUG."""
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
 HANDLER_NAME = "truloop"
 """The name of the handler :func:`configure_logging` installs (and replaces when called again)."""

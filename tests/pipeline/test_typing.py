@@ -20,7 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.fakes.sendbird import FakeSendbird, TypingCall
 from tests.support import BOT, CALENDAR_ARGS, Harness
-from truloop_assistant.pipeline.typing import Typing
+from truloop_assistant.pipeline.typing import SHOW_AFTER_S, Typing
 from truloop_assistant.protocol.jsonrpc import JsonRpcRequest
 
 
@@ -114,6 +114,19 @@ async def test_a_turn_waiting_for_the_phone_stops_typing_and_types_again_when_it
         assert timeline(h, "ch-1") == ["typing", "rpc", "stopped", "typing", "answer", "stopped"]
 
 
+async def test_a_quick_answer_comes_without_a_typing_indicator(start_server: Any) -> None:
+    def instant(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("right away")])
+
+    async with start_server(model=FunctionModel(instant)) as h:
+        await h.user_says("hello", channel="quick")
+        [reply] = await h.replies(1, channel="quick")
+        await h.idle()
+        await asyncio.sleep(SHOW_AFTER_S + 0.2)  # past the moment a start would have gone out
+        assert reply.text == "right away"
+        assert h.sendbird.typing_in("quick") == []  # neither a start nor a stop for Sendbird to show
+
+
 async def eventually(condition: Callable[[], bool | Awaitable[bool]], *, timeout: float, what: str) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -132,7 +145,8 @@ async def test_a_failing_typing_endpoint_does_not_hold_up_the_answer(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="truloop_assistant.channels.sendbird")
 
-    def echo(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    async def echo(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        await asyncio.sleep(SHOW_AFTER_S + 0.2)  # long enough to show typing
         return ModelResponse(parts=[TextPart("echo")])
 
     async with start_server(model=FunctionModel(echo)) as h:

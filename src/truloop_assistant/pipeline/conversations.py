@@ -53,50 +53,57 @@ class ConversationDrainer:
         """
         if not await self.inbox.claim(channel_url, owner):
             return  # another live worker owns it and will run our event too
-        lost, done = asyncio.Event(), asyncio.Event()
-        keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, done, touch))
+        lost, finished = asyncio.Event(), asyncio.Event()
+        keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, finished, touch))
         step: tracing.Step | None = None  # the step whose sends are delivered next, when traced
+        done: Consumed | None = None  # the event run last (its step may not have taken it off)
         try:
             while True:
                 # The keeper only refreshes; re-taking a lapsed claim happens here, between events.
                 if lost.is_set():
+                    if done is not None:
+                        await self.inbox.pop(channel_url, done.raw, done.eid)
+                        done = None
                     if not await self.inbox.claim(channel_url, owner):
                         log.warning("lost the claim on %s; another worker took over", channel_url)
                         return
                     lost.clear()
                 with tracing.within(step, "deliver"):
-                    retry_in = await self.deliverer.deliver(channel_url)
-                    if retry_in is None:
-                        # The last step's answer or device requests are out: it no longer works.
-                        self.typing.stop(channel_url)
+                    retry_in = await self._deliver(channel_url)
                 step = None
                 if retry_in is not None:
+                    if done is not None:
+                        await self.inbox.pop(channel_url, done.raw, done.eid)
                     await self.drains.watch(channel_url, after_s=retry_in)
                     await self.inbox.release(channel_url, owner)
                     return
-                raw = await self.inbox.head(channel_url)
-                if raw is None:
-                    if await self.inbox.release_if_empty(channel_url, owner):
-                        return
+                nxt = await self.inbox.next(channel_url, owner, done=done)
+                if nxt is None:
+                    return  # nothing left, and the claim is given up
+                done = Consumed(nxt.raw, nxt.eid)
+                if nxt.starts > MAX_EVENT_ATTEMPTS:
+                    await self._give_up(channel_url, nxt.eid, nxt.raw)
                     continue
-                event = EVENT.validate_json(raw)
-                if await self.inbox.attempt(channel_url, event.eid) > MAX_EVENT_ATTEMPTS:
-                    await self._give_up(channel_url, event.eid, raw)
-                else:
-                    try:
-                        step = await self._run(channel_url, event, Consumed(raw, event.eid))
-                    except Exception as exc:
-                        with suppress(Exception):  # for operators; the retry must not depend on it
-                            await self.ledger.note_failure(channel_url, event.eid, repr(exc))
-                        raise
-                # A step takes its event off the inbox when it commits; this is for steps that did not.
-                await self.inbox.pop(channel_url, raw, event.eid)
+                event = EVENT.validate_json(nxt.raw)
+                try:
+                    step = await self._run(channel_url, event, done)
+                except Exception as exc:
+                    with suppress(Exception):  # for operators; the retry must not depend on it
+                        await self.ledger.note_failure(channel_url, event.eid, repr(exc))
+                    raise
         finally:
             self.typing.stop(channel_url)  # given up (channel down, claim lost, crash): not typing either
-            done.set()
+            finished.set()
             keeper.cancel()
             with suppress(asyncio.CancelledError):
                 await keeper
+
+    async def _deliver(self, channel_url: str) -> float | None:
+        """Send what earlier steps left in the outbox; None once it is empty (the typing stops)."""
+        retry_in = await self.deliverer.deliver(channel_url)
+        if retry_in is None:
+            self.typing.stop(channel_url)  # the last step's answer or device requests are out
+        return retry_in
 
     async def _give_up(self, channel_url: str, eid: str, raw: bytes) -> None:
         """An event that failed every attempt is kept, with the last error, and counted: not only logged."""

@@ -38,7 +38,8 @@ class Deliverer:
 
     async def deliver(self, channel_url: str) -> float | None:
         """Send the outbox, oldest first: None once it is empty, else the seconds until the next try."""
-        while (head := await self.outbox.head(channel_url)) is not None:
+        head = await self.outbox.head(channel_url)
+        while head is not None:
             raw, item = head
             try:
                 await self._send(channel_url, item)
@@ -68,7 +69,7 @@ class Deliverer:
                         exc,
                         item.dedup_id,
                     )
-            await self.outbox.pop(channel_url, raw)
+            head = await self.outbox.pop(channel_url, raw)
         return None
 
     async def _send(self, channel_url: str, item: TextOut | RpcOut) -> None:

@@ -1,6 +1,8 @@
 """The typing indicator: shown while a drain works on a step, sent in the background, in order.
 
-A step never waits for it. Each conversation has at most one call in flight, and its calls go out
+A step never waits for it, and a step that ends within ``SHOW_AFTER_S`` shows nothing at all: its
+answer appears as fast as a typing indicator would, and the channel is spared two calls. Each
+conversation has at most one call in flight, and its calls go out
 in the order the drain asked for them; a start still unsent when its step ends is not sent at all
 (nor its stop). At most ``MAX_TYPING`` conversations per process are shown typing at once: more
 starts are dropped, not queued, so a slow or hanging typing endpoint holds a bounded number of
@@ -20,6 +22,8 @@ log = logging.getLogger(__name__)
 
 MAX_TYPING = 64
 """Conversations shown typing at once by one process (beyond a worker's concurrency, below its pool)."""
+SHOW_AFTER_S = 0.3
+"""A step shows the bot typing once it has worked this long (a real model takes seconds)."""
 
 
 @dataclass
@@ -30,9 +34,12 @@ class _Indicator:
 
 
 class Typing:
-    def __init__(self, channel: Channel, *, max_typing: int = MAX_TYPING) -> None:
+    def __init__(
+        self, channel: Channel, *, max_typing: int = MAX_TYPING, show_after_s: float = SHOW_AFTER_S
+    ) -> None:
         self.channel = channel
         self.max_typing = max_typing
+        self.show_after_s = show_after_s
         self._indicators: dict[str, _Indicator] = {}
         self._senders: dict[str, asyncio.Task[None]] = {}
 
@@ -69,6 +76,8 @@ class Typing:
     async def _send(self, channel_url: str) -> None:
         indicator = self._indicators[channel_url]
         try:
+            if indicator.wanted and not indicator.shown and self.show_after_s:
+                await asyncio.sleep(self.show_after_s)  # a stop asked for meanwhile cancels it out
             # Runs until the channel shows what the drain wants now; a start and stop asked for
             # before the first call cancel out.
             while indicator.shown != indicator.wanted:

@@ -91,12 +91,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 
-_RELEASE_IF_EMPTY = """
-if redis.call('LLEN', KEYS[2]) > 0 then return 0 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 1
-"""
-
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -111,7 +105,36 @@ end
 return 0
 """
 
+# The drain's step to its next event, in one round trip: take the event it just ran off the inbox
+# (if its step did not), then hand out the head with its start counted; or, with none left, give the
+# claim up. KEYS: inbox, attempts, owner. ARGV: the event just run ('' for none), its eid, owner,
+# attempts ttl. Returns {event, eid, starts}, or nil once the inbox is empty and released.
+_NEXT = """
+if ARGV[1] ~= '' and redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+  redis.call('LPOP', KEYS[1])
+  redis.call('HDEL', KEYS[2], ARGV[2])
+end
+local head = redis.call('LINDEX', KEYS[1], 0)
+if not head then
+  if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
+  return nil
+end
+local eid = cjson.decode(head)['eid']
+local starts = redis.call('HINCRBY', KEYS[2], eid, 1)
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+return {head, eid, starts}
+"""
+
 PushStatus = Literal["queued", "duplicate", "full"]
+
+
+@dataclass(frozen=True)
+class Next:
+    """The event a drain runs next, and how many times a worker has started on it (this one included)."""
+
+    raw: bytes
+    eid: str
+    starts: int
 
 
 class Inbox:
@@ -122,9 +145,9 @@ class Inbox:
         self._undo = redis.register_script(_UNDO)
         self._claim = redis.register_script(_CLAIM)
         self._refresh = redis.register_script(_REFRESH)
-        self._release = redis.register_script(_RELEASE_IF_EMPTY)
         self._release_now = redis.register_script(_RELEASE)
         self._pop = redis.register_script(_POP_IF_HEAD)
+        self._next = redis.register_script(_NEXT)
 
     def _keys(self, channel_url: str, dedup_id: str | None) -> list[str]:
         tag = keys.conversation_tag(channel_url)
@@ -175,22 +198,22 @@ class Inbox:
     async def head(self, channel_url: str) -> bytes | None:
         return cast(bytes | None, await self.redis.lindex(keys.inbox(keys.conversation_tag(channel_url)), 0))
 
-    async def attempt(self, channel_url: str, eid: str) -> int:
-        """Count a start on an event; how many starts it has had."""
-        key = keys.inbox_attempts(keys.conversation_tag(channel_url))
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hincrby(key, eid, 1)
-            pipe.expire(key, keys.INBOX_TTL_S)
-            count, _ = await pipe.execute()
-        return int(count)
-
     async def pop(self, channel_url: str, raw: bytes, eid: str) -> None:
         tag = keys.conversation_tag(channel_url)
         await self._pop(keys=[keys.inbox(tag), keys.inbox_attempts(tag)], args=[raw, eid])
 
-    async def release_if_empty(self, channel_url: str, owner: str) -> bool:
+    async def next(self, channel_url: str, owner: str, *, done: Consumed | None = None) -> Next | None:
+        """Take ``done`` off the inbox if its step did not, and return the next event with its start
+        counted; None once the inbox is empty, and then the claim is given up."""
         tag = keys.conversation_tag(channel_url)
-        return bool(await self._release(keys=[keys.owner(tag), keys.inbox(tag)], args=[owner]))
+        found = await self._next(
+            keys=[keys.inbox(tag), keys.inbox_attempts(tag), keys.owner(tag)],
+            args=[done.raw if done else b"", done.eid if done else "", owner, keys.INBOX_TTL_S],
+        )
+        if found is None:
+            return None
+        raw, eid, starts = found
+        return Next(raw=raw, eid=eid.decode(), starts=int(starts))
 
     async def release(self, channel_url: str, owner: str) -> None:
         """Give up the claim (if it is still ours) with events left: a scanner queues the next drain."""

@@ -41,12 +41,12 @@ class RpcOut(_Outgoing):
 Outgoing = Annotated[TextOut | RpcOut, Field(discriminator="kind")]
 OUTGOING: TypeAdapter[TextOut | RpcOut] = TypeAdapter(Outgoing)
 
+# Remove a delivered (or abandoned) message if it is still the oldest, forget the failures in a
+# row, and return the next message to send. KEYS: outbox, failures. ARGV: the message.
 _POP_IF_HEAD = """
-if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
-  redis.call('LPOP', KEYS[1])
-  return 1
-end
-return 0
+if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then redis.call('LPOP', KEYS[1]) end
+redis.call('DEL', KEYS[2])
+return redis.call('LINDEX', KEYS[1], 0)
 """
 
 
@@ -60,13 +60,12 @@ class Outbox:
     async def head(self, channel_url: str) -> tuple[bytes, TextOut | RpcOut] | None:
         """The oldest undelivered message (with its stored bytes, to remove it once sent)."""
         raw = cast(bytes | None, await self.redis.lindex(keys.outbox(keys.conversation_tag(channel_url)), 0))
-        return None if raw is None else (raw, OUTGOING.validate_json(raw))
+        return _item(raw)
 
-    async def pop(self, channel_url: str, raw: bytes) -> None:
-        """Remove a delivered (or abandoned) message, if it is still the oldest."""
+    async def pop(self, channel_url: str, raw: bytes) -> tuple[bytes, TextOut | RpcOut] | None:
+        """Remove a delivered (or abandoned) message, if it is still the oldest; the next one, if any."""
         tag = keys.conversation_tag(channel_url)
-        await self._pop(keys=[keys.outbox(tag)], args=[raw])
-        await self.redis.delete(keys.outbox_failures(tag))
+        return _item(await self._pop(keys=[keys.outbox(tag), keys.outbox_failures(tag)], args=[raw]))
 
     async def failed(self, channel_url: str) -> int:
         """Count a failed delivery; how many failed in a row."""
@@ -79,3 +78,7 @@ class Outbox:
 
     async def empty(self, channel_url: str) -> bool:
         return not await self.redis.llen(keys.outbox(keys.conversation_tag(channel_url)))
+
+
+def _item(raw: bytes | None) -> tuple[bytes, TextOut | RpcOut] | None:
+    return None if raw is None else (raw, OUTGOING.validate_json(raw))
