@@ -15,7 +15,7 @@ from truloop_assistant.store import keys
 from truloop_assistant.store.answers import DeviceError, DeviceResult, ServerFailure
 from truloop_assistant.store.history import History
 from truloop_assistant.store.records import CallRef, PausedTurn
-from truloop_assistant.store.turns import TurnStore
+from truloop_assistant.store.turns import TurnStore, decode_record
 
 pytestmark = ON_STANDALONE_AND_CLUSTER
 
@@ -94,10 +94,11 @@ async def test_a_call_past_its_deadline_is_expired_before_the_scanner_settles_it
 
 
 async def test_a_turn_paused_by_an_earlier_version_still_resumes(store: TurnStore, redis: Redis) -> None:
-    """Records written before answers were typed kept the server's own failures as JSON text."""
+    """Records written before answers were typed kept the server's own failures as JSON text (and
+    plain JSON records, before they were compressed)."""
     await store.save_paused(paused())
     key = keys.turn(keys.conversation_tag("ch-1"), "m1")
-    record: dict[str, Any] = json.loads(await redis.hget(key, "record"))
+    record: dict[str, Any] = json.loads(decode_record(await redis.hget(key, "record")).model_dump_json())
     record["local_answers"] = {"call_2": json.dumps({"failed": "not sent"})}
     await redis.hset(key, mapping={"record": json.dumps(record), "r:call_2": '{"failed": "not sent"}'})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from enum import IntEnum
 from typing import Annotated, Any, Literal
@@ -62,7 +63,9 @@ class _Response(BaseModel):
         raise NotImplementedError
 
     def fingerprint(self) -> str:
-        return json.dumps(self.payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        """A digest of the payload: kept for a day per settled call to tell a re-send from a change."""
+        canonical = json.dumps(self.payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class JsonRpcSuccess(_Response):

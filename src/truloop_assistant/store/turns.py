@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import zlib
 from collections.abc import Sequence
 from typing import cast
 
@@ -117,7 +118,7 @@ class TurnStore:
             pipe.hset(
                 turn_key,
                 mapping={
-                    "record": turn.model_dump_json(),
+                    "record": encode_record(turn),
                     "state": "paused" if remaining else "resuming",
                     "remaining": remaining,
                     **{f"r:{call_id}": dump_answer(answer) for call_id, answer in turn.local_answers.items()},
@@ -192,11 +193,12 @@ class TurnStore:
         raw = cast(dict[bytes, bytes], await self.redis.hgetall(key))
         if not raw or b"record" not in raw:
             return None
+        record = decode_record(raw.pop(b"record"))
         fields = _decode(raw)
         return TurnSnapshot.model_validate(
             {
                 "state": fields["state"],
-                "turn": PausedTurn.model_validate_json(fields["record"]),
+                "turn": record,
                 "answers": {k[2:]: json.loads(v) for k, v in fields.items() if k.startswith("r:")},
             }
         )
@@ -322,6 +324,16 @@ def _end_step(
     if consumed is not None:
         pipe.lrem(keys.inbox(tag), 1, consumed.raw.decode())
         pipe.hdel(keys.inbox_attempts(tag), consumed.eid)
+
+
+def encode_record(turn: PausedTurn) -> bytes:
+    """A paused run as kept in Redis: its JSON, compressed (mostly the run's messages, about 4× smaller)."""
+    return zlib.compress(turn.model_dump_json().encode(), 6)
+
+
+def decode_record(raw: bytes) -> PausedTurn:
+    """The paused run from :func:`encode_record` (or plain JSON, as earlier versions kept it)."""
+    return PausedTurn.model_validate_json(raw if raw.startswith(b"{") else zlib.decompress(raw))
 
 
 def _remember_channel(pipe: Pipeline, user_id: str, channel_url: str) -> None:
