@@ -309,6 +309,17 @@ def test_dev_refuses_an_unreachable_redis_url(tmp_path: Path, started: list[Comm
     assert "unset TRULOOP_REDIS_URL" in dev.lines[0] and "embedded" in dev.lines[0]
 
 
+def test_dev_without_a_redis_server_binary_says_how_to_get_one(
+    tmp_path: Path, started: list[Command]
+) -> None:
+    missing = tmp_path / "no-redis-server"
+    dev = run(started, "dev", "--port", str(free_port()), cwd=tmp_path, TRULOOP_REDIS_SERVER_BIN=str(missing))
+
+    assert dev.finish() == 2
+    assert len(dev.lines) == 1  # one line, no traceback
+    assert dev.lines[0].startswith("truloop-assistant: TRULOOP_REDIS_SERVER_BIN=")
+
+
 def test_worker_processes_each_serve_metrics_and_a_dead_one_is_started_again(
     tmp_path: Path, started: list[Command], redis_url: str
 ) -> None:

@@ -433,7 +433,11 @@ def _dev(args: argparse.Namespace) -> int:
             )
             return 2
     else:
-        redis_server = RedisServer().start()
+        try:
+            redis_server = RedisServer().start()
+        except RuntimeError as exc:  # no redis-server binary, or it would not start
+            print(f"{PACKAGE}: {exc}", file=sys.stderr)
+            return 2
         settings = settings.model_copy(update={"redis_url": redis_server.url})
         print(f"started an embedded Redis at {redis_server.url}")
     try:
