@@ -33,9 +33,7 @@ def platform_client(
         base_url=api_url,
         headers={"Api-Token": api_token, "Content-Type": "application/json; charset=utf8"},
         timeout=httpx.Timeout(timeout_s, connect=5.0),
-        limits=httpx.Limits(
-            max_connections=max_connections, max_keepalive_connections=max_connections
-        ),
+        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         transport=transport,
     )
 
