@@ -25,6 +25,16 @@ class DeferredToolHandler(Protocol):
     tool_name: str
     method: str
 
+    @property
+    def params_model(self) -> type[BaseModel]:
+        """The ``params`` the device is sent (its JSON Schema is published)."""
+        ...
+
+    @property
+    def result_model(self) -> type[BaseModel]:
+        """The ``result`` the device must answer with (its JSON Schema is published)."""
+        ...
+
     def create_params(self, call: ToolCallPart) -> dict[str, Any]:
         """The JSON-RPC ``params`` for this call (``notification_message`` is never among them)."""
         ...

@@ -51,3 +51,10 @@ class ConfirmParams(BaseModel):
 
 class PermissionParams(BaseModel):
     permission: str
+
+
+class PermissionRequiredData(_Result):
+    """``error.data`` of a -32010 PermissionRequired answer."""
+
+    requiredPermission: str | None = None
+    canPromptAgain: bool | None = None

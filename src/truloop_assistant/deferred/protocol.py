@@ -1,0 +1,63 @@
+"""The device protocol as data: each built-in method's JSON Schemas and the error codes.
+
+The schemas are generated from the very models the server checks a device's answer with
+(:mod:`truloop_assistant.protocol.methods`, through :data:`~.handlers.HANDLERS`), so what the app
+team reads at ``GET /api/v1/agent/protocol`` cannot drift from what the server accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocol.jsonrpc import ErrorCode
+from ..protocol.methods import PermissionRequiredData
+from .handlers import HANDLERS
+
+CUSTOM_TYPE = "agent-rpc"
+"""The ``custom_type`` of the Sendbird messages that carry a request to the device."""
+
+_ERRORS: dict[ErrorCode, tuple[str, str]] = {
+    ErrorCode.PERMISSION_REQUIRED: (
+        "PermissionRequired",
+        "the app needs an OS permission the user has not granted",
+    ),
+    ErrorCode.PERMISSION_DENIED: ("PermissionDenied", "the user denied the OS permission"),
+    ErrorCode.USER_CANCELED: ("UserCanceled", "the user canceled"),
+}
+
+
+def protocol_document() -> dict[str, Any]:
+    """Every built-in method with its tool, ``params`` and ``result`` schemas; the error codes."""
+    methods = {
+        handler.method: {
+            "tool": handler.tool_name,
+            "params": handler.params_model.model_json_schema(),
+            "result": handler.result_model.model_json_schema(),
+        }
+        for handler in HANDLERS.values()
+    }
+    errors = {
+        str(int(code)): {
+            "message": name,
+            "meaning": meaning,
+            **(
+                {"data": PermissionRequiredData.model_json_schema()}
+                if code == ErrorCode.PERMISSION_REQUIRED
+                else {}
+            ),
+        }
+        for code, (name, meaning) in _ERRORS.items()
+    }
+    return {
+        "jsonrpc": "2.0",
+        "custom_type": CUSTOM_TYPE,
+        "methods": methods,
+        "errors": errors,
+        "notes": (
+            "A request arrives as a Sendbird message with custom_type 'agent-rpc' and the JSON-RPC "
+            "request in its data. Answer it with POST /api/v1/agent/tool-message: {'jsonrpc': '2.0', "
+            "'id': <the request's id>, 'result': <fits the method's result schema>} or {'jsonrpc': "
+            "'2.0', 'id': ..., 'error': {'code': <int>, 'message': <text>, 'data': <optional>}}. "
+            "Results may carry more fields than the schema names."
+        ),
+    }
