@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
 
 import httpx
 import pytest
@@ -52,46 +52,39 @@ def dev_server() -> Iterator[str]:
     assert f"{base}/dev" in out  # it tells you what to do next
 
 
-def wait_for(base: str, predicate: Any, channel: str = "demo") -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        messages = httpx.get(f"{base}/dev/api/channels/{channel}/messages").json()["messages"]
-        if predicate(messages):
-            return messages
-        time.sleep(0.1)
-    raise AssertionError(f"timed out; messages: {messages}")
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_readme_curl_session_completes_a_calendar_turn(dev_server: str) -> None:
-    base = dev_server
-    r = httpx.post(
-        f"{base}/dev/api/channels/demo/messages", json={"user_id": "jeff", "message": "이번 주 일정 알려줘"}
-    )
-    assert r.status_code == 202 and r.json()["status"] == "queued"
+def readme_curl_session() -> str:
+    """The bash block of the README's "Try it with curl", exactly as a reader pastes it."""
+    text = README.read_text()
+    section = text[text.index("## Try it with curl") :]
+    return section[
+        section.index("```bash\n") + len("```bash\n") : section.index("```\n", section.index("```bash"))
+    ]
 
-    messages = wait_for(base, lambda ms: any(m["custom_type"] == "agent-rpc" for m in ms))
-    assert messages[0]["user_id"] == "jeff" and messages[0]["message"] == "이번 주 일정 알려줘"
-    rpc_message = next(m for m in messages if m["custom_type"] == "agent-rpc")
-    rpc = json.loads(rpc_message["data"])
-    assert rpc["method"] == "calendar.getEvents"
 
-    token = httpx.post(f"{base}/dev/api/token", json={"user_id": "jeff"}).json()["token"]
-    start = rpc["params"]["startDate"][:10]
-    event = {
-        "id": "e1",
-        "title": "팀 미팅",
-        "start": {"dateTime": f"{start}T10:00:00+09:00"},
-        "end": {"dateTime": f"{start}T11:00:00+09:00"},
-    }
-    r = httpx.post(
-        f"{base}/api/v1/agent/tool-message",
-        headers={"authorization": f"Bearer {token}"},
-        json={"jsonrpc": "2.0", "id": rpc["id"], "result": {"events": [event]}},
-    )
-    assert r.status_code == 202 and r.json() == {"status": "resuming"}
+def test_readme_curl_session_works_when_pasted_again_and_again(dev_server: str) -> None:
+    script = readme_curl_session().replace("BASE=http://localhost:8000", f"BASE={dev_server}")
+    assert f"BASE={dev_server}" in script
+    for _ in range(2):  # a fresh channel each time: pasting it again works as well
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.strip().splitlines()
+        assert lines[0].startswith("the phone is asked: call_")
+        assert json.loads(lines[1]) == {"status": "resuming"}
+        assert "팀 미팅" in lines[-1]  # the assistant's answer names the event the phone returned
+    assert "truloop-assistant" in httpx.get(f"{dev_server}/dev").text
 
-    messages = wait_for(
-        base, lambda ms: ms[-1]["user_id"] == "truloop-assistant" and ms[-1]["custom_type"] == ""
-    )
-    assert "팀 미팅" in messages[-1]["message"]
-    assert "truloop-assistant" in httpx.get(f"{base}/dev").text
+
+def test_waiting_for_a_message_returns_as_soon_as_it_arrives(dev_server: str) -> None:
+    quiet = httpx.get(f"{dev_server}/dev/api/channels/silent/messages?wait=0.5", timeout=5)
+    assert quiet.status_code == 200 and quiet.json()["messages"] == []
+    r = httpx.post(f"{dev_server}/dev/api/channels/waits/messages", json={"user_id": "mina", "message": "hi"})
+    mid = r.json()["message_id"]
+    answered = httpx.get(f"{dev_server}/dev/api/channels/waits/messages?after={mid}&wait=10", timeout=15)
+    assert [m["user_id"] for m in answered.json()["messages"]][:1] == ["truloop-assistant"]
+    too_long = httpx.get(f"{dev_server}/dev/api/channels/waits/messages?wait=31", timeout=5)
+    assert too_long.status_code == 400 and "wait" in too_long.json()["error"]["message"]  # at most 30 s

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from importlib import resources
 from typing import Annotated, Any
 
@@ -91,16 +92,28 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
     return {"status": status, "message_id": message.message_id}
 
 
+WAIT_STEP_S = 0.1
+
+
 @router.get("/api/channels/{channel_url}/messages")
 async def list_messages(
-    channel_url: str, services: ServicesDep, after: int = Query(default=0, ge=0)
+    channel_url: str,
+    services: ServicesDep,
+    after: int = Query(default=0, ge=0),
+    wait: float = Query(default=0, ge=0, le=30),
 ) -> dict[str, Any]:
-    """The channel's messages (user, assistant, agent-rpc) after a message id, and whether it is typing."""
+    """The channel's messages (user, assistant, agent-rpc) after a message id, and whether it is typing.
+
+    With ``wait`` (seconds, at most 30) it answers as soon as there is a message after ``after``, or
+    when the time is up (then with none): a script can wait for the assistant instead of guessing.
+    """
     channel = _local(services)
-    return {
-        "messages": await channel.messages(channel_url, after=after),
-        "typing": await channel.is_typing(channel_url),
-    }
+    deadline = asyncio.get_running_loop().time() + wait
+    while not (messages := await channel.messages(channel_url, after=after)):
+        if asyncio.get_running_loop().time() >= deadline:
+            break
+        await asyncio.sleep(WAIT_STEP_S)
+    return {"messages": messages, "typing": await channel.is_typing(channel_url)}
 
 
 @router.get("/api/info")
