@@ -25,6 +25,7 @@ from ..protocol.jsonrpc import JsonRpcFailure, JsonRpcSuccess, parse_response
 from ..protocol.methods import ConfirmResult
 from ..store.answers import answer_of
 from ..store.records import CallView
+from . import openapi
 from .body import read_body
 from .budget import redis_budget
 from .deps import ServicesDep
@@ -39,7 +40,9 @@ MAX_TOOL_MESSAGE_BYTES = 256 * 1024
     "/api/v1/agent/tool-message",
     tags=["agent"],
     status_code=202,
-    responses={200: {"description": "the same response again"}},
+    response_model=None,
+    responses=openapi.TOOL_MESSAGE["responses"],
+    openapi_extra=openapi.TOOL_MESSAGE["openapi_extra"],
 )
 async def tool_message(request: Request, services: ServicesDep) -> JSONResponse:
     """Record a device's answer; when the turn's last call is answered the run resumes."""

@@ -14,6 +14,7 @@ from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..protocol.jsonrpc import load_json
 from ..protocol.sendbird import UserMessageEvent, WebhookEvent, parse_webhook
+from . import openapi
 from .admission import addressed, queue
 from .audience import one_to_one
 from .body import read_body
@@ -35,7 +36,12 @@ def signature_ok(body: bytes, signature: str | None, token: str) -> bool:
     return candidate.isascii() and hmac.compare_digest(expected, candidate)
 
 
-@router.post("/api/v1/webhooks/sendbird", tags=["sendbird"])
+@router.post(
+    "/api/v1/webhooks/sendbird",
+    tags=["sendbird"],
+    responses=openapi.WEBHOOK["responses"],
+    openapi_extra=openapi.WEBHOOK["openapi_extra"],
+)
 async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str, str]:
     """Receive a Sendbird webhook delivery."""
     started = time.perf_counter()

@@ -1,0 +1,163 @@
+"""What ``/openapi.json`` says of the two endpoints the outside world calls.
+
+Both read their raw body themselves (the webhook's signature is over the exact bytes; the device's
+answer is size-checked before it is parsed), so FastAPI cannot infer their bodies or statuses:
+they are described here, every status with the one error shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..protocol.jsonrpc import JsonRpcError
+from ..protocol.sendbird import UserMessageEvent
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="snake_case, stable: what a client switches on")
+    message: str = Field(description="for people")
+
+
+class ErrorBody(BaseModel):
+    """Every error of both endpoints."""
+
+    error: ErrorDetail
+
+
+class DeviceResult(BaseModel):
+    """The device did it: ``result`` fits the method's result schema (``GET /api/v1/agent/protocol``)."""
+
+    jsonrpc: Literal["2.0"]
+    id: str = Field(description="the id of the agent-rpc request this answers")
+    result: Any
+
+
+class DeviceError(BaseModel):
+    """The device could not: e.g. -32010 PermissionRequired, -32001 PermissionDenied, -32002 UserCanceled."""
+
+    jsonrpc: Literal["2.0"]
+    id: str
+    error: JsonRpcError
+
+
+class Accepted(BaseModel):
+    status: Literal["accepted", "resuming"] = Field(
+        description="accepted: other calls of the turn still wait (remaining); resuming: the run goes on"
+    )
+    remaining: int | None = Field(default=None, description="unanswered calls and approvals of the turn")
+
+
+class AlreadyAnswered(BaseModel):
+    status: Literal["duplicate"]
+
+
+class WebhookAck(BaseModel):
+    status: Literal["queued", "duplicate", "ignored"]
+
+
+RATE_HEADERS: dict[str, Any] = {
+    "X-RateLimit-Limit": {"description": "requests allowed per window", "schema": {"type": "integer"}},
+    "X-RateLimit-Remaining": {"description": "left in this window", "schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {"description": "Unix time (s) the window frees up", "schema": {"type": "integer"}},
+}
+RETRY_AFTER: dict[str, Any] = {
+    "Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}
+}
+
+
+def _error(description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"model": ErrorBody, "description": description, **({"headers": headers} if headers else {})}
+
+
+def _inline(schema: Any, defs: dict[str, Any] | None = None) -> Any:
+    """The schema with its ``$defs`` references written out (in OpenAPI ``#`` is the whole document)."""
+    if defs is None and isinstance(schema, dict):
+        defs = schema.get("$defs", {})
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and defs is not None:
+            return _inline(defs[ref.removeprefix("#/$defs/")], defs)
+        return {k: _inline(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_inline(item, defs) for item in schema]
+    return schema
+
+
+def _body(*models: type[BaseModel], description: str) -> dict[str, Any]:
+    schemas = [_inline(m.model_json_schema()) for m in models]
+    schema = schemas[0] if len(schemas) == 1 else {"oneOf": schemas}
+    return {
+        "requestBody": {
+            "required": True,
+            "description": description,
+            "content": {"application/json": {"schema": schema}},
+        }
+    }
+
+
+TOOL_MESSAGE: dict[str, Any] = {
+    "openapi_extra": {
+        **_body(
+            DeviceResult, DeviceError, description="the device's JSON-RPC 2.0 response (at most 256 KiB)"
+        ),
+        "parameters": [
+            {
+                "name": "authorization",
+                "in": "header",
+                "required": True,
+                "description": "Bearer <JWT>: its sub is the user whose call this answers",
+                "schema": {"type": "string"},
+            }
+        ],
+    },
+    "responses": {
+        200: {
+            "model": AlreadyAnswered,
+            "description": "the same response again: nothing to do",
+            "headers": RATE_HEADERS,
+        },
+        202: {"model": Accepted, "description": "recorded", "headers": RATE_HEADERS},
+        400: _error("not JSON, or not a JSON-RPC 2.0 response (fix the app)"),
+        401: _error("no token, or a token that is not valid (get a new one)"),
+        403: _error("the call belongs to another user"),
+        404: _error("no such call, or it left the pending state over 24 h ago (drop the request)"),
+        409: _error("the call was answered already, differently (drop the request)"),
+        410: _error("the call expired or was superseded by a newer message (drop the request)"),
+        413: _error("over 256 KiB"),
+        422: _error(
+            "the result does not fit the method's result schema; the call stays pending (fix and resend)"
+        ),
+        429: _error("over the user's rate limit (retry after Retry-After)", {**RATE_HEADERS, **RETRY_AFTER}),
+        503: _error("Redis did not answer in time (retry with backoff)"),
+    },
+}
+
+WEBHOOK: dict[str, Any] = {
+    "openapi_extra": {
+        **_body(
+            UserMessageEvent,
+            description="a Sendbird webhook event (group_channel:message_send), at most 1 MiB",
+        ),
+        "parameters": [
+            {
+                "name": "x-sendbird-signature",
+                "in": "header",
+                "required": True,
+                "description": "HMAC-SHA256 of the raw body with the master API token, hex",
+                "schema": {"type": "string"},
+            }
+        ],
+    },
+    "responses": {
+        200: {
+            "model": WebhookAck,
+            "description": "taken: queued, a re-send (duplicate), or not a turn (ignored)",
+        },
+        400: _error("not a Sendbird webhook event"),
+        401: _error("missing or wrong signature"),
+        413: _error("over 1 MiB"),
+        503: _error("Redis did not answer in time (Sendbird re-sends; it is queued then)"),
+    },
+}

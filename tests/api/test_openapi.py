@@ -1,0 +1,52 @@
+"""/openapi.json tells an app team everything about the two endpoints they call: bodies, headers, statuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR = {"$ref": "#/components/schemas/ErrorBody"}
+
+
+async def test_the_tool_message_endpoint_is_described_in_full(start_server: Any) -> None:
+    async with start_server() as h:
+        document = (await h.http.get("/openapi.json")).json()
+    post = document["paths"]["/api/v1/agent/tool-message"]["post"]
+    body = post["requestBody"]["content"]["application/json"]["schema"]
+    assert [set(option["required"]) for option in body["oneOf"]] == [
+        {"jsonrpc", "id", "result"},
+        {"jsonrpc", "id", "error"},
+    ]
+    assert body["oneOf"][1]["properties"]["error"]["required"] == ["code", "message"]  # written out, no $defs
+    assert [p["name"] for p in post["parameters"] if p["required"]] == ["authorization"]
+    statuses = post["responses"]
+    assert set(statuses) == {
+        "200",
+        "202",
+        "400",
+        "401",
+        "403",
+        "404",
+        "409",
+        "410",
+        "413",
+        "422",
+        "429",
+        "503",
+    }
+    for status, response in statuses.items():
+        if status.startswith(("4", "5")):
+            assert response["content"]["application/json"]["schema"] == ERROR, status
+    assert {"Retry-After", "X-RateLimit-Reset"} <= set(statuses["429"]["headers"])
+    accepted = document["components"]["schemas"]["Accepted"]["properties"]["status"]
+    assert set(accepted["enum"]) == {"accepted", "resuming"}
+
+
+async def test_the_webhook_is_described_with_its_signature_header(start_server: Any) -> None:
+    async with start_server() as h:
+        document = (await h.http.get("/openapi.json")).json()
+    post = document["paths"]["/api/v1/webhooks/sendbird"]["post"]
+    assert [p["name"] for p in post["parameters"] if p["required"]] == ["x-sendbird-signature"]
+    body = post["requestBody"]["content"]["application/json"]["schema"]
+    assert {"sender", "payload", "channel"} <= set(body["required"])
+    assert set(post["responses"]) == {"200", "400", "401", "413", "503"}
+    assert post["responses"]["401"]["content"]["application/json"]["schema"] == ERROR
