@@ -18,6 +18,7 @@ from starlette.requests import ClientDisconnect
 from . import tracing
 from .agent.agents import MemberAgent
 from .api import admin, dev, health, me, protocol, tool_message, webhooks
+from .api.docs import mount_docs
 from .config import Settings, get_settings
 from .errors import AppError, first_problem
 from .pipeline.worker import build_worker
@@ -71,7 +72,10 @@ def create_app(
         version="0.1.0",
         description="Agent server for a chat assistant that lives in Sendbird channels.",
         lifespan=lifespan,
+        docs_url=None,  # served by mount_docs, without a CDN
+        redoc_url=None,
     )
+    mount_docs(app)
     # The dev server runs its worker in this process too: one service then.
     if tracing.configure("truloop-assistant" if embedded_worker else "truloop-assistant-api"):
         tracing.instrument_app(app)

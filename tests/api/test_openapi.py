@@ -50,3 +50,17 @@ async def test_the_webhook_is_described_with_its_signature_header(start_server: 
     assert {"sender", "payload", "channel"} <= set(body["required"])
     assert set(post["responses"]) == {"200", "400", "401", "413", "503"}
     assert post["responses"]["401"]["content"]["application/json"]["schema"] == ERROR
+
+
+async def test_the_api_reference_is_served_without_any_outside_host(start_server: Any) -> None:
+    async with start_server() as h:
+        page = await h.http.get("/docs")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        assert "cdn" not in page.text and "https://" not in page.text  # nothing fetched from elsewhere
+        for asset in ("/docs/static/swagger-ui-bundle.js", "/docs/static/swagger-ui.css"):
+            assert asset in page.text
+            served = await h.http.get(asset)
+            assert served.status_code == 200 and len(served.content) > 10_000, asset
+        bundle = (await h.http.get("/docs/static/swagger-ui-bundle.js")).text
+        assert "isOAS31" in bundle  # a Swagger UI that reads the OpenAPI 3.1 FastAPI writes
+        assert (await h.http.get("/openapi.json")).json()["openapi"].startswith("3.1")
