@@ -67,25 +67,20 @@ def _clients(url: str, timeout_s: float) -> list[Any]:
         "socket_timeout": timeout_s,
         "retry": Retry(NoBackoff(), 0),  # the caller decides when to try again
     }
-    scheme, _, rest = url.partition("://")
-    urls = [url]
-    if scheme.endswith("+cluster"):
-        userinfo, at, hosts = _split_authority(rest)
-        tail = rest[len(userinfo) + len(at) + len(hosts) :]
-        base = scheme.removesuffix("+cluster")
-        urls = [f"{base}://{userinfo}{at}{host.strip()}{tail}" for host in hosts.split(",") if host.strip()]
+    from ..redis_client import is_cluster, parse_cluster_url
+
     try:
-        return [Redis.from_url(one, **options) for one in urls]
+        if not is_cluster(url):
+            return [Redis.from_url(url, **options)]
+        seeds = parse_cluster_url(url)
     except ValueError as exc:
         raise RedisProblem(f"the URL cannot be used: {exc}") from None
-
-
-def _split_authority(rest: str) -> tuple[str, str, str]:
-    """``user:password``, ``@`` and the host list of what follows ``scheme://``."""
-    end = min((rest.index(mark) for mark in "?#" if mark in rest), default=len(rest))
-    userinfo, at, location = rest[:end].rpartition("@")
-    slash = location.find("/")
-    return userinfo, at, location if slash < 0 else location[:slash]
+    return [
+        Redis(
+            host=host, port=port, username=seeds.username, password=seeds.password, ssl=seeds.tls, **options
+        )
+        for host, port in seeds.nodes
+    ]
 
 
 @dataclass(frozen=True)

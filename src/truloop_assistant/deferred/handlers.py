@@ -101,17 +101,21 @@ HANDLERS: dict[str, DeferredToolHandler] = {
 }
 HANDLERS_BY_METHOD: dict[str, DeferredToolHandler] = {h.method: h for h in HANDLERS.values()}
 
-_ERROR_HINTS: dict[int, str] = {
-    ErrorCode.PERMISSION_REQUIRED: "the app needs an OS permission the user has not granted",
-    ErrorCode.PERMISSION_DENIED: "the user denied the OS permission",
-    ErrorCode.USER_CANCELED: "the user canceled",
+DEVICE_ERRORS: dict[int, tuple[str, str]] = {
+    ErrorCode.PERMISSION_REQUIRED: (
+        "PermissionRequired",
+        "the app needs an OS permission the user has not granted",
+    ),
+    ErrorCode.PERMISSION_DENIED: ("PermissionDenied", "the user denied the OS permission"),
+    ErrorCode.USER_CANCELED: ("UserCanceled", "the user canceled"),
 }
+"""The error codes the app sends: each one's name (its ``message``) and what it means."""
 
 
 def error_to_failure(error: JsonRpcError) -> ToolFailed:
     """A device error as the failed tool result the model sees, e.g. ``PermissionRequired (-32010): ...``."""
     text = f"{error.message} ({error.code})"
-    hint = _ERROR_HINTS.get(error.code)
+    hint = DEVICE_ERRORS.get(error.code, ("", ""))[1]
     details = []
     if hint:
         details.append(hint)

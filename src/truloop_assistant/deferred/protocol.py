@@ -11,19 +11,10 @@ from typing import Any
 
 from ..protocol.jsonrpc import ErrorCode
 from ..protocol.methods import PermissionRequiredData
-from .handlers import HANDLERS
+from .handlers import DEVICE_ERRORS, HANDLERS
 
 CUSTOM_TYPE = "agent-rpc"
 """The ``custom_type`` of the Sendbird messages that carry a request to the device."""
-
-_ERRORS: dict[ErrorCode, tuple[str, str]] = {
-    ErrorCode.PERMISSION_REQUIRED: (
-        "PermissionRequired",
-        "the app needs an OS permission the user has not granted",
-    ),
-    ErrorCode.PERMISSION_DENIED: ("PermissionDenied", "the user denied the OS permission"),
-    ErrorCode.USER_CANCELED: ("UserCanceled", "the user canceled"),
-}
 
 
 def protocol_document() -> dict[str, Any]:
@@ -46,7 +37,7 @@ def protocol_document() -> dict[str, Any]:
                 else {}
             ),
         }
-        for code, (name, meaning) in _ERRORS.items()
+        for code, (name, meaning) in DEVICE_ERRORS.items()
     }
     return {
         "jsonrpc": "2.0",

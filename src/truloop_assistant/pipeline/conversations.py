@@ -158,12 +158,12 @@ class ConversationDrainer:
         channel_url: str,
         owner: str,
         lost: asyncio.Event,
-        done: asyncio.Event,
+        finished: asyncio.Event,
         touch: Callable[[], Awaitable[None]] | None,
     ) -> None:
-        # Ends on ``done`` as well as on cancellation: a cancel that lands inside a Redis call can be
+        # Ends on ``finished`` as well as on cancellation: a cancel that lands inside a Redis call can be
         # swallowed by the client, and a keeper that went on would hold its drain (and job) forever.
-        while not done.is_set():
+        while not finished.is_set():
             await asyncio.sleep(self.heartbeat_s / 3)
             try:
                 if not await self.inbox.refresh(channel_url, owner):
@@ -171,6 +171,6 @@ class ConversationDrainer:
                 if touch is not None:
                     await touch()
             except Exception:
-                if done.is_set():
+                if finished.is_set():
                     return
                 log.exception("heartbeat for %s failed", channel_url)
