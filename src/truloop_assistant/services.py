@@ -44,6 +44,7 @@ from .pipeline.scanner import scan_forever
 from .ratelimit import RateLimiter
 from .redis_client import connect
 from .store import keys
+from .store.client_tools import ClientTools
 from .store.drains import Drains
 from .store.effects import Effects
 from .store.history import History
@@ -73,6 +74,7 @@ class Services:
     auth: TokenVerifier
     limiter: RateLimiter
     notices: Notices
+    client_tools: ClientTools
     _stack: AsyncExitStack = field(repr=False)
 
     @classmethod
@@ -122,6 +124,7 @@ class Services:
             auth=TokenVerifier(settings),
             limiter=RateLimiter(settings, redis),
             notices=notices,
+            client_tools=ClientTools(redis),
             _stack=stack,
         )
 
@@ -189,6 +192,7 @@ class Services:
             effects=Effects(self.redis),
             transcript=self.transcript,
             ledger=self.ledger,
+            client_tools=self.client_tools,
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:

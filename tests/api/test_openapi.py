@@ -64,3 +64,17 @@ async def test_the_api_reference_is_served_without_any_outside_host(start_server
         bundle = (await h.http.get("/docs/static/swagger-ui-bundle.js")).text
         assert "isOAS31" in bundle  # a Swagger UI that reads the OpenAPI 3.1 FastAPI writes
         assert (await h.http.get("/openapi.json")).json()["openapi"].startswith("3.1")
+
+
+async def test_the_client_tools_endpoint_is_described_in_full(start_server: Any) -> None:
+    async with start_server() as h:
+        document = (await h.http.get("/openapi.json")).json()
+    put = document["paths"]["/api/v1/agent/client-tools"]["put"]
+    body = put["requestBody"]["content"]["application/json"]["schema"]
+    tool = body["properties"]["tools"]["items"]
+    assert set(tool["required"]) == {"name", "description", "method", "parameters"}
+    assert tool["properties"]["name"]["pattern"] == "^[a-z][a-z0-9_]{0,63}$"
+    assert body["properties"]["tools"]["maxItems"] == 32
+    assert set(put["responses"]) == {"200", "400", "401", "409", "413", "422", "429", "503"}
+    assert put["responses"]["409"]["content"]["application/json"]["schema"] == ERROR
+    assert set(document["paths"]["/api/v1/agent/client-tools"]) == {"put", "get", "delete"}

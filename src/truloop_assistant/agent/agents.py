@@ -5,10 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic_ai import AbstractToolset, Agent, ApprovalRequiredToolset, DeferredToolRequests, FilteredToolset
+from pydantic_ai import (
+    AbstractToolset,
+    Agent,
+    ApprovalRequiredToolset,
+    DeferredToolRequests,
+    FilteredToolset,
+    RunContext,
+)
 from pydantic_ai.models import Model
+from pydantic_ai.tools import ToolDefinition
 
+from ..deferred.approvals import CONFIRM_METHOD
+from ..deferred.handlers import HANDLERS
 from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets
+from ..tools.declared import DeclaredToolset
 from ..tools.deps import AgentDeps
 from ..tools.envelope import EnvelopeToolset
 from ..tools.marks import is_destructive
@@ -33,11 +44,24 @@ def gated(toolset: AbstractToolset[AgentDeps], *, timeout_s: float) -> AbstractT
     """A toolset behind the confirmation gate and the envelope (errors and timeouts become results).
 
     Inside the gate, tools that change something run at most once per call (``OnceToolset``).
+    Outside it, only the tools the user's app can serve are offered (:func:`app_can_serve`).
     """
     approval = ApprovalRequiredToolset(
         OnceToolset(toolset), approval_required_func=lambda ctx, tool_def, args: is_destructive(tool_def)
     )
-    return EnvelopeToolset(approval, timeout_s=timeout_s)
+    return FilteredToolset(EnvelopeToolset(approval, timeout_s=timeout_s), filter_func=app_can_serve)
+
+
+def app_can_serve(ctx: RunContext[AgentDeps], tool_def: ToolDefinition) -> bool:
+    """False for a tool the user's app version cannot serve: a built-in device method it did not list,
+    or a tool that needs the confirmation dialog when it did not list ``interaction.confirm``."""
+    declaration = ctx.deps.declaration
+    if declaration is None or declaration.builtin is None:
+        return True
+    handler = HANDLERS.get(tool_def.name)
+    if handler is not None and not declaration.supports(handler.method):
+        return False
+    return not (is_destructive(tool_def) and not declaration.supports(CONFIRM_METHOD))
 
 
 def _agent(
@@ -46,13 +70,17 @@ def _agent(
     instructions: str,
     toolsets: Sequence[AbstractToolset[AgentDeps]],
     timeout_s: float,
+    *,
+    declared: bool = True,
 ) -> MemberAgent:
+    """``declared``: whether the user's app-declared device tools are offered too."""
+    extra = [DeclaredToolset(max_retries=TOOL_RETRIES)] if declared else []
     return Agent(
         timed(model),
         deps_type=AgentDeps,
         output_type=[str, DeferredToolRequests],
         instructions=instructions,
-        toolsets=[gated(t, timeout_s=timeout_s) for t in toolsets],
+        toolsets=[gated(t, timeout_s=timeout_s) for t in [*toolsets, *extra]],
         name=name,
         retries=TOOL_RETRIES,
     )
@@ -82,4 +110,4 @@ def build_notification_agent(model: Model | str, *, tool_timeout_s: float) -> Me
         FilteredToolset(t, filter_func=lambda ctx, tool_def: not is_destructive(tool_def))
         for t in notification_safe_toolsets
     ]
-    return _agent(model, "notification", NOTIFICATION_INSTRUCTIONS, safe, tool_timeout_s)
+    return _agent(model, "notification", NOTIFICATION_INSTRUCTIONS, safe, tool_timeout_s, declared=False)

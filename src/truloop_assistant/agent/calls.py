@@ -10,7 +10,8 @@ from pydantic_ai import DeferredToolRequests
 from pydantic_ai.messages import ToolCallPart
 
 from ..deferred.approvals import CONFIRM_METHOD
-from ..deferred.handlers import HANDLERS
+from ..deferred.handlers import device_method
+from ..protocol.declarations import DeclaredTool
 from ..store.answers import ServerFailure
 from ..store.records import CallRef
 
@@ -20,19 +21,27 @@ def new_call_id() -> str:
     return "call_" + secrets.token_hex(16)
 
 
-def call_refs(requests: DeferredToolRequests) -> list[CallRef]:
-    """One device call per deferred call and per approval, each with a fresh JSON-RPC id."""
-    calls = [_ref(part, "call", HANDLERS[part.tool_name].method) for part in requests.calls]
+def call_refs(
+    requests: DeferredToolRequests, declared: Mapping[str, DeclaredTool] | None = None
+) -> list[CallRef]:
+    """One device call per deferred call and per approval, each with a fresh JSON-RPC id.
+
+    ``declared``: the tools the user's app declared (their methods and result schemas).
+    """
+    calls = [_ref(part, "call", *device_method(part.tool_name, declared or {})) for part in requests.calls]
     return calls + [_ref(part, "approval", CONFIRM_METHOD) for part in requests.approvals]
 
 
-def _ref(part: ToolCallPart, bucket: Literal["call", "approval"], method: str) -> CallRef:
+def _ref(
+    part: ToolCallPart, bucket: Literal["call", "approval"], method: str, result_schema: str | None = None
+) -> CallRef:
     return CallRef(
         call_id=new_call_id(),
         tool_call_id=part.tool_call_id,
         bucket=bucket,
         tool_name=part.tool_name,
         method=method,
+        result_schema=result_schema,
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..deferred.approvals import ApprovalContext, describe_approval
-from ..deferred.handlers import HANDLERS
+from ..deferred.handlers import device_params
 from ..protocol.jsonrpc import JsonRpcRequest
 from ..store.outbox import RpcOut
 from ..store.records import PausedTurn
@@ -21,7 +21,7 @@ async def device_requests(paused: PausedTurn, context: ApprovalContext) -> list[
             params = await describe_approval(part, context)
             notification = params["title"]
         else:
-            params = HANDLERS[ref.tool_name].create_params(part)
+            params = device_params(part)
             notification = str(part.args_as_dict().get("notification_message") or "")
         out.append(
             RpcOut(

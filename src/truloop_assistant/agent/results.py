@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied, ToolFailed
 
-from ..deferred.handlers import HANDLERS, error_to_failure
+from ..deferred.handlers import HANDLERS, error_to_failure, result_problem
 from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.records import CallRef, PausedTurn
@@ -60,11 +60,14 @@ def _call_value(ref: CallRef, answer: Answer) -> Any:
         case DeviceError(error=error):
             return error_to_failure(error)
         case DeviceResult(result=result):
-            handler = HANDLERS[ref.tool_name]
-            try:
-                return handler.transform_result(handler.validate_result(result))
-            except ValidationError:  # checked at the edge already; stay safe if the schema changed since
+            # Checked at the edge already; stay safe if the schema changed since.
+            if result_problem(
+                tool_name=ref.tool_name, bucket="call", result_schema=ref.result_schema, data=result
+            ):
                 return ToolFailed(f"the device sent a result {ref.method} does not accept")
+            if (handler := HANDLERS.get(ref.tool_name)) is not None:
+                return handler.transform_result(handler.validate_result(result))
+            return result  # an app-declared tool's result, as the app sent it
 
 
 def _approval_value(answer: Answer) -> bool | ToolDenied:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -38,6 +38,8 @@ from ..deferred.approvals import ApprovalContext
 from ..i18n import Text, language_of, texts
 from ..logs import log_context
 from ..metrics import TURN_SECONDS, TURNS, UNPAIRED_TOOL_CALLS
+from ..protocol.declarations import DeclaredTool
+from ..store.client_tools import ClientTools
 from ..store.effects import Effects
 from ..store.history import History, dump_messages
 from ..store.inbox import Consumed
@@ -130,6 +132,7 @@ class TurnRunner:
         effects: Effects | None = None,
         transcript: Transcript,
         ledger: Ledger | None = None,
+        client_tools: ClientTools | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.agents = agents
@@ -142,6 +145,7 @@ class TurnRunner:
         self.effects = effects
         self.transcript = transcript
         self.ledger = LedgerWriter(ledger)
+        self.client_tools = client_tools
         self.clock = clock
         self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
 
@@ -242,6 +246,7 @@ class TurnRunner:
             backends=self.backends,
             relay_writer=self.relay_writer,
             effects=self.effects,
+            declaration=await self.client_tools.get(turn.user_id) if self.client_tools else None,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         usage = replace(turn.used)  # counts on from the turn's earlier steps
@@ -323,7 +328,8 @@ class TurnRunner:
         if isinstance(output, DeferredToolRequests):
             TURNS.labels("paused").inc()
             messages = dump_messages(result.all_messages())
-            await self._pause(replace(turn, used=usage), messages, output, consumed, calls, began)
+            declared = deps.declaration.by_name() if deps.declaration else {}
+            await self._pause(replace(turn, used=usage), messages, output, consumed, calls, began, declared)
             return
         TURNS.labels("answered").inc()
         await self._record(turn, "answered", began, usage, calls, ended=True)
@@ -369,8 +375,9 @@ class TurnRunner:
         consumed: Consumed | None,
         calls: list[LedgerCall],
         began: float,
+        declared: Mapping[str, DeclaredTool],
     ) -> None:
-        refs = call_refs(requests)
+        refs = call_refs(requests, declared)
         failed = failed_locally(
             refs,
             await self.store.client_failures(turn.channel_url),

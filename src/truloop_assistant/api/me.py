@@ -14,7 +14,10 @@ router = APIRouter()
 
 @router.delete("/api/v1/agent/me", tags=["agent"], status_code=204, response_class=Response)
 async def erase_me(request: Request, services: ServicesDep) -> Response:
-    """Erase the caller's memories, history with the assistant and pending calls (JWT ``sub``)."""
+    """Erase the caller's memories, history with the assistant, pending calls and declared tools.
+
+    The caller is the JWT's ``sub``.
+    """
     principal = await services.auth.verify(request.headers.get("authorization"))
     async with redis_budget(10.0):  # a person with many channels takes longer than one request's budget
         rate = await services.limiter.hit(principal.user_id, scope="me", admin=principal.is_admin)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..protocol.declarations import Declaration
 from ..protocol.jsonrpc import JsonRpcError
 from ..protocol.sendbird import UserMessageEvent
 
@@ -160,4 +161,63 @@ WEBHOOK: dict[str, Any] = {
         413: _error("over 1 MiB"),
         503: _error("Redis did not answer in time (Sendbird re-sends; it is queued then)"),
     },
+}
+
+
+class Declared(BaseModel):
+    status: Literal["ok"]
+    tools: int = Field(description="how many tools the user's app now declares")
+
+
+_BEARER: dict[str, Any] = {
+    "name": "authorization",
+    "in": "header",
+    "required": True,
+    "description": "Bearer <JWT>: its sub is the user whose app this is",
+    "schema": {"type": "string"},
+}
+_AUTH_ERRORS: dict[int | str, Any] = {
+    401: _error("no token, or a token that is not valid (get a new one)"),
+    429: _error("over the user's rate limit (retry after Retry-After)", {**RATE_HEADERS, **RETRY_AFTER}),
+    503: _error("Redis did not answer in time (retry with backoff)"),
+}
+
+CLIENT_TOOLS_PUT: dict[str, Any] = {
+    "openapi_extra": {
+        **_body(
+            Declaration,
+            description=(
+                "the app's device tools for its user (replaces the previous declaration; kept 30 days). "
+                "builtin: the built-in methods this app version supports (absent: all of them); the "
+                "assistant is never offered a tool whose method the app cannot serve"
+            ),
+        ),
+        "parameters": [_BEARER],
+    },
+    "responses": {
+        200: {"model": Declared, "description": "declared", "headers": RATE_HEADERS},
+        400: _error(
+            "not JSON, or a declaration of the wrong shape: over 32 tools, a schema over 16 KiB, a name "
+            "not matching ^[a-z][a-z0-9_]{0,63}$, a method not like ns.method, a name twice (fix the app)"
+        ),
+        409: _error("a tool name or method is the server's own (rename it)"),
+        413: _error("over 1 MiB"),
+        422: _error("a schema is not valid JSON Schema, or parameters is not type object (fix it)"),
+        **_AUTH_ERRORS,
+    },
+}
+CLIENT_TOOLS_GET: dict[str, Any] = {
+    "openapi_extra": {"parameters": [_BEARER]},
+    "responses": {
+        200: {
+            "model": Declaration,
+            "description": 'the current declaration ({"tools": []} when there is none)',
+            "headers": RATE_HEADERS,
+        },
+        **_AUTH_ERRORS,
+    },
+}
+CLIENT_TOOLS_DELETE: dict[str, Any] = {
+    "openapi_extra": {"parameters": [_BEARER]},
+    "responses": {204: {"description": "removed (also when there was none)"}, **_AUTH_ERRORS},
 }

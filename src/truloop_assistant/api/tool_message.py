@@ -6,9 +6,8 @@ import logging
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
 
-from ..deferred.handlers import HANDLERS_BY_METHOD
+from ..deferred.handlers import result_problem
 from ..errors import (
     AppError,
     Conflict,
@@ -17,12 +16,10 @@ from ..errors import (
     NotFound,
     TooManyRequests,
     Unprocessable,
-    first_problem,
 )
 from ..logs import log_context
 from ..metrics import TOOL_MESSAGES
 from ..protocol.jsonrpc import JsonRpcFailure, JsonRpcSuccess, parse_response
-from ..protocol.methods import ConfirmResult
 from ..store.answers import answer_of
 from ..store.records import CallView
 from . import openapi
@@ -133,13 +130,8 @@ def _already_answered(*, same: bool) -> JSONResponse:
 def _check_result(call: CallView, answer: JsonRpcSuccess | JsonRpcFailure) -> None:
     if isinstance(answer, JsonRpcFailure):
         return
-    try:
-        if call.bucket == "approval":
-            ConfirmResult.model_validate(answer.result)
-        else:
-            HANDLERS_BY_METHOD[call.method].validate_result(answer.result)
-    except ValidationError as exc:
-        problem = first_problem(exc.errors(), default_where="result")
-        raise Unprocessable(
-            f"the result does not fit {call.method}: {problem}", code="invalid_result"
-        ) from None
+    problem = result_problem(
+        tool_name=call.tool_name, bucket=call.bucket, result_schema=call.result_schema, data=answer.result
+    )
+    if problem is not None:
+        raise Unprocessable(f"the result does not fit {call.method}: {problem}", code="invalid_result")

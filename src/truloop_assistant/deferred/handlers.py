@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Mapping
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from pydantic_ai import ToolFailed
 from pydantic_ai.messages import ToolCallPart
 
+from ..errors import first_problem
+from ..protocol.declarations import NOTIFICATION, DeclaredTool, schema_problem
 from ..protocol.jsonrpc import ErrorCode, JsonRpcError
 from ..protocol.methods import (
     CalendarEventsResult,
@@ -100,6 +103,43 @@ HANDLERS: dict[str, DeferredToolHandler] = {
     h.tool_name: h for h in (EventToolHandler(), InteractionToolHandler(), PermissionToolHandler())
 }
 HANDLERS_BY_METHOD: dict[str, DeferredToolHandler] = {h.method: h for h in HANDLERS.values()}
+
+
+def device_method(tool_name: str, declared: Mapping[str, DeclaredTool]) -> tuple[str, str | None]:
+    """The JSON-RPC method of a device tool, and the result schema (JSON) its answer must fit.
+
+    Built-in tools are checked with their own models (no schema); app-declared ones with theirs.
+    """
+    if (handler := HANDLERS.get(tool_name)) is not None:
+        return handler.method, None
+    tool = declared[tool_name]
+    return tool.method, tool.result_schema()
+
+
+def device_params(part: ToolCallPart) -> dict[str, Any]:
+    """The ``params`` a device call is sent: built-in tools map theirs; declared ones go as called."""
+    if (handler := HANDLERS.get(part.tool_name)) is not None:
+        return handler.create_params(part)
+    return {k: v for k, v in part.args_as_dict().items() if k != NOTIFICATION}
+
+
+def result_problem(
+    *, tool_name: str, bucket: Literal["call", "approval"], result_schema: str | None, data: Any
+) -> str | None:
+    """Why a device's ``result`` does not fit the call it answers (``where: what``), or None."""
+    if result_schema is not None:
+        return schema_problem(result_schema, data)
+    model: type[BaseModel] | None = (
+        ConfirmResult if bucket == "approval" else getattr(HANDLERS.get(tool_name), "result_model", None)
+    )
+    if model is None:  # a declared tool without a result schema takes any result
+        return None
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        return first_problem(exc.errors(), default_where="result")
+    return None
+
 
 DEVICE_ERRORS: dict[int, tuple[str, str]] = {
     ErrorCode.PERMISSION_REQUIRED: (

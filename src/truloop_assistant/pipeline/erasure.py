@@ -1,4 +1,5 @@
-"""Erasing a person's data on their request: memories, their history with the assistant, pending calls.
+"""Erasing a person's data on their request: memories, their history with the assistant, pending calls,
+the device tools their app declared.
 
 Kept: events other people organize (the person stays on their invitee lists until the organizer
 changes them), and the ids of settled calls (no content, gone after 24 h) so late answers still get
@@ -44,6 +45,6 @@ async def erase_user(
                 cut += len(snapshot.turn.sent_calls)
         await redis.delete(keys.history(tag, user_id))
         await transcript.forget_user(channel_url, user_id)
-    await redis.delete(keys.user_channels(user_id))
+    await redis.delete(keys.user_channels(user_id), keys.client_tools(user_id))
     log.info("erased %s: %d memories, %d channels, %d pending calls", user_id, memories, len(channels), cut)
     return Erased(memories=memories, channels=len(channels), calls_cut=cut)

@@ -276,6 +276,15 @@ def user_channels(user_id: str) -> str:
     return f"{PREFIX}:{_user_tag(user_id)}:channels"
 
 
+CLIENT_TOOLS_TTL_S = 30 * 24 * 3600
+"""An app's declaration of device tools is kept this long after it was last made."""
+
+
+def client_tools(user_id: str) -> str:
+    """JSON: the device tools a person's app declared (``PUT /api/v1/agent/client-tools``)."""
+    return f"{PREFIX}:{_user_tag(user_id)}:client-tools"
+
+
 ADMIN_ROLE_TTL_S = 60
 """How long a chat turn's admission remembers whether the directory calls a person an admin."""
 

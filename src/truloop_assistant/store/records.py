@@ -23,6 +23,8 @@ class CallRef(BaseModel):
     bucket: Literal["call", "approval"]
     tool_name: str
     method: str
+    result_schema: str | None = None
+    """For an app-declared tool with a result schema: that schema (JSON) as it was when the call went out."""
 
 
 def _failure(value: Any) -> Any:
@@ -75,6 +77,8 @@ class CallView(BaseModel):
     method: str = ""
     bucket: Literal["call", "approval"] = "call"
     fingerprint: str = Field(default="", validation_alias="fp")
+    result_schema: str | None = Field(default=None, validation_alias="schema")
+    """What an app-declared tool's result must fit (pending calls only)."""
 
 
 class TurnSnapshot(BaseModel):

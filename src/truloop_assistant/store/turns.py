@@ -138,6 +138,7 @@ class TurnStore:
                         "method": call.method,
                         "bucket": call.bucket,
                         "expires_at": deadline,
+                        **({"schema": call.result_schema} if call.result_schema else {}),
                     },
                 )
                 pipe.expire(keys.pending(tag, call.call_id), ttl + keys.EXPIRY_GRACE_S)

@@ -1,6 +1,8 @@
 """The assistant's toolsets, grouped the way the agents use them (seed 003)."""
 
-from pydantic_ai import CombinedToolset
+from typing import Any
+
+from pydantic_ai import AbstractToolset, CombinedToolset, FunctionToolset
 
 from .client_tools import event_client_toolset, interaction_toolset, permission_toolset
 from .datetime_tools import datetime_toolset
@@ -43,6 +45,23 @@ notification_safe_toolsets = [
 """What the notification agent may use while writing a relayed message. Excluded: events (no
 recursive event creation), users (no unintended lookups), relay (no unintended sends)."""
 
+
+def tool_names() -> frozenset[str]:
+    """The name of every tool the server defines (an app may not declare one of these)."""
+    names: set[str] = set()
+
+    def walk(toolset: AbstractToolset[Any]) -> None:
+        if isinstance(toolset, FunctionToolset):
+            names.update(toolset.tools)
+        elif isinstance(toolset, CombinedToolset):
+            for inner in toolset.toolsets:
+                walk(inner)
+
+    for toolset in [*all_toolsets, *guest_toolsets, *notification_safe_toolsets]:
+        walk(toolset)
+    return frozenset(names)
+
+
 __all__ = [
     "all_toolsets",
     "datetime_toolset",
@@ -54,4 +73,5 @@ __all__ = [
     "notification_safe_toolsets",
     "organizer_toolset",
     "permission_toolset",
+    "tool_names",
 ]

@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 from pydantic_ai import RunUsage, ToolFailed
 
 from ..i18n import Language
+from ..protocol.declarations import Declaration
 
 if TYPE_CHECKING:
     from ..backends import Backends
@@ -94,6 +95,8 @@ class AgentDeps:
     """Delivers invitations and cancellations (set by the server; a relay writer that is one serves too)."""
     effects: Effects | None = None
     """Where tools that change something record their results (set by the server)."""
+    declaration: Declaration | None = None
+    """What the user's app declared: its own device tools, and the built-in methods it supports."""
     calls_run: set[str] = field(default_factory=set)
     """Ids of the tool calls that reached a tool in this run (the others were invalid)."""
     tool_runs: dict[str, ToolRun] = field(default_factory=dict)

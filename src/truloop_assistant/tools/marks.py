@@ -12,6 +12,9 @@ DESTRUCTIVE: dict[str, Any] = {**CHANGES, "destructive": True}
 """A tool that changes data or reaches other people: it also runs only after the user's yes."""
 
 
+DECLARED: dict[str, Any] = {"declared": True}
+"""A device tool the user's app declared (not one of the server's own)."""
+
 OWN_TIME_BOUND: dict[str, Any] = {"own_time_bound": True}
 """A tool that bounds its own time (a nested model run): the envelope's tool timeout does not apply."""
 
@@ -29,3 +32,8 @@ def changes_something(tool_def: ToolDefinition) -> bool:
 def bounds_its_own_time(tool_def: ToolDefinition) -> bool:
     """Whether the tool was defined with ``OWN_TIME_BOUND`` in its metadata."""
     return bool((tool_def.metadata or {}).get("own_time_bound"))
+
+
+def is_declared(tool_def: ToolDefinition) -> bool:
+    """Whether the tool is one the user's app declared."""
+    return bool((tool_def.metadata or {}).get("declared"))

@@ -8,14 +8,25 @@ events up, then act on the one meant (``events``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.tools import ToolDefinition
 
-from ...i18n import language_of
+from ...i18n import Language, language_of
+from ...i18n import offline as say
+from ...tools.marks import is_declared
 from ..context import zone_named_in
 from .events import follow_up
 from .intents import choose, without_addressee
@@ -46,9 +57,24 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
                 if step is not None:
                     return ModelResponse(parts=[step])
                 return ModelResponse(parts=[TextPart("\n".join(describe(p, lang, zone) for p in results))])
+        if call := declared_call(prompt, [t for t in info.function_tools if is_declared(t)], lang):
+            return ModelResponse(parts=[call])
         return ModelResponse(parts=[choose(prompt, lang, tools, now().astimezone(zone), messages)])
 
     return FunctionModel(offline, model_name="offline")
+
+
+def declared_call(prompt: str, declared: Sequence[ToolDefinition], lang: Language) -> ToolCallPart | None:
+    """A call of an app-declared tool when a word of its name (4 letters or more) is in the prompt.
+
+    "what is my current location?" calls a declared ``get_current_location``, with no arguments but
+    the notification (the offline model cannot fill a schema it has never seen).
+    """
+    words = set(re.findall(r"[a-z]+", prompt.lower()))
+    for tool in declared:
+        if any(len(w) >= 4 and w in words for w in tool.name.split("_")):
+            return ToolCallPart(tool.name, {"notification_message": say.CHECKING_PHONE(lang)})
+    return None
 
 
 def _latest_prompt(messages: Sequence[ModelMessage]) -> str:

@@ -1,0 +1,162 @@
+"""Device tools an app declares for its user (``PUT /api/v1/agent/client-tools``, DESIGN §4).
+
+A declaration is JSON Schemas written by another team: it is checked here once, when it arrives
+(shape and limits -> 400, a schema that is not valid JSON Schema -> 422), and its schemas are
+compiled once per process (the same declaration is read on every step of the user's turns).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Annotated, Any
+
+import jsonschema_rs
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+
+from ..errors import BadRequest, Unprocessable, first_problem
+from .jsonrpc import load_json
+
+MAX_TOOLS = 32
+MAX_SCHEMA_BYTES = 16 * 1024
+MAX_BUILTIN = 64
+MAX_DEPTH = 64
+"""How deeply a declaration's JSON may nest (schemas nest twice per level of the data they describe)."""
+TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+METHOD_PATTERN = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$"
+NOTIFICATION = "notification_message"
+"""The argument every device tool takes: what the phone shows while it works (never sent as a param)."""
+
+NOTIFICATION_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "maxLength": 200,
+    "description": "Short text shown to the user while their phone works on this, in the user's language",
+}
+
+Method = Annotated[str, StringConstraints(pattern=METHOD_PATTERN, max_length=128)]
+
+
+class DeclaredTool(BaseModel):
+    """One app-declared device tool: what the model is told, and what the phone is sent and answers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, StringConstraints(pattern=TOOL_NAME_PATTERN)]
+    description: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1024)]
+    method: Method
+    parameters: dict[str, Any]
+    """JSON Schema (``type: object``) of the call's ``params``."""
+    result: dict[str, Any] | None = None
+    """JSON Schema the phone's ``result`` must fit; any result is taken when absent."""
+
+    @field_validator("parameters", "result")
+    @classmethod
+    def _bounded(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None and len(_compact(schema).encode()) > MAX_SCHEMA_BYTES:
+            raise ValueError(f"a schema may take at most {MAX_SCHEMA_BYTES} bytes as compact JSON")
+        return schema
+
+    def model_parameters(self) -> dict[str, Any]:
+        """The schema the model is given: the declared parameters plus ``notification_message``."""
+        schema = dict(self.parameters)
+        schema["properties"] = {**schema.get("properties", {}), NOTIFICATION: NOTIFICATION_SCHEMA}
+        schema["required"] = [NOTIFICATION, *schema.get("required", [])]
+        return schema
+
+    def result_schema(self) -> str | None:
+        """The result schema as compact JSON (kept with each call sent), or None."""
+        return None if self.result is None else _compact(self.result)
+
+
+class Declaration(BaseModel):
+    """A user's declaration: their app's extra tools, and which built-in methods it supports."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tools: list[DeclaredTool] = Field(max_length=MAX_TOOLS)
+    builtin: list[Annotated[str, StringConstraints(max_length=128)]] | None = Field(
+        default=None, max_length=MAX_BUILTIN
+    )
+    """The built-in methods this app version supports; None: all of them."""
+
+    @field_validator("tools")
+    @classmethod
+    def _unique(cls, tools: list[DeclaredTool]) -> list[DeclaredTool]:
+        names = [t.name for t in tools]
+        if dupes := sorted({n for n in names if names.count(n) > 1}):
+            raise ValueError(f"tool names must be unique; declared more than once: {', '.join(dupes)}")
+        return tools
+
+    def supports(self, method: str) -> bool:
+        """Whether the app can run this built-in method (apps that list none support all)."""
+        return self.builtin is None or method in self.builtin
+
+    def by_name(self) -> dict[str, DeclaredTool]:
+        return {t.name: t for t in self.tools}
+
+    def public(self) -> dict[str, Any]:
+        """What ``GET`` answers: the declaration as the app sent it (``builtin`` only when it was given)."""
+        public: dict[str, Any] = {"tools": [t.model_dump(mode="json", exclude_none=True) for t in self.tools]}
+        if self.builtin is not None:
+            public["builtin"] = list(self.builtin)
+        return public
+
+
+def parse_declaration(body: bytes) -> Declaration:
+    """A declaration from a request body: 400 when its shape or limits are wrong, 422 for a bad schema."""
+    data = load_json(body, max_depth=MAX_DEPTH)
+    try:
+        declaration = Declaration.model_validate(data)
+    except ValidationError as exc:
+        raise BadRequest(
+            f"the declaration is not valid: {first_problem(exc.errors())}", code="invalid_declaration"
+        ) from None
+    for i, tool in enumerate(declaration.tools):
+        _check_schema(tool.parameters, f"tools[{i}].parameters ({tool.name})")
+        if tool.parameters.get("type") != "object":
+            raise Unprocessable(
+                f'tools[{i}].parameters ({tool.name}): must be a JSON Schema with "type": "object"',
+                code="invalid_schema",
+            )
+        if NOTIFICATION in (tool.parameters.get("properties") or {}):
+            raise Unprocessable(
+                f"tools[{i}].parameters ({tool.name}): {NOTIFICATION!r} is added by the server to "
+                "every device tool; do not declare it",
+                code="invalid_schema",
+            )
+        if tool.result is not None:
+            _check_schema(tool.result, f"tools[{i}].result ({tool.name})")
+    return declaration
+
+
+def _check_schema(schema: dict[str, Any], where: str) -> None:
+    try:
+        jsonschema_rs.meta.validate(schema)
+        compiled(_compact(schema))
+    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+        reason = str(exc).split("\n", 1)[0]
+        raise Unprocessable(f"{where}: not a valid JSON Schema: {reason}", code="invalid_schema") from None
+
+
+@lru_cache(maxsize=512)
+def compiled(schema_json: str) -> jsonschema_rs.Validator:
+    """A validator for a schema given as JSON; references to other documents are never fetched."""
+    return jsonschema_rs.validator_for(json.loads(schema_json), offline=True)
+
+
+def schema_problem(schema_json: str, instance: Any) -> str | None:
+    """The first way ``instance`` does not fit the schema (``where: what``), or None when it fits."""
+    for error in compiled(schema_json).iter_errors(instance):
+        where = "/".join(str(p) for p in error.instance_path)
+        return f"{where or 'result'}: {error.message}"
+    return None
+
+
+@lru_cache(maxsize=256)
+def load_declaration(raw: bytes) -> Declaration:
+    """A stored declaration (checked when it was declared), parsed once per process."""
+    return Declaration.model_validate_json(raw)
+
+
+def _compact(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
