@@ -18,6 +18,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import JWT_SECRET, ON_STANDALONE_AND_CLUSTER, Harness
 from truloop_assistant.auth import issue_token
+from truloop_assistant.protocol.declarations import Declaration, DeclaredTool
+from truloop_assistant.store.client_tools import ClientTools
 
 PATH = "/api/v1/agent/client-tools"
 
@@ -211,6 +213,27 @@ async def test_an_old_app_is_never_offered_a_method_it_lacks(start_server: Any) 
         assert "get_permission_status" in offered and "get_current_datetime" in offered
         # No calendar method, and no confirmation dialog: nothing that needs one either.
         assert not offered & {"get_calendar_events", "confirm_interaction", "create_event", "delete_event"}
+
+
+async def test_a_declaration_older_than_a_server_tool_of_its_name_breaks_nothing(start_server: Any) -> None:
+    seen: list[AgentInfo] = []
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(info)
+        return ModelResponse(parts=[TextPart("ok")])
+
+    async with start_server(model=FunctionModel(fn)) as h:
+        # Declared when the server had no tool of that name (written as the store writes it).
+        clash = Declaration(
+            tools=[DeclaredTool.model_validate(tool(name="create_event")), DeclaredTool(**LOCATION)]
+        )
+        await ClientTools(h.redis).put("jeff", clash)
+        await h.user_says("hello")
+        [reply] = await h.replies(1)
+        assert reply.text == "ok"
+        create = [t for t in seen[0].function_tools if t.name == "create_event"]
+        assert len(create) == 1 and create[0].description != LOCATION["description"]  # the server's own
+        assert "get_current_location" in {t.name for t in seen[0].function_tools}
 
 
 async def test_erasing_me_drops_the_declaration(start_server: Any) -> None:

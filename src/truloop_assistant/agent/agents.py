@@ -18,7 +18,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from ..deferred.approvals import CONFIRM_METHOD
 from ..deferred.handlers import HANDLERS
-from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets
+from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets, tool_names
 from ..tools.declared import DeclaredToolset
 from ..tools.deps import AgentDeps
 from ..tools.envelope import EnvelopeToolset
@@ -74,7 +74,7 @@ def _agent(
     declared: bool = True,
 ) -> MemberAgent:
     """``declared``: whether the user's app-declared device tools are offered too."""
-    extra = [DeclaredToolset(max_retries=TOOL_RETRIES)] if declared else []
+    extra = [DeclaredToolset(max_retries=TOOL_RETRIES, reserved=tool_names())] if declared else []
     return Agent(
         timed(model),
         deps_type=AgentDeps,

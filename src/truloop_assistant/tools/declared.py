@@ -25,8 +25,11 @@ _ANY_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), co
 class DeclaredToolset(AbstractToolset[AgentDeps]):
     """The calling user's declared tools (none when their app declared none)."""
 
-    def __init__(self, *, max_retries: int) -> None:
+    def __init__(self, *, max_retries: int, reserved: frozenset[str] = frozenset()) -> None:
         self.max_retries = max_retries
+        self.reserved = reserved
+        """The server's own tool names: a declaration made before the server had one of them keeps
+        working, without that tool (two tools of one name would fail every run)."""
 
     @property
     def id(self) -> str:
@@ -49,6 +52,7 @@ class DeclaredToolset(AbstractToolset[AgentDeps]):
                 args_validator=_ANY_ARGS,
             )
             for tool in declaration.tools
+            if tool.name not in self.reserved
         }
 
     async def call_tool(
