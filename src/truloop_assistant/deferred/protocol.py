@@ -49,6 +49,7 @@ def protocol_document() -> dict[str, Any]:
             "request in its data. Answer it with POST /api/v1/agent/tool-message: {'jsonrpc': '2.0', "
             "'id': <the request's id>, 'result': <fits the method's result schema>} or {'jsonrpc': "
             "'2.0', 'id': ..., 'error': {'code': <int>, 'message': <text>, 'data': <optional>}}. "
-            "Results may carry more fields than the schema names."
+            "Results may carry more fields than the schema names. An app may declare its own device "
+            "tools, and the built-in methods it supports, with PUT /api/v1/agent/client-tools."
         ),
     }
