@@ -1,0 +1,28 @@
+export {
+  AssistantClient,
+  type AssistantClientOptions,
+  type DeclareToolsResult,
+  type Handler,
+  type HandleResult,
+  type ToolMessageOutcome,
+} from "./client.js";
+export {
+  AgentRpcParseError,
+  AssistantApiError,
+  ConflictError,
+  DeviceError,
+  RateLimitedError,
+  UnauthorizedError,
+  UnavailableError,
+  UnprocessableError,
+} from "./errors.js";
+export {
+  type Clock,
+  DEFAULT_RETRY_POLICY,
+  type FetchLike,
+  type FetchResponseLike,
+  type GetToken,
+  type RetryPolicy,
+} from "./http.js";
+export { type AgentRpcRequest, isAgentRpcMessage, type ParseOptions, parseAgentRpc, senderOf } from "./parse.js";
+export * from "./protocol.js";

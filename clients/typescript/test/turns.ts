@@ -1,0 +1,203 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  AssistantApiError,
+  type CalendarGetEventsResult,
+  ConflictError,
+  DeviceError,
+  ErrorCodes,
+  type JsonRpcFailure,
+  type JsonRpcSuccess,
+  UnauthorizedError,
+  UnprocessableError,
+} from "@truloop/assistant-client";
+import { clientFor, dev } from "./support/context.js";
+import { freshChannel } from "./support/devserver.js";
+
+const TEAM_MEETING: CalendarGetEventsResult = {
+  events: [
+    {
+      id: "e1",
+      title: "팀 미팅",
+      start: { dateTime: "2026-11-24T10:00:00+09:00" },
+      end: { dateTime: "2026-11-24T11:00:00+09:00" },
+      location: "3층 회의실",
+    },
+  ],
+};
+
+/** A fresh channel where `user` asked for this week's schedule, and the assistant's request to the phone. */
+async function askForSchedule(label: string, user: string) {
+  const channel = freshChannel(label);
+  const asked = await dev().post(channel, user, "이번 주 일정 알려줘");
+  const rpc = await dev().nextRpc(channel, asked);
+  return { channel, asked, rpc };
+}
+
+describe("answering the assistant", () => {
+  test("a registered handler's result reaches the assistant, whose answer names the event", async () => {
+    const { channel, rpc } = await askForSchedule("turn", "jeff");
+    const client = clientFor("jeff");
+    const seen: unknown[] = [];
+    client.register("calendar.getEvents", async (params, request) => {
+      seen.push([params.startDate, params.endDate, request.id, request.notification]);
+      return TEAM_MEETING;
+    });
+
+    const handled = await client.handleMessage(rpc);
+    assert.equal(handled.status, "resuming");
+    const request = JSON.parse(rpc.data) as { id: string; params: { startDate: string; endDate: string } };
+    assert.deepEqual(seen, [[request.params.startDate, request.params.endDate, request.id, rpc.message]]);
+    assert.deepEqual(handled.response, { jsonrpc: "2.0", id: request.id, result: TEAM_MEETING });
+
+    const answer = await dev().nextAnswer(channel, rpc.message_id);
+    assert.match(answer.message, /팀 미팅/);
+    assert.deepEqual(await client.handleMessage(answer), { status: "ignored" });
+  });
+
+  test("a DeviceError from the handler reaches the assistant as a JSON-RPC error it explains", async () => {
+    const { channel, rpc } = await askForSchedule("permission", "mina");
+    const client = clientFor("mina").register("calendar.getEvents", () => {
+      throw DeviceError.permissionRequired("calendar.read", true);
+    });
+
+    const handled = await client.handleMessage(rpc);
+    assert.equal(handled.status, "resuming");
+    assert.deepEqual((handled.response as JsonRpcFailure).error, {
+      code: -32010,
+      message: "PermissionRequired",
+      data: { requiredPermission: "calendar.read", canPromptAgain: true },
+    });
+    const answer = await dev().nextAnswer(channel, rpc.message_id);
+    assert.match(answer.message, /캘린더 권한이 허용되지 않았어요/);
+  });
+
+  test("a method without a handler is answered -32601, and one whose handler crashes -32603 without its text", async () => {
+    const missing = await askForSchedule("nohandler", "seojun");
+    const bare = clientFor("seojun");
+    const unhandled = await bare.handleMessage(missing.rpc);
+    assert.equal(unhandled.status, "resuming");
+    assert.deepEqual((unhandled.response as JsonRpcFailure).error, {
+      code: ErrorCodes.MethodNotFound,
+      message: "Method not found",
+      data: { method: "calendar.getEvents" },
+    });
+    assert.match((await dev().nextAnswer(missing.channel, missing.rpc.message_id)).message, /캘린더를 확인하지 못했어요/);
+
+    const crashing = await askForSchedule("crash", "seojun");
+    const reported: unknown[] = [];
+    const client = clientFor("seojun", { onHandlerError: (error, request) => reported.push([error, request.id]) });
+    const bug = new Error("SQLITE_BUSY at /data/user/0/app/calendar.db");
+    client.register("calendar.getEvents", () => {
+      throw bug;
+    });
+    const handled = await client.handleMessage(crashing.rpc);
+    assert.equal(handled.status, "resuming");
+    assert.deepEqual((handled.response as JsonRpcFailure).error, { code: -32603, message: "Internal error" });
+    assert.deepEqual(reported, [[bug, handled.request.id]]);
+    const answer = await dev().nextAnswer(crashing.channel, crashing.rpc.message_id);
+    assert.match(answer.message, /캘린더를 확인하지 못했어요/);
+    assert.doesNotMatch(answer.message, /SQLITE|calendar\.db/);
+  });
+
+  test("a request delivered twice runs its handler once, and the same answer sent again is a duplicate", async () => {
+    const { channel, rpc } = await askForSchedule("duplicate", "jiwoo");
+    let runs = 0;
+    const client = clientFor("jiwoo").register("calendar.getEvents", async () => {
+      runs += 1;
+      return TEAM_MEETING;
+    });
+    const [first, second] = await Promise.all([client.handleMessage(rpc), client.handleMessage({ ...rpc })]);
+    assert.equal(runs, 1);
+    assert.equal(first.status, "resuming");
+    assert.equal(second, first);
+
+    assert.deepEqual(await client.respond(first.response), { status: "duplicate" });
+    // another instance of the app (no memory of the first) sending it again: a duplicate, no error
+    assert.deepEqual(await clientFor("jiwoo").respond(first.response), { status: "duplicate" });
+    assert.match((await dev().nextAnswer(channel, rpc.message_id)).message, /팀 미팅/);
+  });
+
+  test("answering an unknown or superseded call resolves as gone, without throwing", async () => {
+    const client = clientFor("sarah");
+    const unknown = await client.respond({ jsonrpc: "2.0", id: `call_${"0".repeat(32)}`, result: TEAM_MEETING });
+    assert.equal(unknown.status, "gone");
+    assert.ok(unknown.status === "gone");
+    assert.equal(unknown.reason, "unknown_call");
+    assert.equal(unknown.httpStatus, 404);
+
+    const { channel, rpc } = await askForSchedule("superseded", "sarah");
+    const again = await dev().post(channel, "sarah", "지금 몇 시야?"); // the user writes again
+    await dev().nextAnswer(channel, again);
+    const late = await client.register("calendar.getEvents", () => TEAM_MEETING).handleMessage(rpc);
+    assert.equal(late.status, "gone");
+    assert.ok(late.status === "gone");
+    assert.equal(late.reason, "call_superseded");
+    assert.equal(late.httpStatus, 410);
+  });
+
+  test("a result that does not fit is a typed 422; the call stays pending and a fixed answer goes through", async () => {
+    const { channel, rpc } = await askForSchedule("invalid", "hyunwoo");
+    const client = clientFor("hyunwoo");
+    let fixed = false;
+    client.register("calendar.getEvents", () =>
+      fixed ? TEAM_MEETING : ({ events: [{ title: "no id, no times" }] } as unknown as CalendarGetEventsResult),
+    );
+
+    const error = await client.handleMessage(rpc).then(
+      () => assert.fail("a result without ids and times was accepted"),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof UnprocessableError, String(error));
+    assert.equal(error.status, 422);
+    assert.equal(error.code, "invalid_result");
+    assert.equal(error.retryable, false);
+    assert.match(error.message, /calendar\.getEvents/);
+
+    fixed = true; // the app fixes it; the same delivery is handled again (a failed one is not remembered)
+    const handled = await client.handleMessage(rpc);
+    assert.equal(handled.status, "resuming");
+    assert.match((await dev().nextAnswer(channel, rpc.message_id)).message, /팀 미팅/);
+
+    // a different answer now: 409, a typed error as well
+    const request = JSON.parse(rpc.data) as { id: string };
+    await assert.rejects(
+      client.respond({ jsonrpc: "2.0", id: request.id, result: { events: [] } }),
+      (e: unknown) => e instanceof ConflictError && e.status === 409 && e.code === "already_answered",
+    );
+  });
+
+  test("another member's phone answering is told the request is not its own; the owner's answer still counts", async () => {
+    const { channel, rpc } = await askForSchedule("notyours", "david");
+    const other = await clientFor("mina").register("calendar.getEvents", () => ({ events: [] })).handleMessage(rpc);
+    assert.equal(other.status, "not_yours");
+    const owner = await clientFor("david").register("calendar.getEvents", () => TEAM_MEETING).handleMessage(rpc);
+    assert.equal(owner.status, "resuming");
+    assert.match((await dev().nextAnswer(channel, rpc.message_id)).message, /팀 미팅/);
+  });
+
+  test("a rejected token is fetched anew once; one that stays bad is an UnauthorizedError", async () => {
+    const { rpc } = await askForSchedule("token", "jeff");
+    const request = JSON.parse(rpc.data) as { id: string };
+    const asks: boolean[] = [];
+    const refreshed = clientFor("jeff", {
+      getToken: async ({ refresh }) => {
+        asks.push(refresh);
+        return refresh ? dev().token("jeff") : "expired.token.value";
+      },
+    });
+    const answer: JsonRpcSuccess = { jsonrpc: "2.0", id: request.id, result: { events: [] } };
+    assert.deepEqual(await refreshed.respond(answer), { status: "resuming" });
+    assert.deepEqual(asks, [false, true]);
+
+    const hopeless = clientFor("jeff", { getToken: () => "not-a-jwt" });
+    await assert.rejects(hopeless.respond(answer), (e: unknown) => e instanceof UnauthorizedError && e.status === 401);
+
+    // a body the server cannot take (here: no id) is an AssistantApiError with the server's code
+    const bad = { jsonrpc: "2.0", id: null, result: {} } as unknown as JsonRpcSuccess;
+    await assert.rejects(
+      clientFor("jeff").respond(bad),
+      (e: unknown) => e instanceof AssistantApiError && e.status === 400 && e.code === "invalid_jsonrpc",
+    );
+  });
+});

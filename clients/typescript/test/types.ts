@@ -1,0 +1,34 @@
+/**
+ * Compile-time checks of the handler types: `npm test` builds this file, and each
+ * `@ts-expect-error` fails the build if the line it marks ever compiles.
+ */
+import { AssistantClient, type BuiltinMethods, DeviceError, type MethodSpec } from "@truloop/assistant-client";
+
+type AppMethods = BuiltinMethods & { "location.getCurrent": MethodSpec<{ precise?: boolean }, { latitude: number; longitude: number }> };
+
+export function handlerTypes(client: AssistantClient, app: AssistantClient<AppMethods>): void {
+  client.register("calendar.getEvents", async (params) => {
+    const range: string = `${params.startDate}..${params.endDate}`;
+    return { events: [{ id: "e1", title: range, start: { dateTime: params.startDate }, end: { dateTime: params.endDate } }] };
+  });
+  client.register("interaction.confirm", (params) => ({ confirmed: params.title.length > 0 }));
+  client.register("permissions.getStatus", () => ({ status: "notDetermined", canPromptAgain: true }));
+  client.register("permissions.getStatus", () => {
+    throw DeviceError.userCanceled();
+  });
+  // a method the types do not know: untyped params and result
+  client.register("health.getSteps", (params) => ({ steps: 1200, date: params["date"] }));
+
+  // @ts-expect-error a calendar result needs events
+  client.register("calendar.getEvents", () => ({ items: [] }));
+  // @ts-expect-error confirmed is a boolean
+  client.register("interaction.confirm", () => ({ confirmed: "yes" }));
+  // @ts-expect-error not one of the four statuses
+  client.register("permissions.getStatus", () => ({ status: "allowed", canPromptAgain: true }));
+  // @ts-expect-error params of interaction.confirm have no startDate
+  client.register("interaction.confirm", (params) => ({ confirmed: params.startDate === "" }));
+
+  app.register("location.getCurrent", (params) => ({ latitude: params.precise ? 1 : 0, longitude: 0 }));
+  // @ts-expect-error the app's own method is typed too
+  app.register("location.getCurrent", () => ({ latitude: "north" }));
+}
