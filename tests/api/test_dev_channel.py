@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import BOT, Harness
+from tests.support import BOT, Harness, calendar_model
 
 CHANNEL = "demo"
 
@@ -116,3 +117,83 @@ async def test_a_group_channel_answers_mentions_and_keeps_the_rest_as_context(st
         assert "mina: lunch at noon?" in seen[1] and "jeff: sure" in seen[1]
         texts = [m["message"] for m in await channel_messages(h, "team") if m["user_id"] == BOT]
         assert texts == ["answer 1", "answer 2", "answer 3"]
+
+
+async def rpc_messages(h: Harness, n: int, channel: str = CHANNEL) -> list[dict[str, Any]]:
+    """The channel's agent-rpc messages once there are ``n``."""
+    for _ in range(200):
+        found = [m for m in await channel_messages(h, channel) if m["custom_type"] == "agent-rpc"]
+        if len(found) >= n:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"fewer than {n} agent-rpc messages in {channel}")
+
+
+async def call_states(h: Harness, *call_ids: str) -> dict[str, Any]:
+    r = await h.http.get("/dev/api/calls", params=[("id", call_id) for call_id in call_ids])
+    assert r.status_code == 200, r.text
+    return r.json()["calls"]
+
+
+async def test_requests_to_the_phone_carry_their_state_so_a_reloaded_page_offers_only_open_ones(
+    start_server: Any,
+) -> None:
+    async with start_server(model=calendar_model("two events"), channel="local") as h:
+        await post(h, "이번 주 일정 알려줘")
+        [asked] = await rpc_messages(h, 1)
+        first = json.loads(asked["data"])["id"]
+        assert asked["call"] == {"state": "pending", "user_id": "jeff"}
+        assert (await h.answer(first, result={"events": []})).status_code == 202
+        await bot_says(h, lambda said: "two events" in said)
+
+        await post(h, "again")
+        second = json.loads((await rpc_messages(h, 2))[1]["data"])["id"]
+        await post(h, "never mind")  # the second request is left unanswered: superseded
+        await h.idle()
+        states = [m["call"]["state"] for m in await channel_messages(h) if m["custom_type"] == "agent-rpc"]
+        assert states == ["answered", "superseded"]
+        # Only the messages after ``after`` are read, and only agent-rpc messages get a state.
+        plain = await h.http.get(f"/dev/api/channels/{CHANNEL}/messages", params={"after": 0})
+        assert all("call" not in m for m in plain.json()["messages"] if m["custom_type"] != "agent-rpc")
+
+        # The page asks for the requests it shows; an id the server never issued is null.
+        assert await call_states(h, first, second, "call_unknown") == {
+            first: {"state": "answered", "user_id": "jeff"},
+            second: {"state": "superseded", "user_id": "jeff"},
+            "call_unknown": None,
+        }
+        assert (await h.http.get("/dev/api/calls")).status_code == 400  # at least one id
+        too_many = [("id", f"call_{i}") for i in range(101)]
+        assert (await h.http.get("/dev/api/calls", params=too_many)).status_code == 400
+
+
+async def test_the_page_knows_the_directory_s_people_and_their_time_zones(
+    start_server: Any, directory: Any
+) -> None:
+    async with start_server(model=Counting().model, channel="local", timezone="Europe/Paris") as h:
+        users = (await h.http.get("/dev/api/users")).json()["users"]
+        by_id = {u["user_id"]: u for u in users}
+        assert by_id["jeff"] == {
+            "user_id": "jeff",
+            "name": "Jeff Kim",
+            "title": "Engineering Manager",
+            "timezone": "Asia/Seoul",
+        }
+        assert by_id["sarah"]["timezone"] == "America/Los_Angeles"
+        assert [u["user_id"] for u in users] == sorted(by_id) and "kim" not in by_id
+        assert (await h.http.get("/dev/api/users/sarah")).json()["timezone"] == "America/Los_Angeles"
+        guest = await h.http.get("/dev/api/users/kim")
+        assert guest.status_code == 404 and guest.json()["error"]["code"] == "unknown_user"
+        # Without a zone of their own, people get the server's: the page builds their calendar there.
+        info = (await h.http.get("/dev/api/info")).json()
+        assert info["timezone"] == "Europe/Paris" and info["bot_user_id"] == BOT
+
+
+async def test_the_page_and_its_script_and_styles_are_served(start_server: Any) -> None:
+    async with start_server(model=Counting().model, channel="local") as h:
+        page = await h.http.get("/dev")
+        assert page.status_code == 200 and '<meta name="viewport"' in page.text
+        for path, kind in (("/dev/dev.js", "text/javascript"), ("/dev/dev.css", "text/css")):
+            r = await h.http.get(path)
+            assert r.status_code == 200 and r.headers["content-type"].startswith(kind) and r.text
+            assert path in page.text

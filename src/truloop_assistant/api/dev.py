@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from importlib import resources
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from fastapi.responses import HTMLResponse
-from pydantic import BaseModel, Field
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, Field, ValidationError
 
 from ..auth import issue_token
-from ..channels.base import InboundMessage
+from ..backends.users import RedisUserDirectory, UserProfile
+from ..channels.base import AGENT_RPC, InboundMessage
 from ..channels.local import LocalChannel
 from ..channels.members import LocalMembers
 from ..channels.relay import local_direct_channel_url
-from ..errors import BadRequest
+from ..errors import BadRequest, NotFound
+from ..store import keys
 from .admission import addressed, queue
 from .budget import redis_budget
 from .deps import ServicesDep
@@ -52,9 +55,26 @@ def _local(services: ServicesDep) -> LocalChannel:
     return services.channel
 
 
+def _static(name: str) -> str:
+    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
+
+
+NO_CACHE = {"Cache-Control": "no-cache"}
+
+
 @router.get("", response_class=HTMLResponse, include_in_schema=False)
-async def page() -> str:
-    return resources.files(__package__).joinpath("static/dev.html").read_text(encoding="utf-8")
+async def page() -> HTMLResponse:
+    return HTMLResponse(_static("dev.html"), headers=NO_CACHE)
+
+
+@router.get("/dev.js", include_in_schema=False)
+async def script() -> Response:
+    return Response(_static("dev.js"), media_type="text/javascript; charset=utf-8", headers=NO_CACHE)
+
+
+@router.get("/dev.css", include_in_schema=False)
+async def stylesheet() -> Response:
+    return Response(_static("dev.css"), media_type="text/css; charset=utf-8", headers=NO_CACHE)
 
 
 @router.post("/api/channels/{channel_url}/messages", status_code=202)
@@ -106,6 +126,8 @@ async def list_messages(
 
     With ``wait`` (seconds, at most 30) it answers as soon as there is a message after ``after``, or
     when the time is up (then with none): a script can wait for the assistant instead of guessing.
+    An agent-rpc message also has ``call``: its request's state now (see ``GET /dev/api/calls``), so
+    a page shows what can still be answered.
     """
     channel = _local(services)
     deadline = asyncio.get_running_loop().time() + wait
@@ -113,15 +135,109 @@ async def list_messages(
         if asyncio.get_running_loop().time() >= deadline:
             break
         await asyncio.sleep(WAIT_STEP_S)
+    rpc_ids = {m["message_id"]: call_id for m in messages if (call_id := _rpc_id(m)) is not None}
+    states = await _call_states(services, list(rpc_ids.values()))
+    for m in messages:
+        if m["message_id"] in rpc_ids:
+            m["call"] = states[rpc_ids[m["message_id"]]]
     return {"messages": messages, "typing": await channel.is_typing(channel_url)}
+
+
+def _rpc_id(message: dict[str, Any]) -> str | None:
+    """The JSON-RPC id of an agent-rpc message, or None for any other message."""
+    if message.get("custom_type") != AGENT_RPC:
+        return None
+    try:
+        call_id = json.loads(message.get("data") or "{}").get("id")
+    except (ValueError, AttributeError):
+        return None
+    return call_id if isinstance(call_id, str) and call_id else None
+
+
+async def _call_states(services: ServicesDep, call_ids: list[str]) -> dict[str, dict[str, str] | None]:
+    """What the server knows of each call: its state and whose it is (None once it is forgotten)."""
+    async with redis_budget():
+        views = await asyncio.gather(*(services.store.get_call(call_id) for call_id in call_ids))
+    return {
+        call_id: None if view is None else {"state": view.state, "user_id": view.user_id}
+        for call_id, view in zip(call_ids, views, strict=True)
+    }
+
+
+MAX_CALL_IDS = 100
+
+
+@router.get("/api/calls")
+async def calls(
+    services: ServicesDep,
+    call_id: Annotated[list[str], Query(alias="id", max_length=MAX_CALL_IDS)],
+) -> dict[str, Any]:
+    """The state of device requests by JSON-RPC id (``?id=call_…&id=call_…``): which the phone may answer.
+
+    Each is ``{"state": "pending"|"answered"|"expired"|"superseded", "user_id": <whose call>}``, or
+    null for an id the server does not know (never issued, or settled more than 24 h ago).
+    """
+    _local(services)
+    return {"calls": await _call_states(services, list(dict.fromkeys(call_id)))}
 
 
 @router.get("/api/info")
 async def info(services: ServicesDep) -> dict[str, str]:
-    """What the page needs to know: the assistant's user id, and how a person's direct channel is named."""
+    """What the page needs to know: the assistant's user id, how a person's direct channel is named,
+    and the time zone of people without one in the directory (``TRULOOP_TIMEZONE``)."""
     _local(services)
     bot = services.settings.sendbird_bot_user_id
-    return {"bot_user_id": bot, "direct_channel_url": local_direct_channel_url(bot, "{user_id}")}
+    return {
+        "bot_user_id": bot,
+        "direct_channel_url": local_direct_channel_url(bot, "{user_id}"),
+        "timezone": services.settings.timezone,
+    }
+
+
+MAX_LISTED_USERS = 200
+
+
+def _person(profile: UserProfile) -> dict[str, Any]:
+    return {
+        "user_id": profile.user_id,
+        "name": profile.name,
+        "title": profile.title,
+        "timezone": profile.timezone,
+    }
+
+
+@router.get("/api/users")
+async def users(services: ServicesDep) -> dict[str, Any]:
+    """Members of the user directory to chat as (at most 200, by user id), with their time zones.
+
+    The assistant speaks in a member's own time zone, so the page builds its sample calendar there.
+    A directory behind ``TRULOOP_USERS_API_URL`` is not listed (look people up one by one instead).
+    """
+    _local(services)
+    directory = services.backends.users
+    if not isinstance(directory, RedisUserDirectory):
+        return {"users": []}
+    profiles: list[UserProfile] = []
+    async with redis_budget():
+        async for _, raw in services.redis.hscan_iter(keys.user_profiles(), count=MAX_LISTED_USERS):
+            try:
+                profiles.append(UserProfile.model_validate_json(raw))
+            except ValidationError:
+                continue
+            if len(profiles) >= MAX_LISTED_USERS:
+                break
+    return {"users": [_person(p) for p in sorted(profiles, key=lambda p: p.user_id)]}
+
+
+@router.get("/api/users/{user_id}")
+async def user(user_id: str, services: ServicesDep) -> dict[str, Any]:
+    """One member of the directory; 404 for anyone else (a guest: the server's time zone applies)."""
+    _local(services)
+    async with redis_budget():
+        profile = await services.backends.users.get_profile(user_id)
+    if profile is None:
+        raise NotFound(f"{user_id} is not in the user directory", code="unknown_user")
+    return _person(profile)
 
 
 @router.post("/api/token")

@@ -1,0 +1,728 @@
+// The dev channel: a chat with the assistant that also plays the phone (it answers agent-rpc requests).
+'use strict';
+
+const $ = id => document.getElementById(id);
+const el = (tag, props = {}, ...children) => {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children.filter(c => c !== null && c !== undefined && c !== false));
+  return node;
+};
+
+const POLL_MS = 700, OFFLINE_POLL_MS = 1500, REQUEST_TIMEOUT_MS = 10000;
+const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+const GUESTS = ['kim'];  // sample people outside the directory
+const SUGGESTIONS = ['이번 주 일정 알려줘', 'What is my current location?', 'Schedule a lunch tomorrow at noon with @mina',
+                     'what time is it in New York?', 'who is mina?', '연차는 며칠이야?'];
+const SAMPLE_TOOL = {
+  name: 'get_current_location',
+  description: "The user's current location from their phone: latitude, longitude and a place name",
+  method: 'location.getCurrent',
+  parameters: {type: 'object', properties: {accuracy: {type: 'string', enum: ['coarse', 'fine']}},
+               additionalProperties: false},
+  result: {type: 'object', required: ['latitude', 'longitude'],
+           properties: {latitude: {type: 'number'}, longitude: {type: 'number'}, label: {type: 'string'}}},
+};
+const STATUS = {
+  not_addressed: () => `Not answered: in a group channel the assistant answers only when mentioned (@${S.bot}).`,
+  rate_limited: () => 'Not run: over the rate limit (the assistant says so in the channel).',
+  too_long: () => 'Not run: the message is too long.',
+  duplicate: () => 'Already sent.',
+  dropped: () => 'Not run: too many messages are waiting in this channel.',
+};
+const STATE_TEXT = {
+  pending: 'Waiting', answered: 'Answered', expired: 'Expired', superseded: 'Superseded',
+  unknown: 'Closed',
+};
+
+const S = {
+  bot: 'truloop-assistant', serverZone: null, users: new Map(), lookedUp: new Map(),
+  user: 'jeff', channel: 'demo', after: 0, generation: 0, messages: [],
+  calls: new Map(),  // call id -> {state, user_id} as the server last said
+  token: null, tokenUser: null, online: true, infoLoaded: false, pendingSend: null, pollTimer: null,
+  dialogCall: null, dialogDismissed: new Set(),
+};
+
+// ---- small helpers ------------------------------------------------------------------------------
+
+class HttpError extends Error {
+  constructor(status, code, message) { super(message); this.status = status; this.code = code; }
+}
+
+async function request(path, {method = 'GET', body, token} = {}) {
+  const headers = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token) headers.authorization = 'Bearer ' + token;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT_MS);
+  let r;
+  try {
+    r = await fetch(path, {method, headers, signal: abort.signal,
+                           body: body === undefined ? undefined : JSON.stringify(body)});
+  } catch (e) {
+    throw new HttpError(0, 'network', e.name === 'AbortError' ? 'the server did not answer in time'
+                                                               : 'the server cannot be reached');
+  } finally { clearTimeout(timer); }
+  const text = await r.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+  if (!r.ok) {
+    const err = data && data.error;
+    throw new HttpError(r.status, err ? err.code : `http_${r.status}`,
+                        err ? err.message : `HTTP ${r.status}${text ? ': ' + text.slice(0, 200) : ''}`);
+  }
+  return {status: r.status, data};
+}
+
+const pad = n => String(n).padStart(2, '0');
+const initials = id => (id.replace(/[^\p{L}\p{N}]/gu, '').slice(0, 2) || '?').toUpperCase();
+function colorOf(id) {
+  let h = 0;
+  for (const c of id) h = (h * 31 + c.codePointAt(0)) % 360;
+  return `hsl(${h} 55% 45%)`;
+}
+const store = {
+  get(key, fallback) { try { return JSON.parse(localStorage.getItem('truloop-dev.' + key)) ?? fallback; } catch (e) { return fallback; } },
+  set(key, value) { try { localStorage.setItem('truloop-dev.' + key, JSON.stringify(value)); } catch (e) { /* private mode */ } },
+};
+function rememberAnswer(callId, label) {
+  const answers = store.get('answers', {});
+  answers[callId] = label;
+  const ids = Object.keys(answers);
+  for (const old of ids.slice(0, Math.max(0, ids.length - 300))) delete answers[old];
+  store.set('answers', answers);
+}
+
+// ---- people and time zones ----------------------------------------------------------------------
+
+function isZone(zone) {
+  try { new Intl.DateTimeFormat('en-US', {timeZone: zone}); return true; } catch (e) { return false; }
+}
+/** The zone the assistant speaks in for a person: theirs in the directory, else the server's default. */
+function zoneOf(userId) {
+  const person = S.users.get(userId) || S.lookedUp.get(userId);
+  for (const zone of [person && person.timezone, S.serverZone]) if (zone && isZone(zone)) return zone;
+  return BROWSER_ZONE;
+}
+function offsetMinutes(zone, utcMs) {
+  const parts = new Intl.DateTimeFormat('en-US', {timeZone: zone, hourCycle: 'h23', year: 'numeric',
+    month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric'}).formatToParts(new Date(utcMs));
+  const p = Object.fromEntries(parts.map(x => [x.type, Number(x.value)]));
+  return Math.round((Date.UTC(p.year, p.month - 1, p.day, p.hour % 24, p.minute, p.second) - utcMs) / 60000);
+}
+/** ISO 8601 with the offset of ``zone`` for a wall-clock time there (days past the month roll over). */
+function wallClock(zone, y, m, d, hour) {
+  const day = new Date(Date.UTC(y, m - 1, d));
+  const guess = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), hour);
+  const off = offsetMinutes(zone, guess - offsetMinutes(zone, guess) * 60000);
+  const a = Math.abs(off);
+  return `${day.getUTCFullYear()}-${pad(day.getUTCMonth() + 1)}-${pad(day.getUTCDate())}T${pad(hour)}:00:00` +
+         `${off >= 0 ? '+' : '-'}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+}
+/** Monday of this week in ``zone`` as [y, m, d]; the request's own start date when it gives one. */
+function weekStart(zone, params) {
+  const given = /^(\d{4})-(\d{2})-(\d{2})/.exec((params && params.startDate) || '');
+  if (given) return [Number(given[1]), Number(given[2]), Number(given[3])];
+  const p = Object.fromEntries(new Intl.DateTimeFormat('en-US', {timeZone: zone, year: 'numeric', month: 'numeric',
+    day: 'numeric'}).formatToParts(new Date()).map(x => [x.type, Number(x.value)]));
+  const weekday = (new Date(Date.UTC(p.year, p.month - 1, p.day)).getUTCDay() + 6) % 7;
+  return [p.year, p.month, p.day - weekday];
+}
+function sampleEvents(params, userId) {
+  const zone = zoneOf(userId), [y, m, d] = weekStart(zone, params);
+  return {events: [
+    {id: 'e1', title: '팀 미팅', start: {dateTime: wallClock(zone, y, m, d + 1, 10)}, end: {dateTime: wallClock(zone, y, m, d + 1, 11)}},
+    {id: 'e2', title: 'Lunch with Mina', start: {dateTime: wallClock(zone, y, m, d + 3, 12)}, end: {dateTime: wallClock(zone, y, m, d + 3, 13)}},
+  ]};
+}
+
+// ---- what the phone answers ---------------------------------------------------------------------
+
+const ICONS = {
+  calendar: '<rect x="3" y="4.5" width="18" height="17" rx="2.5"/><path d="M16 2.5v4M8 2.5v4M3 10h18"/>',
+  confirm: '<circle cx="12" cy="12" r="9.5"/><path d="M8 12.5l2.7 2.7L16.5 9.5"/>',
+  permission: '<rect x="4.5" y="11" width="15" height="10" rx="2"/><path d="M8 11V7.5a4 4 0 0 1 8 0V11"/>',
+  location: '<path d="M12 21.5s-7-6.3-7-11.5a7 7 0 0 1 14 0c0 5.2-7 11.5-7 11.5z"/><circle cx="12" cy="10" r="2.5"/>',
+  phone: '<rect x="6" y="2" width="12" height="20" rx="2.5"/><path d="M11 18h2"/>',
+};
+function icon(name) {
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', 'icon');
+  svg.innerHTML = ICONS[name] || ICONS.phone;
+  return svg;
+}
+
+const METHODS = {
+  'calendar.getEvents': {
+    icon: 'calendar', name: 'Calendar',
+    summary: p => `${(p.startDate || '').slice(0, 10)} → ${(p.endDate || '').slice(0, 10)}`,
+    answers: [
+      ['Share sample events', (p, call) => ({result: sampleEvents(p, call.user_id)})],
+      ['Empty calendar', () => ({result: {events: []}})],
+      ['No permission', () => ({error: {code: -32010, message: 'PermissionRequired',
+                                        data: {requiredPermission: 'calendar.read', canPromptAgain: true}}})],
+    ],
+  },
+  'interaction.confirm': {
+    icon: 'confirm', name: 'Confirmation', dialog: true,
+    summary: p => p.message || '',
+  },
+  'permissions.getStatus': {
+    icon: 'permission', name: 'Permission', summary: p => p.permission || '',
+    answers: [
+      ['Granted', () => ({result: {status: 'granted', canPromptAgain: false}})],
+      ['Denied', () => ({result: {status: 'denied', canPromptAgain: true}})],
+    ],
+  },
+  'location.getCurrent': {
+    icon: 'location', name: 'Location', summary: p => (p.accuracy ? `accuracy: ${p.accuracy}` : ''),
+    answers: [
+      ['Share sample location', () => ({result: {latitude: 37.5663, longitude: 126.9779, label: 'Seoul City Hall'}})],
+      ['Location off', () => ({error: {code: -32010, message: 'PermissionRequired',
+                                       data: {requiredPermission: 'location', canPromptAgain: true}}})],
+    ],
+  },
+};
+const GENERIC = {
+  icon: 'phone', name: 'App request', summary: () => '',
+  answers: [['Not supported', () => ({error: {code: -32601, message: 'Method not found'}})]],
+};
+const confirmLabels = p => {
+  const korean = /[\uac00-\ud7a3]/.test(`${p.title || ''}${p.message || ''}`);
+  return {ok: p.confirmLabel || (korean ? '확인' : 'Confirm'), cancel: p.cancelLabel || (korean ? '취소' : 'Cancel')};
+};
+
+async function deviceToken(user, fresh = false) {
+  if (!fresh && S.token && S.tokenUser === user) return S.token;
+  const {data} = await request('/dev/api/token', {method: 'POST', body: {user_id: user}});
+  S.token = data.token; S.tokenUser = user;
+  return S.token;
+}
+
+/** Send the phone's JSON-RPC response (a new token once if the old one is refused); remember the answer. */
+async function answer(rpc, body, label) {
+  const payload = {jsonrpc: '2.0', id: rpc.id, ...body};
+  let token = await deviceToken(S.user);
+  let r;
+  try {
+    r = await request('/api/v1/agent/tool-message', {method: 'POST', body: payload, token});
+  } catch (e) {
+    if (e.status !== 401) throw e;
+    token = await deviceToken(S.user, true);
+    r = await request('/api/v1/agent/tool-message', {method: 'POST', body: payload, token});
+  }
+  rememberAnswer(rpc.id, label);
+  setCall(rpc.id, {state: 'answered', user_id: S.user});
+  return r;
+}
+
+// ---- the log ------------------------------------------------------------------------------------
+
+const log = $('log');
+const nearBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 120;
+const toBottom = () => { log.scrollTop = log.scrollHeight; };
+function timeOf(ms) { return new Date(ms).toLocaleTimeString([], {hour: '2-digit', minute: '2-digit'}); }
+function dayOf(ms) {
+  const day = new Date(ms), today = new Date();
+  const yesterday = new Date(); yesterday.setDate(today.getDate() - 1);
+  if (day.toDateString() === today.toDateString()) return 'Today';
+  if (day.toDateString() === yesterday.toDateString()) return 'Yesterday';
+  return day.toLocaleDateString([], {weekday: 'short', month: 'short', day: 'numeric', year: 'numeric'});
+}
+
+function note(text, kind = '') {
+  const stick = nearBottom(), day = dayOf(Date.now());
+  if (day !== lastDay) { log.append(el('div', {className: 'day', textContent: day})); lastDay = day; }
+  lastSender = null;
+  $('empty').hidden = true;
+  log.append(el('div', {className: 'note ' + kind, textContent: text}));
+  if (stick) toBottom();
+}
+
+let lastSender = null, lastDay = null;
+function kindOf(m) {
+  if (m.user_id === S.bot) return 'assistant';
+  return m.user_id === S.user ? 'mine' : 'other';
+}
+
+function add(m) {
+  S.messages.push(m);
+  const rpc = m.custom_type === 'agent-rpc' ? parseRpc(m.data) : null;
+  if (rpc && m.call !== undefined) S.calls.set(rpc.id, m.call);  // its state when it came; polls keep it current
+  render(m);
+}
+
+function render(m) {
+  $('empty').hidden = true;
+  const stick = nearBottom() || m.user_id === S.user;
+  const day = dayOf(m.created_at || Date.now());
+  if (day !== lastDay) { log.append(el('div', {className: 'day', textContent: day})); lastDay = day; lastSender = null; }
+  const kind = kindOf(m), first = lastSender !== m.user_id;
+  lastSender = m.user_id;
+  const row = el('div', {className: `row ${kind}${first ? ' first' : ''}`});
+  row.dataset.messageId = m.message_id;
+  row.dataset.sender = m.user_id;
+  const stack = el('div', {className: 'stack'});
+  if (kind !== 'mine') {
+    const avatar = el('div', {className: 'avatar' + (kind === 'assistant' ? ' assistant' : '') + (first ? '' : ' spacer'),
+                              textContent: kind === 'assistant' ? 'AI' : initials(m.user_id)});
+    if (kind === 'other') avatar.style.background = colorOf(m.user_id);
+    avatar.setAttribute('aria-hidden', 'true');
+    row.append(avatar);
+    if (first) stack.append(nameLine(m.user_id, kind));
+  } else if (first) {
+    stack.append(el('div', {className: 'name', textContent: `You (${m.user_id})`}));
+  }
+  const rpc = m.custom_type === 'agent-rpc' ? parseRpc(m.data) : null;
+  if (rpc) {
+    stack.append(requestCard(m, rpc));
+  } else {
+    stack.append(el('div', {className: 'bubble', textContent: m.message}));
+  }
+  const when = m.created_at ? el('time', {className: 'time', textContent: timeOf(m.created_at),
+                                          dateTime: new Date(m.created_at).toISOString(),
+                                          title: new Date(m.created_at).toLocaleString()}) : null;
+  stack.append(when);
+  row.append(stack);
+  log.append(row);
+  if (stick) toBottom();
+}
+
+function nameLine(userId, kind) {
+  if (kind === 'assistant') return el('div', {className: 'name'}, S.bot, el('span', {className: 'tag', textContent: 'assistant'}));
+  const person = S.users.get(userId);
+  const label = person && person.name && person.name !== userId ? `${person.name} (${userId})` : userId;
+  return el('div', {className: 'name'}, label, person ? null : el('span', {className: 'tag', textContent: 'guest'}));
+}
+
+function parseRpc(data) {
+  try { const rpc = JSON.parse(data); return rpc && typeof rpc.id === 'string' ? rpc : null; } catch (e) { return null; }
+}
+
+// ---- request cards ------------------------------------------------------------------------------
+
+const cards = new Map();  // call id -> {card, rpc, message}
+
+function requestCard(m, rpc) {
+  const spec = METHODS[rpc.method] || GENERIC, params = rpc.params || {};
+  const card = el('div', {className: 'card'});
+  card.dataset.callId = rpc.id;
+  card.dataset.method = rpc.method;
+  const badge = el('span', {className: 'badge'});
+  const summary = spec.summary(params);
+  card.append(
+    el('div', {className: 'card-head'}, icon(spec.icon), el('span', {className: 'card-name', textContent: spec.name}), badge),
+    el('div', {className: 'card-text', textContent: m.message}),
+    summary ? el('div', {className: 'card-summary', textContent: summary}) : null,
+    el('div', {className: 'method', textContent: rpc.method}),
+  );
+  card.append(el('details', {}, el('summary', {textContent: 'JSON-RPC request'}),
+                 el('pre', {textContent: JSON.stringify(rpc, null, 2)})));
+  card.append(el('div', {className: 'actions'}), el('div', {className: 'outcome', role: 'status'}));
+  cards.set(rpc.id, {card, rpc, message: m});
+  refreshCard(rpc.id);
+  return card;
+}
+
+function setCall(callId, call) {
+  S.calls.set(callId, call);
+  refreshCard(callId);
+}
+
+function refreshCard(callId) {
+  const entry = cards.get(callId);
+  if (!entry) return;
+  const {card, rpc} = entry, spec = METHODS[rpc.method] || GENERIC;
+  const call = S.calls.get(callId);
+  const state = call ? call.state : 'unknown';
+  card.dataset.state = state;
+  const badge = card.querySelector('.badge');
+  badge.className = 'badge ' + state;
+  badge.textContent = STATE_TEXT[state] || state;
+  const actions = card.querySelector('.actions'), outcome = card.querySelector('.outcome');
+  actions.replaceChildren();
+  const answered = store.get('answers', {})[callId];
+  if (state === 'pending') {
+    if (call.user_id && call.user_id !== S.user) {
+      closeDialogFor(callId);
+      outcome.textContent = `For ${call.user_id}'s phone: switch to ${call.user_id} to answer.`;
+      return;
+    }
+    if (!outcome.classList.contains('error')) outcome.textContent = '';
+    if (spec.dialog) {
+      actions.append(el('button', {type: 'button', className: 'primary', textContent: 'Open the dialog',
+                                   onclick: () => openDialog(callId)}));
+      if (!S.dialogDismissed.has(callId)) queueDialog(callId);
+    } else {
+      for (const [label, make] of spec.answers) {
+        actions.append(el('button', {type: 'button', textContent: label,
+                                     onclick: () => send(callId, make(rpc.params || {}, call), label)}));
+      }
+    }
+    actions.append(customAnswer(callId));
+    return;
+  }
+  closeDialogFor(callId);
+  outcome.classList.remove('error');
+  outcome.textContent = {
+    answered: answered ? `Answered: ${answered}` : 'Answered on the phone.',
+    expired: 'The phone did not answer in time.',
+    superseded: 'A newer message took its place; it can no longer be answered.',
+    unknown: 'The server no longer knows this request.',
+  }[state] || '';
+}
+
+function customAnswer(callId) {
+  const area = el('textarea', {value: '{"result": {}}', spellcheck: false, ariaLabel: 'JSON-RPC answer'});
+  const go = el('button', {type: 'button', textContent: 'Send this answer', onclick: () => {
+    let body;
+    try { body = JSON.parse(area.value); } catch (e) { return showOutcome(callId, 'Not JSON: ' + e.message, true); }
+    send(callId, body, 'custom answer');
+  }});
+  return el('details', {className: 'custom'}, el('summary', {textContent: 'Custom answer'}), area, go);
+}
+
+function showOutcome(callId, text, error = false) {
+  const entry = cards.get(callId);
+  if (!entry) return;
+  const outcome = entry.card.querySelector('.outcome');
+  outcome.textContent = text;
+  outcome.classList.toggle('error', error);
+}
+
+async function send(callId, body, label) {
+  const entry = cards.get(callId);
+  if (!entry) return;
+  const buttons = entry.card.querySelectorAll('.actions button');
+  buttons.forEach(b => { b.disabled = true; });
+  showOutcome(callId, 'Sending…');
+  try {
+    await answer(entry.rpc, body, label);
+    kick();
+  } catch (e) {
+    buttons.forEach(b => { b.disabled = false; });
+    if (e.code === 'call_expired' || e.code === 'call_superseded') {
+      setCall(callId, {state: e.code === 'call_expired' ? 'expired' : 'superseded', user_id: S.user});
+    } else if (e.code === 'already_answered') {
+      setCall(callId, {state: 'answered', user_id: S.user});
+    } else {
+      showOutcome(callId, `Not sent: ${e.message}${e.status === 0 || e.status >= 500 ? ' — try again.' : ''}`, true);
+    }
+  }
+}
+
+// ---- the confirmation dialog --------------------------------------------------------------------
+
+const dialog = $('confirm');
+const dialogQueue = [];
+function queueDialog(callId) {
+  if (S.dialogCall === callId || dialogQueue.includes(callId)) return;
+  dialogQueue.push(callId);
+  if (!dialog.open) openDialog(dialogQueue[0]);
+}
+function openDialog(callId) {
+  const entry = cards.get(callId);
+  const call = S.calls.get(callId);
+  if (!entry || !call || call.state !== 'pending') return;
+  const idx = dialogQueue.indexOf(callId);
+  if (idx >= 0) dialogQueue.splice(idx, 1);
+  const p = entry.rpc.params || {}, labels = confirmLabels(p);
+  S.dialogCall = callId;
+  S.dialogDismissed.delete(callId);
+  $('confirm-title').textContent = p.title || 'Confirm';
+  $('confirm-message').textContent = p.message || '';
+  $('confirm-permission').hidden = !p.permission;
+  $('confirm-permission').textContent = p.permission ? `This needs the permission ${p.permission}.` : '';
+  $('confirm-ok').textContent = labels.ok;
+  $('confirm-cancel').textContent = labels.cancel;
+  dialog.dataset.callId = callId;
+  if (!dialog.open) dialog.showModal();
+}
+function closeDialog() {
+  S.dialogCall = null;
+  delete dialog.dataset.callId;
+  if (dialog.open) dialog.close();
+  while (dialogQueue.length) {
+    const next = dialogQueue[0], call = S.calls.get(next);
+    if (call && call.state === 'pending' && call.user_id === S.user) { openDialog(next); return; }
+    dialogQueue.shift();
+  }
+}
+function closeDialogFor(callId) {
+  const idx = dialogQueue.indexOf(callId);
+  if (idx >= 0) dialogQueue.splice(idx, 1);
+  if (S.dialogCall === callId) closeDialog();
+}
+function decide(confirmed) {
+  const callId = S.dialogCall;
+  if (!callId) return;
+  const labels = confirmLabels(cards.get(callId).rpc.params || {});
+  closeDialog();
+  send(callId, {result: {confirmed}}, confirmed ? labels.ok : labels.cancel);
+}
+$('confirm-ok').onclick = () => decide(true);
+$('confirm-cancel').onclick = () => decide(false);
+dialog.addEventListener('cancel', e => {  // Esc: put it away without answering; the card reopens it
+  e.preventDefault();
+  if (S.dialogCall) S.dialogDismissed.add(S.dialogCall);
+  closeDialog();
+});
+
+// ---- polling ------------------------------------------------------------------------------------
+
+function setOnline(ok, error) {
+  S.online = ok;
+  const banner = $('banner');
+  banner.hidden = ok;
+  if (!ok) {
+    banner.textContent = !error || error.status === 0 ? "Can't reach the dev server. Retrying…"
+      : error.status < 500 ? `The dev server refused the request: ${error.message}`
+      : `The dev server has a problem (${error.message}). Retrying…`;
+  }
+}
+
+async function poll() {
+  clearTimeout(S.pollTimer);
+  const generation = S.generation;
+  try {
+    if (!S.infoLoaded) { await loadInfo(); rerender(); }
+    const {data} = await request(`/dev/api/channels/${encodeURIComponent(S.channel)}/messages?after=${S.after}`);
+    if (generation !== S.generation) return;
+    for (const m of data.messages) {
+      if (m.message_id <= S.after) continue;
+      S.after = m.message_id;
+      add(m);
+    }
+    $('typing').hidden = !data.typing;
+    const open = [...cards.keys()].filter(id => (S.calls.get(id) || {}).state === 'pending');
+    if (open.length) {
+      const query = open.slice(-100).map(id => 'id=' + encodeURIComponent(id)).join('&');
+      const states = (await request('/dev/api/calls?' + query)).data.calls;
+      if (generation !== S.generation) return;
+      for (const [id, call] of Object.entries(states)) {
+        const before = S.calls.get(id);
+        if (!before || !call || before.state !== call.state) setCall(id, call);
+      }
+    }
+    if (!S.online) setOnline(true);
+  } catch (e) {
+    if (generation === S.generation) setOnline(false, e);
+  }
+  if (generation === S.generation) S.pollTimer = setTimeout(poll, S.online ? POLL_MS : OFFLINE_POLL_MS);
+}
+const kick = () => setTimeout(poll, 50);
+
+function reload() {
+  S.generation += 1;
+  S.after = 0; S.messages = []; lastSender = null; lastDay = null;
+  cards.clear(); S.calls.clear(); dialogQueue.length = 0;
+  if (dialog.open) closeDialog();
+  log.replaceChildren($('empty'));
+  $('empty').hidden = false;
+  $('typing').hidden = true;
+  poll();
+}
+
+function rerender() {  // the same messages seen as someone else
+  lastSender = null; lastDay = null;
+  const messages = S.messages;
+  cards.clear(); dialogQueue.length = 0;
+  if (dialog.open) closeDialog();
+  log.replaceChildren($('empty'));
+  $('empty').hidden = messages.length > 0;
+  for (const m of messages) render(m);
+}
+
+// ---- sending ------------------------------------------------------------------------------------
+
+const input = $('message');
+function sendError(text) {
+  $('send-error').hidden = !text;
+  $('send-error').textContent = text || '';
+}
+$('composer').onsubmit = async e => {
+  e.preventDefault();
+  const text = input.value.trim();
+  if (!text) return;
+  // A retry of the same text carries the same dedup_id: if the first try did arrive, it is not shown twice.
+  if (!S.pendingSend || S.pendingSend.text !== text || S.pendingSend.channel !== S.channel || S.pendingSend.user !== S.user) {
+    S.pendingSend = {text, channel: S.channel, user: S.user, dedup: crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2)};
+  }
+  const attempt = S.pendingSend;
+  $('send').disabled = true;
+  try {
+    const {data} = await request(`/dev/api/channels/${encodeURIComponent(attempt.channel)}/messages`, {
+      method: 'POST', body: {user_id: attempt.user, message: attempt.text, dedup_id: attempt.dedup}});
+    if (input.value.trim() === text) { input.value = ''; grow(); }
+    S.pendingSend = null;
+    sendError('');
+    if (data.status !== 'queued' && data.status !== 'duplicate') note((STATUS[data.status] || (() => data.status))());
+    kick();
+  } catch (err) {
+    sendError(`Not sent: ${err.message}. Your message is still here: press Send to try again.`);
+    if (err.status === 0) setOnline(false, err);
+  } finally {
+    $('send').disabled = false;
+    input.focus();
+  }
+};
+function grow() { input.style.height = 'auto'; input.style.height = Math.min(input.scrollHeight + 2, 140) + 'px'; }
+input.addEventListener('input', grow);
+input.addEventListener('keydown', e => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+    e.preventDefault();
+    $('composer').requestSubmit();
+  }
+});
+for (const text of SUGGESTIONS) {
+  $('chips').append(el('button', {type: 'button', textContent: text, role: 'listitem', onclick: () => {
+    input.value = text; grow(); input.focus();
+  }}));
+}
+
+// ---- who and where ------------------------------------------------------------------------------
+
+function params() { return new URLSearchParams(location.search); }
+function remember() {
+  store.set('session', {user: S.user, channel: S.channel});
+  const q = params();
+  q.set('user', S.user); q.set('channel', S.channel);
+  history.replaceState(null, '', `${location.pathname}?${q}`);
+  $('subtitle').textContent = `# ${S.channel} · as ${S.user}`;
+  $('typing-text').textContent = `${S.bot} is typing…`;
+  describeUser();
+}
+
+function fillUsers() {
+  const select = $('user-select');
+  const members = el('optgroup', {label: 'Directory'});
+  for (const [id, p] of S.users) {
+    const place = p.timezone ? ` · ${p.timezone.split('/').pop().replace(/_/g, ' ')}` : '';
+    members.append(el('option', {value: id, textContent: `${p.name && p.name !== id ? `${p.name} (${id})` : id}${place}`}));
+  }
+  const guests = el('optgroup', {label: 'Guests (not in the directory)'});
+  for (const id of GUESTS.filter(g => !S.users.has(g))) guests.append(el('option', {value: id, textContent: `${id} · guest`}));
+  const known = new Set([...S.users.keys(), ...GUESTS]);
+  const others = el('optgroup', {label: 'Anyone'});
+  if (!known.has(S.user)) others.append(el('option', {value: S.user, textContent: S.user}));
+  others.append(el('option', {value: '\u0000other', textContent: 'Someone else…'}));
+  select.replaceChildren(...[members, guests, others].filter(g => g.children.length));
+  select.value = S.user;
+}
+
+async function describeUser() {
+  const user = S.user;
+  let person = S.users.get(user) || S.lookedUp.get(user);
+  if (!person && !S.lookedUp.has(user)) {
+    try { person = (await request(`/dev/api/users/${encodeURIComponent(user)}`)).data; } catch (e) { person = null; }
+    S.lookedUp.set(user, person);
+  }
+  if (user !== S.user) return;
+  $('user-info').textContent = person
+    ? `${person.name || user}${person.title ? ' · ' + person.title : ''} · ${person.timezone || S.serverZone || BROWSER_ZONE}`
+    : `${user} is not in the directory (a guest); times are in ${S.serverZone || BROWSER_ZONE}.`;
+  toolsState();
+}
+
+function switchUser(user) {
+  if (!user || user === S.user) return;
+  S.user = user;
+  remember();
+  fillUsers();
+  rerender();
+}
+$('user-select').onchange = e => {
+  if (e.target.value === '\u0000other') {
+    $('user-other').hidden = false; $('user-other').value = ''; $('user-other').focus();
+    return;
+  }
+  $('user-other').hidden = true;
+  switchUser(e.target.value);
+};
+$('user-other').onchange = e => {
+  const user = e.target.value.trim();
+  $('user-other').hidden = true;
+  if (user) switchUser(user.slice(0, 128)); else fillUsers();
+};
+function switchChannel(channel) {
+  channel = channel.trim();
+  if (!channel || channel === S.channel) { $('channel').value = S.channel; return; }
+  S.channel = channel;
+  $('channel').value = channel;
+  remember();
+  reload();
+}
+$('channel').onchange = e => switchChannel(e.target.value);
+$('direct').onclick = () => switchChannel(`relay-${S.bot}-${S.user}`);
+$('new-channel').onclick = () => switchChannel(`chat-${Date.now().toString(36)}`);
+$('more').onclick = () => {
+  const panel = $('panel');
+  panel.hidden = !panel.hidden;
+  $('more').setAttribute('aria-expanded', String(!panel.hidden));
+  toolsState();
+};
+
+// ---- app tools ----------------------------------------------------------------------------------
+
+/** What the current user's phone has declared; asked only while the panel shows it (it counts in their rate limit). */
+async function toolsState() {
+  const user = S.user, label = $('tools-state');
+  if ($('panel').hidden) return;
+  try {
+    const {data} = await request('/api/v1/agent/client-tools', {token: await deviceToken(user)});
+    if (user === S.user) showTools((data.tools || []).map(t => t.name));
+  } catch (e) {
+    if (user !== S.user) return;
+    label.textContent = e.status === 404 || e.status === 405 ? 'not supported by this server' : `unknown (${e.message})`;
+  }
+}
+function showTools(names) {
+  $('tools-state').textContent = names.length ? names.join(', ') : 'none declared';
+  $('undeclare').disabled = !names.length;
+}
+$('declare').onclick = async () => {
+  const button = $('declare');
+  button.disabled = true;
+  try {
+    await request('/api/v1/agent/client-tools', {method: 'PUT', token: await deviceToken(S.user), body: {tools: [SAMPLE_TOOL]}});
+    note(`${S.user}'s phone declared the app tool ${SAMPLE_TOOL.name} (${SAMPLE_TOOL.method}).`);
+    showTools([SAMPLE_TOOL.name]);
+  } catch (e) {
+    note(`Could not declare the app tool: ${e.message}`, 'error');
+  } finally { button.disabled = false; }
+};
+$('undeclare').onclick = async () => {
+  try {
+    await request('/api/v1/agent/client-tools', {method: 'DELETE', token: await deviceToken(S.user)});
+    note(`${S.user}'s phone removed its app tools.`);
+    showTools([]);
+  } catch (e) { note(`Could not remove the app tools: ${e.message}`, 'error'); }
+};
+
+// ---- start --------------------------------------------------------------------------------------
+
+async function loadInfo() {
+  const [info, users] = await Promise.all([request('/dev/api/info'), request('/dev/api/users')]);
+  S.bot = info.data.bot_user_id;
+  S.serverZone = info.data.timezone || null;
+  for (const p of users.data.users) S.users.set(p.user_id, p);
+  S.infoLoaded = true;
+  $('bot-name').textContent = S.bot;
+  document.querySelectorAll('.bot-id').forEach(e => { e.textContent = S.bot; });
+  fillUsers();
+  remember();
+}
+
+async function start() {
+  const saved = store.get('session', {});
+  S.user = (params().get('user') || saved.user || 'jeff').slice(0, 128);
+  S.channel = params().get('channel') || saved.channel || 'demo';
+  $('channel').value = S.channel;
+  fillUsers();
+  remember();
+  try { await loadInfo(); } catch (e) { setOnline(false, e); }
+  document.body.dataset.ready = 'true';
+  poll();
+}
+start();
