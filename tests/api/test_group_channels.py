@@ -93,6 +93,9 @@ async def test_another_persons_message_does_not_cut_your_pending_call(start_serv
     async with start_server(model=recording(requests)) as h:
         await h.user_says("@Truloop my calendar please", channel="team", members=GROUP, mentions=[BOT])
         [rpc] = await h.rpc_requests(1, channel="team")
+        # The request names whose phone is to answer it: only jeff's app acts on it.
+        [sent] = [m for m in h.sendbird.in_channel("team") if m.is_rpc]
+        assert sent.body["mention_type"] == "users" and sent.body["mentioned_user_ids"] == ["jeff"]
         await h.user_says("@Truloop hi", user="mina", channel="team", members=GROUP, mentions=[BOT])
         await h.replies(1, channel="team")  # mina is answered ...
         r = await h.answer(rpc["id"], result={"events": []})

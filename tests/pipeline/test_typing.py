@@ -214,7 +214,13 @@ class RecordingChannel:
         raise NotImplementedError
 
     async def send_rpc(
-        self, channel_url: str, request: JsonRpcRequest, *, notification: str, dedup_id: str
+        self,
+        channel_url: str,
+        request: JsonRpcRequest,
+        *,
+        notification: str,
+        dedup_id: str,
+        recipient: str = "",
     ) -> None:
         raise NotImplementedError
 

@@ -28,6 +28,7 @@ async def device_requests(paused: PausedTurn, context: ApprovalContext) -> list[
                 request=JsonRpcRequest(id=ref.call_id, method=ref.method, params=params),
                 notification=notification,
                 dedup_id=f"{paused.turn_id}:{paused.step}:{ref.call_id}",
+                recipient=paused.user_id,
             )
         )
     return out

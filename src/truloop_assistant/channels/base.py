@@ -30,9 +30,19 @@ class Channel(Protocol):
         ...
 
     async def send_rpc(
-        self, channel_url: str, request: JsonRpcRequest, *, notification: str, dedup_id: str
+        self,
+        channel_url: str,
+        request: JsonRpcRequest,
+        *,
+        notification: str,
+        dedup_id: str,
+        recipient: str = "",
     ) -> None:
-        """Post an ``agent-rpc`` message: ``notification`` as its text, the request as ``data``."""
+        """Post an ``agent-rpc`` message: ``notification`` as its text, the request as ``data``.
+
+        ``recipient`` (the user whose phone is to answer) is mentioned, so in a group channel only
+        that person's app acts on it (and is notified).
+        """
         ...
 
     async def typing_started(self, channel_url: str) -> None:

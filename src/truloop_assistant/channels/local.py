@@ -25,7 +25,13 @@ class LocalChannel:
         await self.append(channel_url, user_id=self.bot_user_id, message=text, dedup_id=dedup_id)
 
     async def send_rpc(
-        self, channel_url: str, request: JsonRpcRequest, *, notification: str, dedup_id: str
+        self,
+        channel_url: str,
+        request: JsonRpcRequest,
+        *,
+        notification: str,
+        dedup_id: str,
+        recipient: str = "",
     ) -> None:
         await self.append(
             channel_url,
@@ -34,6 +40,7 @@ class LocalChannel:
             custom_type=AGENT_RPC,
             data=request.model_dump_json(),
             dedup_id=dedup_id,
+            mentioned_user_ids=[recipient] if recipient else [],
         )
 
     async def typing_started(self, channel_url: str) -> None:
@@ -62,6 +69,7 @@ class LocalChannel:
         custom_type: str = "",
         data: str = "",
         dedup_id: str | None = None,
+        mentioned_user_ids: list[str] | None = None,
     ) -> dict[str, Any]:
         """Add a message to the channel and return it (as Sendbird would show it)."""
         tag = keys.conversation_tag(channel_url)
@@ -77,6 +85,7 @@ class LocalChannel:
             "message": message,
             "custom_type": custom_type,
             "data": data,
+            "mentioned_users": [{"user_id": u} for u in mentioned_user_ids or []],
             "created_at": int(time.time() * 1000),
         }
         key = keys.local_messages(tag)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -62,9 +63,21 @@ class SendbirdChannel:
         await self._send(channel_url, {"message": text}, dedup_id=dedup_id)
 
     async def send_rpc(
-        self, channel_url: str, request: JsonRpcRequest, *, notification: str, dedup_id: str
+        self,
+        channel_url: str,
+        request: JsonRpcRequest,
+        *,
+        notification: str,
+        dedup_id: str,
+        recipient: str = "",
     ) -> None:
-        body = {"message": notification, "custom_type": AGENT_RPC, "data": request.model_dump_json()}
+        body: dict[str, Any] = {
+            "message": notification,
+            "custom_type": AGENT_RPC,
+            "data": request.model_dump_json(),
+        }
+        if recipient:
+            body |= {"mention_type": "users", "mentioned_user_ids": [recipient]}
         await self._send(channel_url, body, dedup_id=dedup_id)
 
     async def typing_started(self, channel_url: str) -> None:

@@ -76,7 +76,7 @@ class Deliverer:
         match item:
             case TextOut(text=text, dedup_id=dedup_id):
                 await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
-            case RpcOut(request=request, notification=notification, dedup_id=dedup_id):
+            case RpcOut(request=request, notification=notification, dedup_id=dedup_id, recipient=recipient):
                 await self.channel.send_rpc(
-                    channel_url, request, notification=notification, dedup_id=dedup_id
+                    channel_url, request, notification=notification, dedup_id=dedup_id, recipient=recipient
                 )

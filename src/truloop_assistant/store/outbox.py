@@ -36,6 +36,8 @@ class RpcOut(_Outgoing):
     kind: Literal["rpc"] = "rpc"
     request: JsonRpcRequest
     notification: str
+    recipient: str = ""
+    """The user whose phone is to answer it (mentioned in the message); empty in older records."""
 
 
 Outgoing = Annotated[TextOut | RpcOut, Field(discriminator="kind")]
