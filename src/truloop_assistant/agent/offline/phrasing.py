@@ -49,7 +49,8 @@ def describe(part: Any, lang: Language, zone: ZoneInfo) -> str:
         return _calendar(data.get("events") or [], lang, zone)
     if phrase := _PHRASES.get(part.tool_name):
         return phrase(data, lang, zone)
-    return say.RESULT(lang, tool=part.tool_name, data=data)
+    shown = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return say.RESULT(lang, tool=part.tool_name, data=shown)
 
 
 def _now_sentence(data: dict[str, Any], lang: Language) -> str:
