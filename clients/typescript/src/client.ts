@@ -39,6 +39,15 @@ export interface AssistantClientOptions {
   getToken: GetToken;
   /** Whose `agent-rpc` messages are requests; see {@link ParseOptions.botUserId}. */
   botUserId?: string | null;
+  /**
+   * The signed-in user's Sendbird user id (the token's `sub`), or a function that returns it now
+   * (e.g. `() => auth.userId`, for a client made before sign-in). In a group channel every member's
+   * app receives a request; {@link AssistantClient.handleMessage} acts only on those that mention
+   * this user (or nobody: servers from before mentions) and ignores the rest as `not_for_me`.
+   * Without it (or while it returns `null` / `undefined`) every request is acted on, and one for
+   * another member comes back from the server as `not_yours`, after its handler ran.
+   */
+  userId?: string | (() => string | null | undefined);
   /** Default: the global `fetch`. */
   fetch?: FetchLike;
   /** Overrides of {@link DEFAULT_RETRY_POLICY}. */
@@ -71,7 +80,12 @@ export type ToolMessageOutcome =
 /** The result of {@link AssistantClient.handleMessage}. */
 export type HandleResult =
   /** Not a request for the phone (any other chat message). */
-  | { status: "ignored" }
+  | { status: "ignored"; reason: "not_a_request" }
+  /**
+   * A request for another member of the channel: it mentions them, not the signed-in user
+   * ({@link AssistantClientOptions.userId}). Their phone answers it; nothing ran and nothing was sent.
+   */
+  | { status: "ignored"; reason: "not_for_me"; request: AgentRpcRequest }
   | (ToolMessageOutcome & { request: AgentRpcRequest; response: JsonRpcResponse });
 
 /** `PUT /api/v1/agent/client-tools` answered 200. */
@@ -127,6 +141,7 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
   private readonly undelivered = new Map<string, JsonRpcResponse>();
   private readonly parseOptions: ParseOptions;
   private readonly onHandlerError: ((error: unknown, request: AgentRpcRequest) => void) | undefined;
+  private readonly userId: string | (() => string | null | undefined) | undefined;
 
   constructor(options: AssistantClientOptions) {
     if (!/^https?:\/\//.test(options.baseUrl)) {
@@ -141,6 +156,22 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     });
     this.parseOptions = options.botUserId === undefined ? {} : { botUserId: options.botUserId };
     this.onHandlerError = options.onHandlerError;
+    this.userId = options.userId;
+  }
+
+  /** The signed-in user per the `userId` option, or `undefined` when it does not say. */
+  private signedIn(): string | undefined {
+    const id = typeof this.userId === "function" ? this.userId() : this.userId;
+    return typeof id === "string" && id !== "" ? id : undefined;
+  }
+
+  /**
+   * Whether this user's phone is to answer `request`: it mentions them, or nobody (a server from
+   * before mentions), or the client does not know who is signed in (no `userId` option).
+   */
+  isForMe(request: AgentRpcRequest): boolean {
+    const me = this.signedIn();
+    return request.recipient === undefined || me === undefined || request.recipient === me;
   }
 
   /**
@@ -241,7 +272,10 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
    * Everything for one received chat message: parse it, run the handler, post the answer.
    * Pass every message the app receives (Sendbird's `onMessageReceived`).
    *
-   * - Not a request for the phone: `{status: "ignored"}`.
+   * - Not a request for the phone: `{status: "ignored", reason: "not_a_request"}`.
+   * - A request that mentions another user than the signed-in one (the `userId` option): `{status:
+   *   "ignored", reason: "not_for_me", request}`; the handler does not run and nothing is posted.
+   *   In a group channel every member's app receives each request; only the mentioned user's acts.
    * - A request delivered again while (or after) it is handled is answered once: the later call
    *   gets the same result and the handler does not run twice. One whose answer failed may be
    *   handled again: after a retryable failure (the server unreachable, rate limits) the same
@@ -260,7 +294,8 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     } catch (error) {
       return this.answerUnreadable(error);
     }
-    if (request === null) return Promise.resolve({ status: "ignored" });
+    if (request === null) return Promise.resolve({ status: "ignored", reason: "not_a_request" });
+    if (!this.isForMe(request)) return Promise.resolve({ status: "ignored", reason: "not_for_me", request });
     const key = `${typeof request.id}:${String(request.id)}`;
     const earlier = this.handled.get(key);
     if (earlier !== undefined) return earlier;

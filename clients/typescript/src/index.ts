@@ -24,5 +24,5 @@ export {
   type GetToken,
   type RetryPolicy,
 } from "./http.js";
-export { type AgentRpcRequest, isAgentRpcMessage, type ParseOptions, parseAgentRpc, senderOf } from "./parse.js";
+export { type AgentRpcRequest, isAgentRpcMessage, type ParseOptions, parseAgentRpc, recipientOf, senderOf } from "./parse.js";
 export * from "./protocol.js";

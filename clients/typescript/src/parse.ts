@@ -15,6 +15,12 @@ export interface AgentRpcRequest<M extends string = string, P = Record<string, u
   channelUrl: string | undefined;
   /** The chat message's id, when the message says. */
   messageId: string | number | undefined;
+  /**
+   * The user whose phone is to answer it: the user the message mentions (see {@link recipientOf}).
+   * `undefined` when it mentions nobody (a server from before mentions): then it is for whoever
+   * the turn belongs to, as before.
+   */
+  recipient: string | undefined;
   /** The chat message it came in, as given. */
   message: unknown;
 }
@@ -56,6 +62,32 @@ export function senderOf(message: unknown): string | undefined {
   return typeof flat === "string" ? flat : undefined;
 }
 
+/** The ids in a list of users (`[{userId}]` or `[{user_id}]`) or of ids, in order; others skipped. */
+function userIds(list: unknown): string[] {
+  if (!Array.isArray(list)) return [];
+  const ids: string[] = [];
+  for (const entry of list) {
+    const id = isObject(entry) ? field(entry, "userId", "user_id") : entry;
+    if (typeof id === "string" && id !== "") ids.push(id);
+  }
+  return ids;
+}
+
+/**
+ * The user an `agent-rpc` message is for: the first user it mentions, in any of the shapes a
+ * Sendbird message comes in: the Chat SDK's `mentionedUsers: [{userId}]` or `mentionedUserIds`,
+ * the Platform API's and webhooks' `mentioned_users: [{user_id}]`, or `mentioned_user_ids` (as a
+ * message is sent). `undefined` when it mentions nobody.
+ */
+export function recipientOf(message: unknown): string | undefined {
+  if (!isObject(message)) return undefined;
+  for (const name of ["mentionedUsers", "mentionedUserIds", "mentioned_users", "mentioned_user_ids"]) {
+    const [first] = userIds(message[name]);
+    if (first !== undefined) return first;
+  }
+  return undefined;
+}
+
 /** The message's custom type: `customType` (Chat SDK) or `custom_type` (Platform API, webhooks). */
 function customTypeOf(message: Obj): unknown {
   return field(message, "customType", "custom_type");
@@ -80,7 +112,7 @@ function readId(request: Obj): JsonRpcId | undefined {
  *
  * - Any message that is not an `agent-rpc` message from the assistant (see
  *   {@link ParseOptions.botUserId}) gives `null`: pass every message received and act on the
- *   requests.
+ *   requests whose `recipient` is the signed-in user (or `undefined`).
  * - An `agent-rpc` message from the assistant whose `data` is not a JSON-RPC 2.0 request (not JSON,
  *   no `method`, `params` not an object, ...) throws {@link AgentRpcParseError}. Its `id` is set
  *   when the request's id could be read, so the request can still be answered with an error
@@ -131,6 +163,7 @@ export function parseAgentRpc(message: unknown, options: ParseOptions = {}): Age
     notification: typeof text === "string" ? text : "",
     channelUrl: typeof channelUrl === "string" ? channelUrl : undefined,
     messageId: typeof messageId === "string" || typeof messageId === "number" ? messageId : undefined,
+    recipient: recipientOf(msg),
     message,
   };
 }

@@ -6,6 +6,7 @@ import {
   ErrorCodes,
   isAgentRpcMessage,
   parseAgentRpc,
+  recipientOf,
 } from "@truloop/assistant-client";
 import { clientFor, dev } from "./support/context.js";
 import { freshChannel } from "./support/devserver.js";
@@ -28,6 +29,9 @@ describe("reading requests out of chat messages", () => {
     assert.equal(request.channelUrl, channel);
     assert.equal(request.messageId, rpc.message_id);
     assert.equal(request.message, rpc);
+    // it mentions the user whose phone is to answer it
+    assert.deepEqual(rpc.mentioned_users, [{ user_id: "jeff" }]);
+    assert.equal(request.recipient, "jeff");
 
     // the same message as Sendbird's Chat SDK hands it over
     const sdkMessage = {
@@ -37,11 +41,20 @@ describe("reading requests out of chat messages", () => {
       data: rpc.data,
       message: rpc.message,
       sender: { userId: rpc.user_id, nickname: "Truloop" },
+      mentionType: "users",
+      mentionedUsers: [{ userId: "jeff", nickname: "Jeff" }],
+      mentionedUserIds: ["jeff"],
     };
     const fromSdk = parseAgentRpc(sdkMessage);
     assert.deepEqual(
-      { id: fromSdk?.id, method: fromSdk?.method, params: fromSdk?.params, channelUrl: fromSdk?.channelUrl },
-      { id: request.id, method: request.method, params: request.params, channelUrl: channel },
+      {
+        id: fromSdk?.id,
+        method: fromSdk?.method,
+        params: fromSdk?.params,
+        channelUrl: fromSdk?.channelUrl,
+        recipient: fromSdk?.recipient,
+      },
+      { id: request.id, method: request.method, params: request.params, channelUrl: channel, recipient: "jeff" },
     );
 
     // the user's own message, and an agent-rpc message from someone other than the assistant
@@ -52,6 +65,38 @@ describe("reading requests out of chat messages", () => {
     assert.equal(parseAgentRpc({ ...rpc, user_id: "mallory" }, { botUserId: null })?.id, request.id);
     assert.equal(parseAgentRpc(null), null);
     assert.equal(parseAgentRpc("agent-rpc"), null);
+  });
+
+  test("the recipient is read from every shape a mention comes in; a message that mentions nobody has none", () => {
+    const data = '{"jsonrpc":"2.0","id":"call_m","method":"calendar.getEvents","params":{}}';
+    const webhook = { custom_type: "agent-rpc", sender: { user_id: "truloop-assistant" }, message: "…", data };
+    const sdk = { customType: "agent-rpc", sender: { userId: "truloop-assistant" }, message: "…", data };
+    const shapes: [string, unknown][] = [
+      // the Platform API and webhooks, as the dev channel lists it too
+      ["mentioned_users", { ...webhook, mention_type: "users", mentioned_users: [{ user_id: "mina", nickname: "Mina" }] }],
+      // as the server sends it (the Platform API's request body)
+      ["mentioned_user_ids", { ...webhook, mention_type: "users", mentioned_user_ids: ["mina"] }],
+      // the Chat SDK
+      ["mentionedUsers", { ...sdk, mentionType: "users", mentionedUsers: [{ userId: "mina", nickname: "Mina" }] }],
+      ["mentionedUserIds", { ...sdk, mentionType: "users", mentionedUserIds: ["mina"] }],
+    ];
+    for (const [shape, message] of shapes) {
+      assert.equal(parseAgentRpc(message)?.recipient, "mina", shape);
+      assert.equal(recipientOf(message), "mina", shape);
+    }
+    // no mention (a server from before mentions), empty lists, or entries without an id
+    for (const message of [
+      webhook,
+      sdk,
+      { ...webhook, mentioned_users: [] },
+      { ...sdk, mentionedUsers: [], mentionedUserIds: [] },
+      { ...webhook, mentioned_users: [{ nickname: "nobody" }, null, 7] },
+    ]) {
+      const request = parseAgentRpc(message);
+      assert.equal(request?.id, "call_m");
+      assert.equal(request?.recipient, undefined, JSON.stringify(message));
+    }
+    assert.equal(recipientOf(null), undefined);
   });
 
   test("an agent-rpc message whose data is not a JSON-RPC request throws AgentRpcParseError, with the id when it can be read", () => {

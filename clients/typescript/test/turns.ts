@@ -6,6 +6,7 @@ import {
   ConflictError,
   DeviceError,
   ErrorCodes,
+  type FetchLike,
   type JsonRpcFailure,
   type JsonRpcSuccess,
   UnauthorizedError,
@@ -52,7 +53,7 @@ describe("answering the assistant", () => {
 
     const answer = await dev().nextAnswer(channel, rpc.message_id);
     assert.match(answer.message, /팀 미팅/);
-    assert.deepEqual(await client.handleMessage(answer), { status: "ignored" });
+    assert.deepEqual(await client.handleMessage(answer), { status: "ignored", reason: "not_a_request" });
   });
 
   test("a DeviceError from the handler reaches the assistant as a JSON-RPC error it explains", async () => {
@@ -174,6 +175,67 @@ describe("answering the assistant", () => {
     const owner = await clientFor("david").register("calendar.getEvents", () => TEAM_MEETING).handleMessage(rpc);
     assert.equal(owner.status, "resuming");
     assert.match((await dev().nextAnswer(channel, rpc.message_id)).message, /팀 미팅/);
+  });
+
+  test("in a group channel only the mentioned member's phone acts on a request; another member's ignores it without running or posting anything", async () => {
+    const channel = freshChannel("group");
+    const hello = await dev().post(channel, "jeff", "지금 몇 시야?");
+    await dev().nextAnswer(channel, hello); // jeff alone: every message is a turn
+    await dev().post(channel, "mina", "안녕하세요", "not_addressed"); // two people now: only mentions are
+    const asked = await dev().post(channel, "jeff", "@truloop-assistant 이번 주 일정 알려줘");
+    const rpc = await dev().nextRpc(channel, asked);
+    assert.deepEqual(rpc.mentioned_users, [{ user_id: "jeff" }]);
+    const callId = (JSON.parse(rpc.data) as { id: string }).id;
+
+    // mina's app receives the request too: it ignores it, asking for no token and posting nothing
+    const sent: string[] = [];
+    const recording: FetchLike = (url, init) => {
+      sent.push(`${init.method} ${url}`);
+      return fetch(url, init);
+    };
+    let minaRan = false;
+    const mina = clientFor("mina", {
+      userId: "mina",
+      fetch: recording,
+      getToken: () => {
+        sent.push("token");
+        return dev().token("mina");
+      },
+    }).register("calendar.getEvents", () => {
+      minaRan = true;
+      return { events: [] };
+    });
+    const ignored = await mina.handleMessage(rpc);
+    assert.equal(ignored.status, "ignored");
+    assert.ok(ignored.status === "ignored" && ignored.reason === "not_for_me");
+    assert.equal(ignored.request.id, callId);
+    assert.equal(ignored.request.recipient, "jeff");
+    assert.equal(mina.isForMe(ignored.request), false);
+    assert.equal(minaRan, false);
+    assert.deepEqual(sent, []);
+    assert.deepEqual(await dev().call(callId), { state: "pending", user_id: "jeff" });
+
+    // a request that mentions nobody (from a server before mentions) is acted on as before:
+    // here the server refuses mina's answer
+    const unmentioned = { ...rpc, mentioned_users: [] };
+    const legacy = clientFor("mina", { userId: () => "mina" }).register("calendar.getEvents", () => ({ events: [] }));
+    assert.equal((await legacy.handleMessage(unmentioned)).status, "not_yours");
+
+    // jeff's app (its user id from a function) answers it, and the assistant's answer appears
+    let jeffRan = 0;
+    const jeff = clientFor("jeff", { userId: () => "jeff" }).register("calendar.getEvents", () => {
+      jeffRan += 1;
+      return TEAM_MEETING;
+    });
+    const handled = await jeff.handleMessage(rpc);
+    assert.equal(handled.status, "resuming");
+    assert.equal(jeffRan, 1);
+    assert.equal(handled.request.recipient, "jeff");
+    const answer = await dev().nextAnswer(channel, rpc.message_id);
+    assert.match(answer.message, /팀 미팅/);
+    assert.deepEqual(await dev().call(callId), { state: "answered", user_id: "jeff" });
+    assert.equal(minaRan, false);
+    assert.deepEqual(sent, []);
   });
 
   test("a rejected token is fetched anew once; one that stays bad is an UnauthorizedError", async () => {

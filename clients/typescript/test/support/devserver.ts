@@ -108,6 +108,8 @@ export interface DevMessage {
   message: string;
   custom_type: string;
   data: string;
+  /** Who it mentions: on an agent-rpc message, the user whose phone is to answer it. */
+  mentioned_users: { user_id: string }[];
   created_at: number;
 }
 
@@ -138,16 +140,27 @@ export class DevApi {
     return (await json<{ token: string }>(response)).token;
   }
 
-  /** Write in the channel as `userId`; returns the message's id. */
-  async post(channel: string, userId: string, message: string): Promise<number> {
+  /**
+   * Write in the channel as `userId` (which makes them a member of it); returns the message's id.
+   * `expect` is the status the dev API is to answer: `queued` (a turn of the assistant) by
+   * default, `not_addressed` for a group message that does not mention the assistant.
+   */
+  async post(channel: string, userId: string, message: string, expect = "queued"): Promise<number> {
     const response = await fetch(`${this.baseUrl}/dev/api/channels/${encodeURIComponent(channel)}/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ user_id: userId, message }),
     });
     const body = await json<{ status: string; message_id: string | null }>(response);
-    if (body.status !== "queued" || body.message_id === null) throw new Error(`not queued: ${JSON.stringify(body)}`);
+    if (body.status !== expect || body.message_id === null) throw new Error(`not ${expect}: ${JSON.stringify(body)}`);
     return Number(body.message_id);
+  }
+
+  /** What the server knows of a device request: `{state, user_id}`, or null. */
+  async call(callId: string): Promise<{ state: string; user_id: string } | null> {
+    const url = `${this.baseUrl}/dev/api/calls?id=${encodeURIComponent(callId)}`;
+    const body = await json<{ calls: Record<string, { state: string; user_id: string } | null> }>(await fetch(url));
+    return body.calls[callId] ?? null;
   }
 
   /** The channel's messages after `after`, waiting up to `waitS` seconds for one to arrive. */
