@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -58,3 +59,41 @@ def test_serve_refuses_to_start_with_a_clear_message() -> None:
     )
     assert proc.returncode == 2
     assert "TRULOOP_SENDBIRD_API_TOKEN" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("[{", "TRULOOP_MCP_SERVERS: not JSON"),
+        ('{"url": "http://crm.internal/mcp"}', "TRULOOP_MCP_SERVERS: must be a JSON list"),
+        ('[{"url": "ftp://crm.internal/mcp", "prefix": "crm"}]', "TRULOOP_MCP_SERVERS[0].url: URL scheme"),
+        (
+            '[{"url": "http://a/mcp", "prefix": "crm"}, {"url": "http://b/mcp", "prefix": "crm"}]',
+            "more than once: crm",
+        ),
+        ('[{"url": "http://a/mcp", "prefix": "CRM_"}]', "TRULOOP_MCP_SERVERS[0].prefix"),
+        (
+            '[{"url": "http://a/mcp", "prefix": "crm", "confirm": "delete_*"}]',
+            "TRULOOP_MCP_SERVERS[0].confirm",
+        ),
+    ],
+)
+def test_mcp_servers_are_checked_at_start(monkeypatch: pytest.MonkeyPatch, value: str, problem: str) -> None:
+    monkeypatch.setenv("TRULOOP_MCP_SERVERS", value)
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        load_settings(channel="local", jwt_secret=SECRET)
+
+
+def test_mcp_servers_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "TRULOOP_MCP_SERVERS",
+        '[{"url": "http://127.0.0.1:9000/mcp", "prefix": "crm", "headers": {"Authorization": "Bearer k"},'
+        ' "confirm": ["delete_*", "send_*"]}]',
+    )
+    [server] = load_settings(channel="local", jwt_secret=SECRET).mcp_servers
+    assert (str(server.url), server.prefix, server.confirm) == (
+        "http://127.0.0.1:9000/mcp",
+        "crm",
+        ["delete_*", "send_*"],
+    )
+    assert server.headers == {"Authorization": "Bearer k"} and server.refresh_s == 60

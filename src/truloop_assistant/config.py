@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -82,6 +91,22 @@ class SendbirdSettings(LogSettings):
         ]
 
 
+class McpServer(BaseModel):
+    """One entry of ``TRULOOP_MCP_SERVERS``: a remote MCP server (Streamable HTTP) whose tools join ours."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: AnyHttpUrl
+    prefix: str = Field(pattern=r"^[a-z][a-z0-9]{0,19}$")
+    """Its tools are named ``<prefix>_<tool>`` (lower-case letters and digits, so the name stays clear)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every request to the server (e.g. an ``Authorization`` header)."""
+    confirm: list[str] = Field(default_factory=list)
+    """Shell-style patterns (``delete_*``) of its own tool names that need the user's confirmation."""
+    refresh_s: float = Field(default=60.0, gt=0)
+    """How long its tool list is used before it is asked for again."""
+
+
 class Settings(SendbirdSettings):
     redis_url: str = "redis://127.0.0.1:6379/0"
     key_prefix: str = Field(default="ta", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")
@@ -89,6 +114,8 @@ class Settings(SendbirdSettings):
     model: str = "offline"
     fallback_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Tried in order when the primary model fails with a provider error (``TRULOOP_FALLBACK_MODELS``)."""
+    mcp_servers: Annotated[list[McpServer], NoDecode] = Field(default_factory=list)
+    """Remote MCP servers whose tools join the server tools (``TRULOOP_MCP_SERVERS``, a JSON list)."""
     channel: Literal["sendbird", "local"] = "sendbird"
 
     jwt_secret: str | None = None
@@ -139,6 +166,29 @@ class Settings(SendbirdSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _parse_servers(cls, value: Any) -> Any:
+        """The JSON list from the environment (a list passed in code is taken as it is)."""
+        if isinstance(value, str):
+            if not value.strip():
+                return []
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                raise ValueError(f"not JSON ({exc})") from None
+        if not isinstance(value, list):
+            raise ValueError('must be a JSON list like [{"url": "http://...", "prefix": "crm"}]')
+        return value
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _unique_prefixes(cls, servers: list[McpServer]) -> list[McpServer]:
+        prefixes = [s.prefix for s in servers]
+        if twice := sorted({p for p in prefixes if prefixes.count(p) > 1}):
+            raise ValueError(f"each server needs its own prefix; used more than once: {', '.join(twice)}")
+        return servers
 
     @model_validator(mode="after")
     def _check_safe(self) -> Settings:
@@ -274,10 +324,17 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        lines = validation_problems(exc.errors(), where=lambda loc: f"TRULOOP_{loc.upper()}")
+        lines = validation_problems(exc.errors(), where=_variable)
         if len(lines) == 1:
             raise ConfigError(f"invalid settings: {lines[0]}") from None
         raise ConfigError("invalid settings:\n  " + "\n  ".join(lines)) from None
+
+
+def _variable(loc: str) -> str:
+    """A setting's field path as its variable, e.g. ``TRULOOP_MCP_SERVERS[0].url``."""
+    name, *rest = loc.split(".")
+    inside = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in rest)
+    return f"TRULOOP_{name.upper()}{inside}"
 
 
 def load_log_settings() -> LogSettings:

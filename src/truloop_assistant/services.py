@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from zoneinfo import ZoneInfo
 
+from pydantic_ai import AbstractToolset
 from pydantic_ai.models import Model
 from redis.asyncio import Redis
 
@@ -53,6 +54,9 @@ from .store.ledger import Ledger
 from .store.outbox import Outbox
 from .store.transcript import Transcript
 from .store.turns import TurnStore
+from .tools import tool_names
+from .tools.deps import AgentDeps
+from .tools.mcp import McpServerTools, mcp_toolsets
 
 
 @dataclass
@@ -156,6 +160,12 @@ class Services:
             places=places,
         )
 
+    @cached_property
+    def mcp_servers(self) -> list[tuple[McpServerTools, AbstractToolset[AgentDeps]]]:
+        """The MCP servers' toolsets (``TRULOOP_MCP_SERVERS``), one set per process: their tool lists
+        are kept between turns."""
+        return mcp_toolsets(self.settings.mcp_servers, reserved=tool_names())
+
     def runner(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> TurnRunner:
         """The turn runner; ``model``/``agent`` replace the configured ones (tests, embedding)."""
         settings = self.settings
@@ -166,8 +176,15 @@ class Services:
             or resolve_model(settings.model, timezone=zone, fallbacks=settings.fallback_models)
         )
         timeout = settings.tool_timeout_s
+        servers = self.mcp_servers
         agents = Agents(
-            member=agent or build_member_agent(chosen, tool_timeout_s=timeout),
+            member=agent
+            or build_member_agent(
+                chosen,
+                tool_timeout_s=timeout,
+                extra_toolsets=[offered for _, offered in servers],
+                reserved_prefixes=[s.prefix for s in settings.mcp_servers],
+            ),
             guest=build_guest_agent(chosen, tool_timeout_s=timeout),
         )
         notifier = Notifier(
@@ -193,6 +210,7 @@ class Services:
             transcript=self.transcript,
             ledger=self.ledger,
             client_tools=self.client_tools,
+            tool_descriptions=lambda: {k: v for tools, _ in servers for k, v in tools.descriptions.items()},
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:

@@ -72,9 +72,19 @@ def _agent(
     timeout_s: float,
     *,
     declared: bool = True,
+    reserved_prefixes: Sequence[str] = (),
 ) -> MemberAgent:
-    """``declared``: whether the user's app-declared device tools are offered too."""
-    extra = [DeclaredToolset(max_retries=TOOL_RETRIES, reserved=tool_names())] if declared else []
+    """``declared``: whether the user's app-declared device tools are offered too (except names that
+    start with ``reserved_prefixes``: those of the MCP servers)."""
+    extra = (
+        [
+            DeclaredToolset(
+                max_retries=TOOL_RETRIES, reserved=tool_names(), reserved_prefixes=reserved_prefixes
+            )
+        ]
+        if declared
+        else []
+    )
     return Agent(
         timed(model),
         deps_type=AgentDeps,
@@ -91,9 +101,18 @@ def build_member_agent(
     *,
     tool_timeout_s: float,
     extra_toolsets: Sequence[AbstractToolset[AgentDeps]] = (),
+    reserved_prefixes: Sequence[str] = (),
 ) -> MemberAgent:
-    """The agent for people in the user directory: every toolset."""
-    return _agent(model, "member", MEMBER_INSTRUCTIONS, [*all_toolsets, *extra_toolsets], tool_timeout_s)
+    """The agent for people in the user directory: every toolset (``extra_toolsets``: the MCP
+    servers', whose prefixes are ``reserved_prefixes``)."""
+    return _agent(
+        model,
+        "member",
+        MEMBER_INSTRUCTIONS,
+        [*all_toolsets, *extra_toolsets],
+        tool_timeout_s,
+        reserved_prefixes=reserved_prefixes,
+    )
 
 
 def build_guest_agent(model: Model | str, *, tool_timeout_s: float) -> MemberAgent:

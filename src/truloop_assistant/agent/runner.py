@@ -133,6 +133,7 @@ class TurnRunner:
         transcript: Transcript,
         ledger: Ledger | None = None,
         client_tools: ClientTools | None = None,
+        tool_descriptions: Callable[[], Mapping[str, str]] = dict,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.agents = agents
@@ -146,6 +147,8 @@ class TurnRunner:
         self.transcript = transcript
         self.ledger = LedgerWriter(ledger)
         self.client_tools = client_tools
+        self.tool_descriptions = tool_descriptions
+        """Descriptions of tools the server did not define (MCP servers'), for their dialogs."""
         self.clock = clock
         self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
 
@@ -414,6 +417,7 @@ class TurnRunner:
             timezone=await self._zone(paused.user_id),  # the dialog says when in the person's own time
             backends=self.backends,
             user_id=paused.user_id,
+            descriptions=self.tool_descriptions(),
         )
         await self.store.save_paused(paused, outbox=await device_requests(paused, context), consumed=consumed)
 

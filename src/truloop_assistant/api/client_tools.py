@@ -49,7 +49,7 @@ async def declare(request: Request, services: ServicesDep) -> JSONResponse:
     async with redis_budget():
         rate = await _rate(services, principal)
         try:
-            _check_clashes(declaration)
+            _check_clashes(declaration, [s.prefix for s in services.settings.mcp_servers])
         except Conflict as exc:
             exc.headers.update(rate.headers())
             raise
@@ -108,8 +108,14 @@ async def _rate(services: ServicesDep, principal: Principal) -> RateDecision:
     return rate
 
 
-def _check_clashes(declaration: Declaration) -> None:
+def _check_clashes(declaration: Declaration, mcp_prefixes: list[str]) -> None:
     for i, tool in enumerate(declaration.tools):
+        if prefix := next((p for p in mcp_prefixes if tool.name.startswith(f"{p}_")), None):
+            raise Conflict(
+                f"tools[{i}]: {tool.name!r} starts with {prefix + '_'!r}, the prefix of the server's "
+                f"{prefix} tools; choose another name",
+                code="tool_name_taken",
+            )
         if tool.name in reserved_names():
             raise Conflict(
                 f"tools[{i}]: {tool.name!r} is one of the server's own tools; choose another name",

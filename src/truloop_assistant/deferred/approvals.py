@@ -8,8 +8,8 @@ say yes or no to it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CONFIRM_METHOD = "interaction.confirm"
+DESCRIPTION_CHARS = 300
+"""A tool's own description is shown in its dialog up to this long."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class ApprovalContext:
     timezone: ZoneInfo
     backends: Backends | None = None
     user_id: str = ""
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+    """Tool name -> description, for tools the server did not define (e.g. an MCP server's)."""
 
 
 Describer = Callable[[dict[str, Any], ApprovalContext], Awaitable[tuple[str, str]]]
@@ -187,9 +191,13 @@ async def _forget(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]
 async def _generic(
     args: dict[str, Any], ctx: ApprovalContext, tool_name: str = "this action"
 ) -> tuple[str, str]:
+    """The tool's name and arguments, and what the tool says it does (its description's first line)."""
     details = ", ".join(f"{k}: {v}" for k, v in args.items()) or "-"
     title = texts.GENERIC_TITLE(ctx.language, action=tool_name.replace("_", " "))
-    return title, texts.GENERIC(ctx.language, tool=tool_name, details=details)
+    message = texts.GENERIC(ctx.language, tool=tool_name, details=details)
+    if described := (ctx.descriptions.get(tool_name) or "").strip():
+        message += "\n" + described.splitlines()[0][:DESCRIPTION_CHARS]
+    return title, message
 
 
 _DESCRIBERS: dict[str, Describer] = {

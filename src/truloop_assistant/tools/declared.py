@@ -8,6 +8,7 @@ request with the declared method); one that does not goes back to the model to f
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic_ai import CallDeferred, ModelRetry, RunContext
@@ -25,9 +26,16 @@ _ANY_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), co
 class DeclaredToolset(AbstractToolset[AgentDeps]):
     """The calling user's declared tools (none when their app declared none)."""
 
-    def __init__(self, *, max_retries: int, reserved: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        *,
+        max_retries: int,
+        reserved: frozenset[str] = frozenset(),
+        reserved_prefixes: Sequence[str] = (),
+    ) -> None:
         self.max_retries = max_retries
         self.reserved = reserved
+        self.reserved_prefixes = tuple(f"{p}_" for p in reserved_prefixes)
         """The server's own tool names: a declaration made before the server had one of them keeps
         working, without that tool (two tools of one name would fail every run)."""
 
@@ -52,7 +60,7 @@ class DeclaredToolset(AbstractToolset[AgentDeps]):
                 args_validator=_ANY_ARGS,
             )
             for tool in declaration.tools
-            if tool.name not in self.reserved
+            if tool.name not in self.reserved and not tool.name.startswith(self.reserved_prefixes)
         }
 
     async def call_tool(

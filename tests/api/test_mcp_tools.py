@@ -1,0 +1,200 @@
+"""Tools of a real MCP server (the ``mcp`` package's, over Streamable HTTP) in turns through the API."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tests.support import JWT_SECRET
+from truloop_assistant.auth import issue_token
+from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.tools import mcp as mcp_tools
+
+ADMIN = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'ops', role='admin')}"}
+
+
+class CrmServer:
+    """``tests/fakes/mcp_server.py`` as a process on 127.0.0.1; ``calls()`` is what reached it."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.port = free_port()
+        self.log = tmp / "mcp-calls.jsonl"
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.fakes.mcp_server",
+                "--port",
+                str(self.port),
+                "--log",
+                str(self.log),
+            ],
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(self.url, timeout=1)
+                return
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise AssertionError("the MCP server did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def calls(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+    def settings(self) -> dict[str, Any]:
+        return {"mcp_servers": [{"url": self.url, "prefix": "crm", "confirm": ["delete_*"]}]}
+
+
+@pytest.fixture
+def crm(tmp_path: Path) -> Iterator[CrmServer]:
+    server = CrmServer(tmp_path)
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def replies_with_results(
+    plan: Callable[[str, set[str]], list[tuple[str, dict[str, Any]]]], seen: list[set[str]]
+) -> FunctionModel:
+    """Make the calls ``plan(prompt, offered tools)`` asks for, then answer with their results."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        tools = {t.name for t in info.function_tools}
+        seen.append(tools)
+        returns = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
+        if returns:
+            said = " | ".join(f"{p.tool_name} {p.outcome}: {p.model_response_str()}" for p in returns)
+            return ModelResponse(parts=[TextPart(said)])
+        prompt = next(p.content for p in messages[-1].parts if p.part_kind == "user-prompt")
+        calls = plan(str(prompt), tools)
+        if not calls:
+            return ModelResponse(parts=[TextPart("no tools for that")])
+        return ModelResponse(parts=[ToolCallPart(name, args) for name, args in calls])
+
+    return FunctionModel(fn)
+
+
+def crm_plan(prompt: str, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    if prompt.startswith("find"):
+        calls = [("get_current_datetime", {})]
+        if "crm_lookup_customer" in tools:
+            calls.append(("crm_lookup_customer", {"name": prompt.removeprefix("find ")}))
+        return calls
+    if prompt.startswith("delete") and "crm_delete_customer" in tools:
+        return [("crm_delete_customer", {"customer_id": prompt.removeprefix("delete ")})]
+    return []
+
+
+async def test_an_mcp_tool_runs_and_a_destructive_one_waits_for_the_users_yes(
+    start_server: Any, crm: CrmServer
+) -> None:
+    crm.start()
+    seen: list[set[str]] = []
+    async with start_server(model=replies_with_results(crm_plan, seen), **crm.settings()) as h:
+        await h.user_says("find mina")
+        [found] = await h.replies(1)
+        assert "crm_lookup_customer success" in found.text and "Mina Park" in found.text
+        assert {"crm_lookup_customer", "crm_delete_customer", "create_event"} <= seen[0]
+        assert crm.calls() == [{"tool": "lookup_customer", "args": {"name": "mina"}}]
+
+        # Declined in the dialog: the MCP server never sees the call.
+        await h.user_says("delete c-17")
+        [ask] = await h.rpc_requests(1)
+        assert ask["method"] == "interaction.confirm"
+        assert "crm delete customer" in ask["params"]["title"]
+        message = ask["params"]["message"]
+        assert "customer_id: c-17" in message and "Delete a customer and all their data" in message
+        assert (await h.answer(ask["id"], result={"confirmed": False})).status_code == 202
+        await h.replies(2)
+        assert "denied" in h.texts("ch-1")[-1]
+        assert [c["tool"] for c in crm.calls()] == ["lookup_customer"]
+
+        # Confirmed: it runs, once.
+        await h.user_says("delete c-17")
+        [_, ask] = await h.rpc_requests(2)
+        assert (await h.answer(ask["id"], result={"confirmed": True})).status_code == 202
+        await h.replies(3)
+        assert "deleted c-17" in h.texts("ch-1")[-1]
+        await h.idle()
+        assert [c["tool"] for c in crm.calls()] == ["lookup_customer", "delete_customer"]
+
+        ledger = (await h.http.get("/api/v1/admin/conversations/ch-1", headers=ADMIN)).json()
+        newest = ledger["turns"][0]["calls"]
+        assert {(c["tool"], c["kind"], c["status"]) for c in newest} == {
+            ("crm_delete_customer", "approval", "success"),
+            ("crm_delete_customer", "server", "success"),
+        }
+
+
+async def test_a_server_that_is_down_costs_only_its_own_tools_and_comes_back(
+    start_server: Any, crm: CrmServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(mcp_tools, "RETRY_DOWN_S", 0.0)  # ask a down server again at every turn
+    caplog.set_level(logging.INFO, logger="truloop_assistant.tools.mcp")
+    seen: list[set[str]] = []
+    async with start_server(model=replies_with_results(crm_plan, seen), **crm.settings()) as h:
+        # Down at start: the turn goes on without the server's tools.
+        await h.user_says("find mina")
+        [first] = await h.replies(1)
+        assert "get_current_datetime success" in first.text and "crm_" not in first.text
+        assert "get_current_datetime" in seen[0] and not any(t.startswith("crm_") for t in seen[0])
+
+        # Back: the next turn has them.
+        crm.start()
+        await h.user_says("find mina")
+        [_, second] = await h.replies(2)
+        assert "crm_lookup_customer success" in second.text
+
+        # Gone in the middle of a turn: its call fails as a result, the other tool still runs.
+        crm.kill()
+        await h.user_says("find mina")
+        [*_, third] = await h.replies(3)
+        assert "get_current_datetime success" in third.text
+        assert "crm_lookup_customer failed" in third.text and "did not answer" in third.text
+
+        crm.start()
+        await h.user_says("find mina")
+        [*_, fourth] = await h.replies(4)
+        assert "crm_lookup_customer success" in fourth.text
+
+    outages = [r.getMessage() for r in caplog.records if "unreachable" in r.getMessage()]
+    assert len(outages) == 2, outages  # one line per outage, not one per turn
+    assert all("MCP server 'crm'" in line for line in outages)
+
+
+async def test_an_app_may_not_declare_a_tool_under_an_mcp_prefix(start_server: Any, crm: CrmServer) -> None:
+    async with start_server(**crm.settings()) as h:
+        tool = {
+            "name": "crm_notes",
+            "description": "notes",
+            "method": "notes.get",
+            "parameters": {"type": "object"},
+        }
+        headers = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'jeff')}"}
+        r = await h.http.put("/api/v1/agent/client-tools", json={"tools": [tool]}, headers=headers)
+        assert r.status_code == 409 and r.json()["error"]["code"] == "tool_name_taken"
+        assert "crm_" in r.json()["error"]["message"]
