@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import ExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any, cast
 
 import httpx
@@ -25,6 +26,7 @@ from pydantic_ai import models
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
+from tests.fakes.mcp_server import CrmServer
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import Harness, make_settings, serve, served
 from truloop_assistant.agent.agents import MemberAgent
@@ -132,3 +134,13 @@ async def start_server(redis: Redis, redis_url: str, sendbird: FakeSendbird) -> 
             )
 
     yield start
+
+
+@pytest.fixture
+def crm(tmp_path: Path) -> Iterator[CrmServer]:
+    """A real MCP server (a small CRM), not started yet: ``crm.start()``."""
+    server = CrmServer(tmp_path)
+    try:
+        yield server
+    finally:
+        server.kill()

@@ -55,6 +55,7 @@ from .store.outbox import Outbox
 from .store.transcript import Transcript
 from .store.turns import TurnStore
 from .tools import tool_names
+from .tools.callbacks import ToolCallbacks
 from .tools.deps import AgentDeps
 from .tools.mcp import McpServerTools, mcp_toolsets
 
@@ -161,6 +162,13 @@ class Services:
         )
 
     @cached_property
+    def callbacks(self) -> ToolCallbacks:
+        """Integrators' tool callbacks (installed entry points), loaded once per process."""
+        callbacks = ToolCallbacks.from_entry_points()
+        self._stack.push_async_callback(callbacks.aclose)
+        return callbacks
+
+    @cached_property
     def mcp_servers(self) -> list[tuple[McpServerTools, AbstractToolset[AgentDeps]]]:
         """The MCP servers' toolsets (``TRULOOP_MCP_SERVERS``), one set per process: their tool lists
         are kept between turns."""
@@ -211,6 +219,7 @@ class Services:
             ledger=self.ledger,
             client_tools=self.client_tools,
             tool_descriptions=lambda: {k: v for tools, _ in servers for k, v in tools.descriptions.items()},
+            callbacks=self.callbacks,
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:

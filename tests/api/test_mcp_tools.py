@@ -2,79 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.fakes.mcp_server import CrmServer
 from tests.support import JWT_SECRET
 from truloop_assistant.auth import issue_token
-from truloop_assistant.embedded_redis import free_port
 from truloop_assistant.tools import mcp as mcp_tools
 
 ADMIN = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'ops', role='admin')}"}
-
-
-class CrmServer:
-    """``tests/fakes/mcp_server.py`` as a process on 127.0.0.1; ``calls()`` is what reached it."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.port = free_port()
-        self.log = tmp / "mcp-calls.jsonl"
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.fakes.mcp_server",
-                "--port",
-                str(self.port),
-                "--log",
-                str(self.log),
-            ],
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(self.url, timeout=1)
-                return
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise AssertionError("the MCP server did not start")
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-
-    def calls(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
-
-    def settings(self) -> dict[str, Any]:
-        return {"mcp_servers": [{"url": self.url, "prefix": "crm", "confirm": ["delete_*"]}]}
-
-
-@pytest.fixture
-def crm(tmp_path: Path) -> Iterator[CrmServer]:
-    server = CrmServer(tmp_path)
-    try:
-        yield server
-    finally:
-        server.kill()
 
 
 def replies_with_results(

@@ -8,17 +8,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 from mcp.server import MCPServer
+
+from truloop_assistant.embedded_redis import free_port
 
 CUSTOMERS = {"c-17": {"id": "c-17", "name": "Mina Park", "plan": "pro"}}
 
 
 def build(log: Path) -> MCPServer:
-    server = MCPServer("crm")
+    server = MCPServer("crm", log_level="WARNING")
 
     def record(tool: str, args: dict[str, Any]) -> None:
         with log.open("a") as f:
@@ -40,6 +46,50 @@ def build(log: Path) -> MCPServer:
         return f"deleted {customer_id}"
 
     return server
+
+
+class CrmServer:
+    """``tests/fakes/mcp_server.py`` as a process on 127.0.0.1; ``calls()`` is what reached it."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.port = free_port()
+        self.log = tmp / "mcp-calls.jsonl"
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.fakes.mcp_server",
+                "--port",
+                str(self.port),
+                "--log",
+                str(self.log),
+            ],
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(self.url, timeout=1)
+                return
+            except httpx.TransportError:
+                time.sleep(0.05)
+        raise AssertionError("the MCP server did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def calls(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+    def settings(self) -> dict[str, Any]:
+        return {"mcp_servers": [{"url": self.url, "prefix": "crm", "confirm": ["delete_*"]}]}
 
 
 def main() -> None:

@@ -20,14 +20,13 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Retr
 from ..metrics import TOOL_CALL_SECONDS, TOOL_CALLS, VERIFIER_FLAGS
 from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
-from ..store.ledger import CallStatus, Ledger, LedgerCall, LedgerTurn, TurnState, redact
+from ..store.ledger import ERROR_CHARS, CallStatus, Ledger, LedgerCall, LedgerTurn, TurnState, redact
 from ..store.records import CallRef, PausedTurn
+from ..tools.callbacks import ToolCallbacks, ToolEvent
 from ..tools.deps import ToolRun
 from .verify import is_retry
 
 log = logging.getLogger("truloop_assistant.ledger")
-
-ERROR_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -45,22 +44,11 @@ class StepRecord:
 
 def server_calls(runs: dict[str, ToolRun]) -> list[LedgerCall]:
     """The server tools the envelope ran (deferred and gated calls are recorded as device/approval calls)."""
-    calls = []
-    for call_id, run in runs.items():
-        if run.outcome in ("deferred", "needs_approval"):
-            continue
-        status: CallStatus = "success" if run.outcome == "ok" else "failed"
-        call = LedgerCall(
-            call_id=call_id,
-            tool=run.tool,
-            kind="server",
-            status="pending",
-            args=redact(run.args),
-            started_at=run.started_at,
-        )
-        error = None if run.error is None else run.error[:ERROR_CHARS]
-        calls.append(call.ended(status, run.ended_at or time.time(), error=error))
-    return calls
+    return [
+        run.record(call_id)
+        for call_id, run in runs.items()
+        if run.outcome not in ("deferred", "needs_approval")
+    ]
 
 
 def invalid_calls(messages: list[ModelMessage], ran: set[str], now: float) -> list[LedgerCall]:
@@ -176,15 +164,19 @@ def _answer_status(ref: CallRef, answer: Answer | None, missing: CallStatus) -> 
 class LedgerWriter:
     """Writes steps into the ledger and counts the calls they ended; never fails a turn."""
 
-    def __init__(self, ledger: Ledger | None) -> None:
+    def __init__(self, ledger: Ledger | None, callbacks: ToolCallbacks | None = None) -> None:
         self.ledger = ledger
+        self.callbacks = callbacks
 
     async def step(self, step: StepRecord, *, ended: bool) -> None:
         """Merge a step's calls into its turn's record; ``ended``: the turn answered or gave up."""
         if self.ledger is None:
+            self._announce(None, step.calls, step.turn_id, step.channel_url, step.user_id)
             return
         try:
-            record = await self.ledger.load(step.channel_url, step.turn_id) or LedgerTurn(
+            before = await self.ledger.load(step.channel_url, step.turn_id)
+            self._announce(before, step.calls, step.turn_id, step.channel_url, step.user_id)
+            record = before or LedgerTurn(
                 turn_id=step.turn_id, user_id=step.user_id, state=step.state, started_at=step.started_at
             )
             merged = record.with_calls(step.calls)
@@ -206,11 +198,14 @@ class LedgerWriter:
 
     async def settle(self, channel_url: str, turn_id: str, calls_of: _Settle, *, state: TurnState) -> None:
         """The paused calls of a turn end (answered, expired or superseded)."""
+        user_id = calls_of.paused.user_id
         if self.ledger is None:
+            self._announce(None, calls_of(None), turn_id, channel_url, user_id)
             return
         try:
             record = await self.ledger.load(channel_url, turn_id)
             calls = calls_of(record)
+            self._announce(record, calls, turn_id, channel_url, user_id)
             if record is None:
                 return
             _count(record, calls)
@@ -219,6 +214,27 @@ class LedgerWriter:
             await self.ledger.save(channel_url, merged)
         except Exception:
             log.exception("could not record the calls of turn %s of %s in the ledger", turn_id, channel_url)
+
+    def _announce(
+        self, before: LedgerTurn | None, calls: list[LedgerCall], turn_id: str, channel_url: str, user_id: str
+    ) -> None:
+        """Tell the callbacks about device and approval calls sent or ended now (server calls are told
+        about by the envelope as they run; a step run again tells nothing twice)."""
+        if not self.callbacks:
+            return
+        for call in calls:
+            if call.kind == "server":
+                continue
+            prior = before.call(call.call_id) if before else None
+            if prior is not None and prior.status != "pending":
+                continue
+            if prior is None:
+                sent = call.model_copy(
+                    update={"status": "pending", "error": None, "ended_at": None, "duration_ms": None}
+                )
+                self.callbacks.started(ToolEvent(sent, turn_id, channel_url, user_id))
+            if call.status != "pending":
+                self.callbacks.ended(ToolEvent(call, turn_id, channel_url, user_id))
 
     def _verify(self, step: StepRecord, record: LedgerTurn) -> LedgerTurn:
         """An answer while one of the turn's calls is still pending: flagged, logged and counted."""

@@ -48,6 +48,7 @@ from ..store.outbox import TextOut
 from ..store.records import AgentRole, PausedTurn
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
+from ..tools.callbacks import ToolCallbacks
 from ..tools.deps import AgentDeps, RelayWriter, utcnow
 from .agents import Agents, MemberAgent
 from .calls import call_refs, failed_locally
@@ -134,6 +135,7 @@ class TurnRunner:
         ledger: Ledger | None = None,
         client_tools: ClientTools | None = None,
         tool_descriptions: Callable[[], Mapping[str, str]] = dict,
+        callbacks: ToolCallbacks | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.agents = agents
@@ -145,7 +147,8 @@ class TurnRunner:
         self.relay_writer = relay_writer
         self.effects = effects
         self.transcript = transcript
-        self.ledger = LedgerWriter(ledger)
+        self.ledger = LedgerWriter(ledger, callbacks)
+        self.callbacks = callbacks
         self.client_tools = client_tools
         self.tool_descriptions = tool_descriptions
         """Descriptions of tools the server did not define (MCP servers'), for their dialogs."""
@@ -250,6 +253,7 @@ class TurnRunner:
             relay_writer=self.relay_writer,
             effects=self.effects,
             declaration=await self.client_tools.get(turn.user_id) if self.client_tools else None,
+            callbacks=self.callbacks,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         usage = replace(turn.used)  # counts on from the turn's earlier steps

@@ -26,6 +26,8 @@ Flag = Literal["invalid", "no_result", "answered_while_pending"]
 
 ARG_CHARS = 300
 """A string argument is kept up to this many characters."""
+ERROR_CHARS = 500
+"""An error is kept up to this many characters."""
 _SECRET = re.compile(r"token|secret|password|passwd|api[_-]?key|authorization|credential|cookie", re.I)
 REDACTED = "[redacted]"
 

@@ -14,6 +14,7 @@ from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 from ..protocol.methods import CalendarEventsResult, ConfirmResult, PermissionStatusResult
 from .arguments import DateTimeWithOffset
 from .deps import AgentDeps
+from .marks import DEVICE
 from .validation import date_range
 
 Notification = Annotated[
@@ -29,7 +30,7 @@ interaction_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 permission_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
 
-@event_client_toolset.tool
+@event_client_toolset.tool(metadata=DEVICE)
 async def get_calendar_events(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,
@@ -50,7 +51,7 @@ async def get_calendar_events(
     raise CallDeferred()
 
 
-@interaction_toolset.tool
+@interaction_toolset.tool(metadata=DEVICE)
 async def confirm_interaction(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,
@@ -75,7 +76,7 @@ async def confirm_interaction(
     raise CallDeferred()
 
 
-@permission_toolset.tool
+@permission_toolset.tool(metadata=DEVICE)
 async def get_permission_status(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -12,11 +13,13 @@ from pydantic_ai import RunUsage, ToolFailed
 
 from ..i18n import Language
 from ..protocol.declarations import Declaration
+from ..store.ledger import ERROR_CHARS, LedgerCall, redact
 
 if TYPE_CHECKING:
     from ..backends import Backends
     from ..backends.users import UserProfile
     from ..store.effects import Effects
+    from .callbacks import ToolCallbacks
 
 
 def utcnow() -> datetime:
@@ -78,6 +81,23 @@ class ToolRun:
     """``ok``, ``failed``, ``timeout``, ``error``, ``retry``, ``deferred`` or ``needs_approval``."""
     error: str | None = None
 
+    def record(self, call_id: str) -> LedgerCall:
+        """The call as the ledger keeps it: pending while it runs, then success or failed."""
+        call = LedgerCall(
+            call_id=call_id,
+            tool=self.tool,
+            kind="server",
+            status="pending",
+            args=redact(self.args),
+            started_at=self.started_at,
+        )
+        if self.outcome == "running":
+            return call
+        error = None if self.error is None else self.error[:ERROR_CHARS]
+        return call.ended(
+            "success" if self.outcome == "ok" else "failed", self.ended_at or time.time(), error=error
+        )
+
 
 @dataclass
 class AgentDeps:
@@ -97,6 +117,8 @@ class AgentDeps:
     """Where tools that change something record their results (set by the server)."""
     declaration: Declaration | None = None
     """What the user's app declared: its own device tools, and the built-in methods it supports."""
+    callbacks: ToolCallbacks | None = None
+    """Integrators' tool callbacks (set by the server)."""
     calls_run: set[str] = field(default_factory=set)
     """Ids of the tool calls that reached a tool in this run (the others were invalid)."""
     tool_runs: dict[str, ToolRun] = field(default_factory=dict)

@@ -20,8 +20,10 @@ from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, 
 from pydantic_ai.toolsets import ToolsetTool
 
 from ..logs import log_context
+from ..store.ledger import LedgerCall
+from .callbacks import ToolCallbacks, ToolEvent
 from .deps import ToolRun
-from .marks import bounds_its_own_time
+from .marks import bounds_its_own_time, is_destructive, runs_on_device
 
 log = logging.getLogger("truloop_assistant.tools")
 
@@ -43,6 +45,9 @@ class EnvelopeToolset(WrapperToolset[Any]):
         run = ToolRun(tool=name, args=dict(tool_args), started_at=time.time())
         if isinstance(runs := getattr(ctx.deps, "tool_runs", None), dict):
             runs[call_id] = run
+        announce = _announcer(ctx, tool)
+        if announce is not None:
+            announce.started(_event(run.record(call_id or ""), ctx.deps))
         with log_context(call_id=call_id):
             started = time.perf_counter()
             try:
@@ -79,3 +84,25 @@ class EnvelopeToolset(WrapperToolset[Any]):
                 log.info(
                     "tool result %s id=%s outcome=%s ms=%.1f", name, call_id, run.outcome, elapsed * 1000
                 )
+                if announce is not None and run.outcome not in ("deferred", "needs_approval"):
+                    announce.ended(_event(run.record(call_id or ""), ctx.deps))
+
+
+def _announcer(ctx: RunContext[Any], tool: ToolsetTool[Any]) -> ToolCallbacks | None:
+    """The callbacks to tell about this call, if it runs here: device calls, and gated calls still
+    waiting for the user's yes, are told about when they are sent (the ledger writer does that)."""
+    callbacks = getattr(ctx.deps, "callbacks", None)
+    if not isinstance(callbacks, ToolCallbacks) or not callbacks:
+        return None
+    if runs_on_device(tool.tool_def) or (is_destructive(tool.tool_def) and not ctx.tool_call_approved):
+        return None
+    return callbacks
+
+
+def _event(call: LedgerCall, deps: Any) -> ToolEvent:
+    return ToolEvent(
+        call=call,
+        turn_id=getattr(deps, "turn_id", ""),
+        channel_url=getattr(deps, "channel_url", ""),
+        user_id=getattr(deps, "user_id", ""),
+    )

@@ -14,6 +14,8 @@ DESTRUCTIVE: dict[str, Any] = {**CHANGES, "destructive": True}
 
 DECLARED: dict[str, Any] = {"declared": True}
 """A device tool the user's app declared (not one of the server's own)."""
+DEVICE: dict[str, Any] = {"device": True}
+"""A built-in device tool: it runs on the user's phone (the call is deferred)."""
 
 OWN_TIME_BOUND: dict[str, Any] = {"own_time_bound": True}
 """A tool that bounds its own time (a nested model run): the envelope's tool timeout does not apply."""
@@ -37,3 +39,9 @@ def bounds_its_own_time(tool_def: ToolDefinition) -> bool:
 def is_declared(tool_def: ToolDefinition) -> bool:
     """Whether the tool is one the user's app declared."""
     return bool((tool_def.metadata or {}).get("declared"))
+
+
+def runs_on_device(tool_def: ToolDefinition) -> bool:
+    """Whether calls of the tool go to the user's phone (built-in device tools and declared ones)."""
+    metadata = tool_def.metadata or {}
+    return bool(metadata.get("device") or metadata.get("declared"))
