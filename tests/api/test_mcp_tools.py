@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -83,6 +84,10 @@ async def test_an_mcp_tool_runs_and_a_destructive_one_waits_for_the_users_yes(
         await h.idle()
         assert [c["tool"] for c in crm.calls()] == ["lookup_customer", "delete_customer"]
 
+        metrics = (await h.http.get("/metrics")).text
+        assert (
+            'truloop_tool_calls_total{kind="server",status="success",tool="crm_delete_customer"}' in metrics
+        )
         ledger = (await h.http.get("/api/v1/admin/conversations/ch-1", headers=ADMIN)).json()
         newest = ledger["turns"][0]["calls"]
         assert {(c["tool"], c["kind"], c["status"]) for c in newest} == {
@@ -125,6 +130,21 @@ async def test_a_server_that_is_down_costs_only_its_own_tools_and_comes_back(
     outages = [r.getMessage() for r in caplog.records if "unreachable" in r.getMessage()]
     assert len(outages) == 2, outages  # one line per outage, not one per turn
     assert all("MCP server 'crm'" in line for line in outages)
+
+
+async def test_the_tool_list_is_asked_for_again_after_refresh_s(start_server: Any, crm: CrmServer) -> None:
+    crm.start()
+    seen: list[set[str]] = []
+    async with start_server(model=replies_with_results(crm_plan, seen), **crm.settings(refresh_s=0.2)) as h:
+        await h.user_says("hello")
+        await h.replies(1)
+        assert "crm_lookup_customer" in seen[-1] and "crm_list_orders" not in seen[-1]
+        crm.kill()
+        crm.start(orders=True)  # the server gets a new tool
+        await asyncio.sleep(0.3)  # refresh_s passes
+        await h.user_says("hello again")
+        await h.replies(2)
+        assert "crm_list_orders" in seen[-1]
 
 
 async def test_an_app_may_not_declare_a_tool_under_an_mcp_prefix(start_server: Any, crm: CrmServer) -> None:

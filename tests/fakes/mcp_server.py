@@ -23,7 +23,7 @@ from truloop_assistant.embedded_redis import free_port
 CUSTOMERS = {"c-17": {"id": "c-17", "name": "Mina Park", "plan": "pro"}}
 
 
-def build(log: Path) -> MCPServer:
+def build(log: Path, *, orders: bool = False) -> MCPServer:
     server = MCPServer("crm", log_level="WARNING")
 
     def record(tool: str, args: dict[str, Any]) -> None:
@@ -45,6 +45,14 @@ def build(log: Path) -> MCPServer:
         record("delete_customer", {"customer_id": customer_id})
         return f"deleted {customer_id}"
 
+    if orders:  # a newer version of the server, with one more tool
+
+        @server.tool()
+        def list_orders(customer_id: str) -> list[str]:
+            """A customer's order ids, newest first."""
+            record("list_orders", {"customer_id": customer_id})
+            return ["o-2", "o-1"]
+
     return server
 
 
@@ -57,17 +65,18 @@ class CrmServer:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, *, orders: bool = False) -> None:
+        command = [
+            sys.executable,
+            "-m",
+            "tests.fakes.mcp_server",
+            "--port",
+            str(self.port),
+            "--log",
+            str(self.log),
+        ]
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.fakes.mcp_server",
-                "--port",
-                str(self.port),
-                "--log",
-                str(self.log),
-            ],
+            command + (["--orders"] if orders else []),
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 20
@@ -88,16 +97,17 @@ class CrmServer:
     def calls(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []
 
-    def settings(self) -> dict[str, Any]:
-        return {"mcp_servers": [{"url": self.url, "prefix": "crm", "confirm": ["delete_*"]}]}
+    def settings(self, **more: Any) -> dict[str, Any]:
+        return {"mcp_servers": [{"url": self.url, "prefix": "crm", "confirm": ["delete_*"], **more}]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--log", type=Path, required=True)
+    parser.add_argument("--orders", action="store_true", help="also offer list_orders")
     args = parser.parse_args()
-    app = build(args.log).streamable_http_app()
+    app = build(args.log, orders=args.orders).streamable_http_app()
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
