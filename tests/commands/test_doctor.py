@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.fakes.mcp_server import CrmServer
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import API_TOKEN, BOT
 from truloop_assistant.commands.doctor import RedisUnreachable, ping_redis
@@ -137,3 +139,24 @@ def test_a_cluster_url_is_pinged_through_its_seeds(redis_url: str) -> None:
     assert ping_redis(f"redis+cluster://{dead},{live}")
     with pytest.raises(RedisUnreachable):
         ping_redis(f"redis+cluster://{dead}")
+
+
+async def test_each_mcp_server_is_checked(tmp_path: Path, redis_url: str, crm: CrmServer) -> None:
+    crm.start()
+    nowhere = f"http://127.0.0.1:{free_port()}/mcp"
+    servers = [{"url": crm.url, "prefix": "crm"}, {"url": nowhere, "prefix": "erp"}]
+    env = {
+        "TRULOOP_REDIS_URL": redis_url,
+        "TRULOOP_CHANNEL": "local",
+        "TRULOOP_JWT_SECRET": SECRET,
+        "TRULOOP_MCP_SERVERS": json.dumps(servers),
+    }
+
+    code, lines = await doctor(tmp_path, **env)
+
+    assert code == 1
+    assert lines[-2] == (
+        f"ok    mcp crm: {crm.url} answers with 2 tools: crm_lookup_customer, crm_delete_customer"
+    )
+    assert lines[-1].startswith(f"FAIL  mcp erp: cannot list the tools of {nowhere} (")
+    assert lines[-1].endswith("until then the assistant works without its tools")

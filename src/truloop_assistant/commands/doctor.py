@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from ..config import SendbirdSettings, Settings
+    from ..config import McpServer, SendbirdSettings, Settings
 
 REDIS_TIMEOUT_S = 3.0
 SENDBIRD_TIMEOUT_S = 5.0
@@ -143,6 +143,37 @@ def checks() -> Iterator[Check]:
         yield Check("sendbird", "skip", f"TRULOOP_CHANNEL={channel}: Sendbird is not used")
     else:
         yield check_sendbird(settings)
+    for server in settings.mcp_servers if settings is not None else []:
+        yield check_mcp(server)
+
+
+MCP_TIMEOUT_S = 5.0
+
+
+def check_mcp(server: McpServer) -> Check:
+    """The MCP server answers and lists its tools (as the worker will see them, with the prefix)."""
+    import asyncio
+
+    from pydantic_ai.mcp import MCPToolset
+
+    async def tools() -> list[str]:
+        toolset: MCPToolset[None] = MCPToolset(str(server.url), headers=dict(server.headers) or None)
+        async with asyncio.timeout(MCP_TIMEOUT_S):
+            return [tool.name for tool in await toolset.list_tools()]
+
+    name = f"mcp {server.prefix}"
+    try:
+        names = asyncio.run(tools())
+    except Exception as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return Check(
+            name,
+            "FAIL",
+            f"cannot list the tools of {server.url} ({reason[:200]}): start it or fix TRULOOP_MCP_SERVERS; "
+            "until then the assistant works without its tools",
+        )
+    listed = ", ".join(f"{server.prefix}_{n}" for n in names) or "none"
+    return Check(name, "ok", f"{server.url} answers with {len(names)} tools: {listed}")
 
 
 def check_redis(url: str) -> Check:
