@@ -16,6 +16,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.fakes.mcp_server import CrmServer
+from tests.support import JWT_SECRET
+from truloop_assistant.auth import issue_token
 from truloop_assistant.tools.callbacks import GROUP
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tool-callbacks"
@@ -73,6 +75,7 @@ def plan_model() -> FunctionModel:
         calls = {
             "find mina": [("get_current_datetime", {}), ("crm_lookup_customer", {"name": "mina"})],
             "delete c-17": [("crm_delete_customer", {"customer_id": "c-17"})],
+            "where am I": [("get_current_location", {"notification_message": "Finding you…"})],
             "my calendar": [
                 (
                     "get_calendar_events",
@@ -124,14 +127,31 @@ async def test_callbacks_hear_of_every_kind_of_call_and_a_bad_one_holds_up_nothi
             "data": {"requiredPermission": "calendar.read"},
         }
         assert (await h.answer(calendar["id"], error=denied)).status_code == 202
-        replies = await h.replies(3)
+        await h.replies(3)
+
+        # A tool the user's app declared.
+        location = {
+            "name": "get_current_location",
+            "description": "Where the user is",
+            "method": "location.get",
+        }
+        declared = {"tools": [{**location, "parameters": {"type": "object"}}]}
+        token = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'jeff')}"}
+        assert (
+            await h.http.put("/api/v1/agent/client-tools", json=declared, headers=token)
+        ).status_code == 200
+        await h.user_says("where am I")
+        [*_, where] = await h.rpc_requests(3)
+        assert (await h.answer(where["id"], result={"label": "Seoul"})).status_code == 202
+        replies = await h.replies(4)
         assert [r.text for r in replies] == [
             "get_current_datetime success | crm_lookup_customer success",
             "crm_delete_customer success",
             "get_calendar_events failed",
+            "get_current_location success",
         ]
 
-        lines = await audit_lines(audit_file, 10)
+        lines = await audit_lines(audit_file, 12)
     by_call: dict[str, list[dict[str, Any]]] = {}
     for line in lines:
         by_call.setdefault(line["call"]["call_id"], []).append(line)
@@ -145,6 +165,7 @@ async def test_callbacks_hear_of_every_kind_of_call_and_a_bad_one_holds_up_nothi
         ("crm_delete_customer", "approval", ("start", "end")),
         ("crm_delete_customer", "server", ("start", "end")),
         ("get_calendar_events", "device", ("start", "error")),
+        ("get_current_location", "device", ("start", "end")),
     }
     # The records are the ledger's: the JSON-RPC id for device and approval calls, args, status, error.
     sent, answered = by_call[calendar["id"]]
