@@ -9,8 +9,13 @@ import asyncio
 import hashlib
 import hmac
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -283,3 +288,70 @@ def calendar_model(answer: str = "nothing this week") -> FunctionModel:
         return ModelResponse(parts=[ToolCallPart("get_calendar_events", CALENDAR_ARGS)])
 
     return FunctionModel(fn)
+
+
+@dataclass
+class DevServer:
+    """A ``truloop-assistant dev`` process; ``output`` is what it printed, once it stopped."""
+
+    base: str
+    output: str = ""
+
+
+@contextmanager
+def running_dev_server() -> Iterator[DevServer]:
+    """``truloop-assistant dev`` in a subprocess (embedded Redis, offline model, no TRULOOP_* set),
+    ready; stopped with Ctrl-C on exit."""
+    from truloop_assistant.embedded_redis import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "truloop_assistant.cli", "dev", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    server = DevServer(f"http://127.0.0.1:{port}")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                if httpx.get(f"{server.base}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            proc.kill()
+            raise AssertionError(f"dev server did not start:\n{proc.stdout.read() if proc.stdout else ''}")
+        yield server
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            server.output, _ = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            server.output, _ = proc.communicate()
+
+
+LOCATION_TOOL: dict[str, Any] = {
+    "name": "get_current_location",
+    "description": "The user's current location from their phone: latitude, longitude and a place name",
+    "method": "location.getCurrent",
+    "parameters": {
+        "type": "object",
+        "properties": {"accuracy": {"type": "string", "enum": ["coarse", "fine"]}},
+        "additionalProperties": False,
+    },
+    "result": {
+        "type": "object",
+        "required": ["latitude", "longitude"],
+        "properties": {
+            "latitude": {"type": "number"},
+            "longitude": {"type": "number"},
+            "label": {"type": "string"},
+        },
+    },
+}
+"""An app-declared device tool, as the /dev page declares it for its sample."""

@@ -3,53 +3,22 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from truloop_assistant.embedded_redis import free_port
+from tests.support import running_dev_server
 
 
 @pytest.fixture
 def dev_server() -> Iterator[str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "truloop_assistant.cli", "dev", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            proc.kill()
-            pytest.fail(f"dev server did not start:\n{proc.stdout.read() if proc.stdout else ''}")
-        yield base
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            out, _ = proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
-    assert "started an embedded Redis" in out
-    assert f"{base}/dev" in out  # it tells you what to do next
+    with running_dev_server() as server:
+        yield server.base
+    assert "started an embedded Redis" in server.output
+    assert f"{server.base}/dev" in server.output  # it tells you what to do next
 
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -16,32 +16,14 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import JWT_SECRET, ON_STANDALONE_AND_CLUSTER, Harness
+from tests.support import JWT_SECRET, LOCATION_TOOL, ON_STANDALONE_AND_CLUSTER, Harness
 from truloop_assistant.auth import issue_token
 from truloop_assistant.protocol.declarations import Declaration, DeclaredTool
 from truloop_assistant.store.client_tools import ClientTools
 
 PATH = "/api/v1/agent/client-tools"
 
-LOCATION = {
-    "name": "get_current_location",
-    "description": "The user's current location from their phone: latitude, longitude and a place name",
-    "method": "location.getCurrent",
-    "parameters": {
-        "type": "object",
-        "properties": {"accuracy": {"type": "string", "enum": ["coarse", "fine"]}},
-        "additionalProperties": False,
-    },
-    "result": {
-        "type": "object",
-        "required": ["latitude", "longitude"],
-        "properties": {
-            "latitude": {"type": "number"},
-            "longitude": {"type": "number"},
-            "label": {"type": "string"},
-        },
-    },
-}
+LOCATION = LOCATION_TOOL
 CITY_HALL = {"latitude": 37.5663, "longitude": 126.9779, "label": "Seoul City Hall"}
 
 

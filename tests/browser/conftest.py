@@ -8,20 +8,15 @@ to ``test-artifacts/screenshots/`` at the repository root.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from truloop_assistant.embedded_redis import free_port
+from tests.support import running_dev_server
 
 from .page import PHONE, DevPage
 
@@ -33,35 +28,8 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screensh
 @pytest.fixture(scope="module")
 def dev_server() -> Iterator[str]:
     """``truloop-assistant dev`` in a subprocess (embedded Redis, offline model); its base URL."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "truloop_assistant.cli", "dev", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            proc.kill()
-            pytest.fail(f"dev server did not start:\n{proc.stdout.read() if proc.stdout else ''}")
-        yield base
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+    with running_dev_server() as server:
+        yield server.base
 
 
 @pytest.fixture(scope="module")

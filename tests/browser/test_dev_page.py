@@ -9,27 +9,9 @@ from __future__ import annotations
 import httpx
 from selenium.webdriver.common.by import By
 
-from .page import DevPage
+from tests.support import LOCATION_TOOL
 
-SAMPLE_TOOL = {
-    "name": "get_current_location",
-    "description": "The user's current location from their phone: latitude, longitude and a place name",
-    "method": "location.getCurrent",
-    "parameters": {
-        "type": "object",
-        "properties": {"accuracy": {"type": "string", "enum": ["coarse", "fine"]}},
-        "additionalProperties": False,
-    },
-    "result": {
-        "type": "object",
-        "required": ["latitude", "longitude"],
-        "properties": {
-            "latitude": {"type": "number"},
-            "longitude": {"type": "number"},
-            "label": {"type": "string"},
-        },
-    },
-}
+from .page import DevPage
 
 
 def test_the_week_s_calendar_is_shown_at_its_times_in_jeff_s_zone_on_a_utc_phone(page: DevPage) -> None:
@@ -215,7 +197,7 @@ def test_an_app_declared_tool_is_called_and_answered_from_the_page(page: DevPage
     declared = httpx.get(
         f"{dev_server}/api/v1/agent/client-tools", headers={"authorization": f"Bearer {token}"}
     ).json()
-    assert declared["tools"] == [SAMPLE_TOOL]
+    assert declared["tools"] == [LOCATION_TOOL]
     page.screenshot("app-tool-declared-panel-phone")
     page.close_panel()
 
