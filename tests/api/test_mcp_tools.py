@@ -159,3 +159,18 @@ async def test_an_app_may_not_declare_a_tool_under_an_mcp_prefix(start_server: A
         r = await h.http.put("/api/v1/agent/client-tools", json={"tools": [tool]}, headers=headers)
         assert r.status_code == 409 and r.json()["error"]["code"] == "tool_name_taken"
         assert "crm_" in r.json()["error"]["message"]
+
+
+async def test_the_offline_model_uses_mcp_tools_behind_the_gate(start_server: Any, crm: CrmServer) -> None:
+    crm.start()
+    async with start_server(**crm.settings()) as h:  # the offline model
+        await h.user_says("look up customer mina")
+        [found] = await h.replies(1)
+        assert "Mina Park" in found.text
+        await h.user_says("delete customer c-17")
+        [ask] = await h.rpc_requests(1)
+        assert ask["method"] == "interaction.confirm" and "customer_id: c-17" in ask["params"]["message"]
+        assert (await h.answer(ask["id"], result={"confirmed": True})).status_code == 202
+        [_, deleted] = await h.replies(2)
+        assert "deleted c-17" in deleted.text
+        assert [c["tool"] for c in crm.calls()] == ["lookup_customer", "delete_customer"]

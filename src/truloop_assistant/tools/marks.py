@@ -45,3 +45,8 @@ def runs_on_device(tool_def: ToolDefinition) -> bool:
     """Whether calls of the tool go to the user's phone (built-in device tools and declared ones)."""
     metadata = tool_def.metadata or {}
     return bool(metadata.get("device") or metadata.get("declared"))
+
+
+def from_mcp(tool_def: ToolDefinition) -> bool:
+    """Whether the tool is an MCP server's."""
+    return bool((tool_def.metadata or {}).get("mcp"))

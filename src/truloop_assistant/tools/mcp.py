@@ -107,10 +107,10 @@ class McpServerTools(AbstractToolset[AgentDeps]):
             if f"{self.server.prefix}_{name}" in self.reserved:
                 log.warning("%s: tool %r is left out: the server has a tool of that name", self.label, name)
                 continue
+            metadata = {**(tool.tool_def.metadata or {}), "mcp": self.server.prefix}
             if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.server.confirm):
-                metadata = {**(tool.tool_def.metadata or {}), **DESTRUCTIVE}
-                tool = replace(tool, tool_def=replace(tool.tool_def, metadata=metadata))
-            tools[name] = tool
+                metadata |= DESTRUCTIVE
+            tools[name] = replace(tool, tool_def=replace(tool.tool_def, metadata=metadata))
         return tools
 
     async def call_tool(

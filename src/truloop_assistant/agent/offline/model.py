@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from pydantic_ai.messages import (
@@ -26,7 +27,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from ...i18n import Language, language_of
 from ...i18n import offline as say
-from ...tools.marks import is_declared
+from ...tools.marks import from_mcp, is_declared
 from ..context import zone_named_in
 from .events import follow_up
 from .intents import choose, without_addressee
@@ -57,24 +58,41 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
                 if step is not None:
                     return ModelResponse(parts=[step])
                 return ModelResponse(parts=[TextPart("\n".join(describe(p, lang, zone) for p in results))])
-        if call := declared_call(prompt, [t for t in info.function_tools if is_declared(t)], lang):
+        outside = [t for t in info.function_tools if is_declared(t) or from_mcp(t)]
+        if call := outside_tool_call(prompt, outside, lang):
             return ModelResponse(parts=[call])
         return ModelResponse(parts=[choose(prompt, lang, tools, now().astimezone(zone), messages)])
 
     return FunctionModel(offline, model_name="offline")
 
 
-def declared_call(prompt: str, declared: Sequence[ToolDefinition], lang: Language) -> ToolCallPart | None:
-    """A call of an app-declared tool when a word of its name (4 letters or more) is in the prompt.
+def outside_tool_call(prompt: str, tools: Sequence[ToolDefinition], lang: Language) -> ToolCallPart | None:
+    """A call of a tool from outside the server (app-declared, or an MCP server's) named in the prompt.
 
-    "what is my current location?" calls a declared ``get_current_location``, with no arguments but
-    the notification (the offline model cannot fill a schema it has never seen).
+    The tool with the most words of its name (4 letters or more) in the prompt is called: "what is my
+    current location?" calls a declared ``get_current_location``, "delete customer c-17" an MCP
+    ``crm_delete_customer``. The offline model cannot fill a schema it has never seen: a tool with
+    one required text argument gets the prompt's last word that is not in the tool's name
+    (``customer_id="c-17"``); device tools get their notification.
     """
-    words = set(re.findall(r"[a-z]+", prompt.lower()))
-    for tool in declared:
-        if any(len(w) >= 4 and w in words for w in tool.name.split("_")):
-            return ToolCallPart(tool.name, {"notification_message": say.CHECKING_PHONE(lang)})
-    return None
+    tokens = re.findall(r"[\w-]+", prompt.lower())
+    best, best_score = None, 0
+    for tool in tools:
+        named = {w for w in tool.name.split("_") if len(w) >= 4}
+        if (score := len(named & set(tokens))) > best_score:
+            best, best_score = tool, score
+    if best is None:
+        return None
+    schema = best.parameters_json_schema
+    properties: dict[str, Any] = schema.get("properties", {})
+    args: dict[str, Any] = {}
+    if "notification_message" in properties:
+        args["notification_message"] = say.CHECKING_PHONE(lang)
+    texts = [p for p in schema.get("required", []) if p != "notification_message"]
+    rest = [t for t in tokens if t not in best.name.split("_")]
+    if len(texts) == 1 and properties.get(texts[0], {}).get("type") == "string" and rest:
+        args[texts[0]] = rest[-1]
+    return ToolCallPart(best.name, args)
 
 
 def _latest_prompt(messages: Sequence[ModelMessage]) -> str:
