@@ -234,3 +234,14 @@ async def test_the_offline_model_uses_a_declared_tool(start_server: Any) -> None
         assert (await h.answer(rpc["id"], result=CITY_HALL)).status_code == 202
         [reply] = await h.replies(1)
         assert '"label": "Seoul City Hall"' in reply.text  # the result as the app sent it, as JSON
+
+
+async def test_a_declared_call_is_cut_by_a_newer_message_like_any_device_call(start_server: Any) -> None:
+    async with start_server() as h:  # the offline model
+        assert (await declare(h, {"tools": [LOCATION]})).status_code == 200
+        await h.user_says("what is my current location?")
+        [rpc] = await h.rpc_requests(1)
+        await h.user_says("never mind")
+        await h.replies(1)
+        late = await h.answer(rpc["id"], result=CITY_HALL)
+        assert late.status_code == 410 and late.json()["error"]["code"] == "call_superseded"
