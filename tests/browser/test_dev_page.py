@@ -203,6 +203,7 @@ def test_an_app_declared_tool_is_called_and_answered_from_the_page(page: DevPage
 
     page.say("what is my current location?")
     card = page.card("location.getCurrent")
+    assert "Checking on your phone" in card.text and "null" not in card.text  # no empty summary shown
     page.screenshot("app-tool-request-phone")
     page.tap(card, "Share sample location")
     page.assistant_says("Seoul City Hall")

@@ -311,12 +311,12 @@ function requestCard(m, rpc) {
   card.dataset.method = rpc.method;
   const badge = el('span', {className: 'badge'});
   const summary = spec.summary(params);
-  card.append(
+  card.append(...[
     el('div', {className: 'card-head'}, icon(spec.icon), el('span', {className: 'card-name', textContent: spec.name}), badge),
     el('div', {className: 'card-text', textContent: m.message}),
     summary ? el('div', {className: 'card-summary', textContent: summary}) : null,
     el('div', {className: 'method', textContent: rpc.method}),
-  );
+  ].filter(Boolean));
   card.append(el('details', {}, el('summary', {textContent: 'JSON-RPC request'}),
                  el('pre', {textContent: JSON.stringify(rpc, null, 2)})));
   card.append(el('div', {className: 'actions'}), el('div', {className: 'outcome', role: 'status'}));
