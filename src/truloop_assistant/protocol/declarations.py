@@ -42,12 +42,19 @@ class DeclaredTool(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Annotated[str, StringConstraints(pattern=TOOL_NAME_PATTERN)]
-    description: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1024)]
+    description: Annotated[str, StringConstraints(min_length=1, max_length=1024)]
     method: Method
     parameters: dict[str, Any]
     """JSON Schema (``type: object``) of the call's ``params``."""
     result: dict[str, Any] | None = None
     """JSON Schema the phone's ``result`` must fit; any result is taken when absent."""
+
+    @field_validator("description")
+    @classmethod
+    def _said(cls, description: str) -> str:
+        if not description.strip():
+            raise ValueError("the description is blank: tell the model what the tool does")
+        return description
 
     @field_validator("parameters", "result")
     @classmethod
