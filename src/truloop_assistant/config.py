@@ -25,7 +25,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from .errors import validation_problems
+from .errors import repeated, validation_problems
 from .logs import LEVELS, LogFormat
 
 
@@ -185,8 +185,7 @@ class Settings(SendbirdSettings):
     @field_validator("mcp_servers")
     @classmethod
     def _unique_prefixes(cls, servers: list[McpServer]) -> list[McpServer]:
-        prefixes = [s.prefix for s in servers]
-        if twice := sorted({p for p in prefixes if prefixes.count(p) > 1}):
+        if twice := repeated(s.prefix for s in servers):
             raise ValueError(f"each server needs its own prefix; used more than once: {', '.join(twice)}")
         return servers
 

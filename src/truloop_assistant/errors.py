@@ -91,3 +91,12 @@ def validation_problems(
 def first_problem(errors: Iterable[Mapping[str, Any]], *, default_where: str = "") -> str:
     """The first of :func:`validation_problems` (clients fix one thing at a time)."""
     return next(iter(validation_problems(errors, default_where=default_where)), "invalid input")
+
+
+def repeated(values: Iterable[str]) -> list[str]:
+    """The values that appear more than once, sorted (for a message naming them)."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for value in values:
+        (twice if value in seen else seen).add(value)
+    return sorted(twice)

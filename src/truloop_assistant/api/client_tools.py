@@ -73,9 +73,8 @@ async def declare(request: Request, services: ServicesDep) -> JSONResponse:
 )
 async def current(request: Request, services: ServicesDep) -> JSONResponse:
     """The user's current declaration, as the app sent it."""
-    principal = await services.auth.verify(request.headers.get("authorization"))
+    principal, rate = await _caller(request, services)
     async with redis_budget():
-        rate = await _rate(services, principal)
         declaration = await services.client_tools.get(principal.user_id)
     body = declaration.public() if declaration is not None else {"tools": []}
     return JSONResponse(body, headers=rate.headers())
@@ -91,11 +90,17 @@ async def current(request: Request, services: ServicesDep) -> JSONResponse:
 )
 async def remove(request: Request, services: ServicesDep) -> Response:
     """Remove the user's declaration: their turns offer only the built-in tools again."""
-    principal = await services.auth.verify(request.headers.get("authorization"))
+    principal, rate = await _caller(request, services)
     async with redis_budget():
-        rate = await _rate(services, principal)
         await services.client_tools.delete(principal.user_id)
     return Response(status_code=204, headers=rate.headers())
+
+
+async def _caller(request: Request, services: ServicesDep) -> tuple[Principal, RateDecision]:
+    """Who calls (401 without a valid token), counted in their window (429 beyond it)."""
+    principal = await services.auth.verify(request.headers.get("authorization"))
+    async with redis_budget():
+        return principal, await _rate(services, principal)
 
 
 async def _rate(services: ServicesDep, principal: Principal) -> RateDecision:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import jsonschema_rs
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
-from ..errors import BadRequest, Unprocessable, first_problem
+from ..errors import BadRequest, Unprocessable, first_problem, repeated
 from .jsonrpc import load_json
 
 MAX_TOOLS = 32
@@ -89,8 +89,7 @@ class Declaration(BaseModel):
     @field_validator("tools")
     @classmethod
     def _unique(cls, tools: list[DeclaredTool]) -> list[DeclaredTool]:
-        names = [t.name for t in tools]
-        if dupes := sorted({n for n in names if names.count(n) > 1}):
+        if dupes := repeated(t.name for t in tools):
             raise ValueError(f"tool names must be unique; declared more than once: {', '.join(dupes)}")
         return tools
 
