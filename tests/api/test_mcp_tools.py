@@ -174,3 +174,33 @@ async def test_the_offline_model_uses_mcp_tools_behind_the_gate(start_server: An
         [_, deleted] = await h.replies(2)
         assert "deleted c-17" in deleted.text
         assert [c["tool"] for c in crm.calls()] == ["lookup_customer", "delete_customer"]
+
+
+async def test_a_server_that_hangs_holds_up_one_turn_not_every_turn(
+    start_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_tools, "LIST_TIMEOUT_S", 0.5)
+    connections = 0
+
+    async def never_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        while await reader.read(65536):  # reads the request, answers nothing, until the client gives up
+            pass
+        writer.close()
+
+    hanging = await asyncio.start_server(never_answer, "127.0.0.1", 0)
+    port = hanging.sockets[0].getsockname()[1]
+    seen: list[set[str]] = []
+    servers = {"mcp_servers": [{"url": f"http://127.0.0.1:{port}/mcp", "prefix": "crm"}]}
+    async with hanging, start_server(model=replies_with_results(crm_plan, seen), **servers) as h:
+        await h.user_says("find mina")
+        [first] = await h.replies(1)
+        assert "get_current_datetime success" in first.text  # the turn went on without the server
+        tried = connections
+        assert tried >= 1
+        for n in (2, 3):
+            await h.user_says("find mina")
+            await h.replies(n)
+        assert connections == tried  # not asked again at every turn: it is waited for once
+        assert not any(t.startswith("crm_") for t in seen[-1])

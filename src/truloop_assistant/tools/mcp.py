@@ -33,7 +33,9 @@ log = logging.getLogger("truloop_assistant.tools.mcp")
 LIST_TIMEOUT_S = 5.0
 """Listing a server's tools may take this long before the server counts as down."""
 RETRY_DOWN_S = 10.0
-"""A server that is down is asked again after this long; turns in between go on without its tools."""
+"""A server that is down is asked again after this long, then twice as long each time it still is
+(up to ``RETRY_DOWN_MAX_S``); turns in between go on without its tools."""
+RETRY_DOWN_MAX_S = 60.0
 
 
 class McpServerTools(AbstractToolset[AgentDeps]):
@@ -55,6 +57,7 @@ class McpServerTools(AbstractToolset[AgentDeps]):
         self._tools: dict[str, ToolsetTool[AgentDeps]] | None = None
         self._fresh_until = 0.0
         self._retry_at = 0.0
+        self._retry_s = RETRY_DOWN_S
         self._down = False
         self._lock = asyncio.Lock()
 
@@ -94,6 +97,7 @@ class McpServerTools(AbstractToolset[AgentDeps]):
             if self._down or not self.descriptions:
                 log.info("%s: %d tools: %s", self.label, len(self._tools), ", ".join(sorted(self._tools)))
             self._down = False
+            self._retry_s = RETRY_DOWN_S
             self.descriptions = {
                 f"{self.server.prefix}_{name}": tool.tool_def.description or ""
                 for name, tool in self._tools.items()
@@ -128,10 +132,11 @@ class McpServerTools(AbstractToolset[AgentDeps]):
             ) from None
 
     def _went_down(self, exc: BaseException) -> None:
-        """Forget the tools; ask again after ``RETRY_DOWN_S``. Logged once per outage."""
+        """Forget the tools and ask again later (a little later each time). Logged once per outage."""
         self._tools = None
         self._fresh_until = 0.0
-        self._retry_at = time.monotonic() + RETRY_DOWN_S
+        self._retry_at = time.monotonic() + self._retry_s
+        self._retry_s = min(self._retry_s * 2, RETRY_DOWN_MAX_S)
         if not self._down:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             log.warning(
