@@ -355,7 +355,7 @@ def _child_commands(args: argparse.Namespace) -> list[list[str]]:
 
 async def _worker(settings: Settings, concurrency: int, liveness: Liveness | None = None) -> int:
     from .pipeline.probe import keep_alive
-    from .pipeline.worker import SHUTDOWN_GRACE_S, build_worker
+    from .pipeline.worker import SHUTDOWN_GRACE_S, build_worker, stop_task
     from .services import Services
 
     loop = asyncio.get_running_loop()
@@ -398,9 +398,7 @@ async def _worker(settings: Settings, concurrency: int, liveness: Liveness | Non
         for sig in STOP_SIGNALS:
             loop.remove_signal_handler(sig)
         if alive is not None:
-            alive.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await alive
+            await stop_task(alive)
         await services.aclose()
     return 0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from functools import cached_property, partial
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from pydantic_ai import AbstractToolset
@@ -57,7 +58,9 @@ from .store.turns import TurnStore
 from .tools import tool_names
 from .tools.callbacks import ToolCallbacks
 from .tools.deps import AgentDeps
-from .tools.mcp import McpServerTools, mcp_toolsets
+
+if TYPE_CHECKING:
+    from .tools.mcp import McpServerTools
 
 
 @dataclass
@@ -171,7 +174,12 @@ class Services:
     @cached_property
     def mcp_servers(self) -> list[tuple[McpServerTools, AbstractToolset[AgentDeps]]]:
         """The MCP servers' toolsets (``TRULOOP_MCP_SERVERS``), one set per process: their tool lists
-        are kept between turns."""
+        are kept between turns. The MCP client (a second or more to import) is loaded only when
+        servers are configured."""
+        if not self.settings.mcp_servers:
+            return []
+        from .tools.mcp import mcp_toolsets
+
         return mcp_toolsets(self.settings.mcp_servers, reserved=tool_names())
 
     def runner(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> TurnRunner:

@@ -260,6 +260,13 @@ class Worker:
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def stopped(self, *, within_s: float) -> int:
+        """Its exit code once it stops; a failure showing what it printed if it does not in time."""
+        try:
+            return self.proc.wait(within_s)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the worker did not stop within {within_s:g} s:\n{self.output()}") from None
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
@@ -316,6 +323,6 @@ def test_a_worker_reports_a_stalled_or_stopped_redis_and_recovers(tmp_path: Path
             redis_server.restart()
             wait_until(lambda: status(http, port, 200), timeout=30, what="200 once Redis is back")
             worker.proc.send_signal(signal.SIGTERM)
-            assert worker.proc.wait(60) == 0, worker.output()
+            assert worker.stopped(within_s=60) == 0, worker.output()
         finally:
             worker.kill()

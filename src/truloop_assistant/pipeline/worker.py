@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine
-from contextlib import suppress
 from typing import Any, cast
 
 from saq import Queue, Worker
@@ -13,7 +13,11 @@ from saq.types import PartialTimersDict
 from .. import tracing
 from .conversations import ConversationDrainer
 
+log = logging.getLogger(__name__)
+
 SHUTDOWN_GRACE_S = 25
+STOP_TASK_S = 5.0
+"""How long a stop waits for a task beside the worker (scanners, liveness) to end."""
 # Sweep often: a job whose worker died is found and retried within seconds.
 _TIMERS = cast(PartialTimersDict, {"sweep": 2, "schedule": 1})
 
@@ -54,9 +58,7 @@ def build_worker(
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         if task := ctx.get("background"):
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
+            await stop_task(task)
 
     # A standalone worker lets turns in flight finish on SIGTERM (deploys); the 1 s blocking
     # dequeue is what lets its idle loops notice the stop. The embedded one stops with its server.
@@ -71,3 +73,19 @@ def build_worker(
         dequeue_timeout=0.0 if embedded else 1.0,
         shutdown_grace_period_s=None if embedded else SHUTDOWN_GRACE_S,
     )
+
+
+async def stop_task(task: asyncio.Task[Any], *, within_s: float = STOP_TASK_S) -> None:
+    """Cancel ``task`` and wait for it to end, cancelling again should a cancel get lost (on Python
+    3.11 a timeout racing a cancel can swallow it); after ``within_s`` it is left behind, logged,
+    so a stopping process never hangs on it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while not task.done():
+        if (remaining := deadline - loop.time()) <= 0:
+            log.warning("task %s did not stop within %g s; left behind", task.get_name(), within_s)
+            return
+        task.cancel()
+        await asyncio.wait({task}, timeout=min(1.0, remaining))
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.warning("task %s ended with %r while stopping", task.get_name(), exc)
