@@ -1,4 +1,4 @@
-import { AgentRpcParseError, AssistantApiError, DeviceError } from "./errors.js";
+import { AgentRpcParseError, AssistantApiError, DeviceError, isErrorOf } from "./errors.js";
 import {
   type ApiResponse,
   type Clock,
@@ -227,7 +227,7 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
       const result = await handler(request.params, request as AgentRpcRequest<string, unknown>);
       return { jsonrpc: "2.0", id: request.id, result: result === undefined ? null : result };
     } catch (error) {
-      if (error instanceof DeviceError) return failure(request.id, error.toJsonRpcError());
+      if (isErrorOf(error, DeviceError)) return failure(request.id, error.toJsonRpcError());
       try {
         this.onHandlerError?.(error, request);
       } catch {
@@ -316,7 +316,7 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
       this.undelivered.delete(key);
       return { ...outcome, request, response };
     } catch (error) {
-      if (error instanceof AssistantApiError) {
+      if (isErrorOf(error, AssistantApiError)) {
         error.rpcResponse = response;
         if (error.retryable) remember(this.undelivered, key, response);
         else this.undelivered.delete(key);
@@ -326,7 +326,7 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
   }
 
   private async answerUnreadable(error: unknown): Promise<never> {
-    if (error instanceof AgentRpcParseError && error.id !== undefined) {
+    if (isErrorOf(error, AgentRpcParseError) && error.id !== undefined) {
       try {
         await this.respond(failure(error.id, { code: ErrorCodes.InvalidRequest, message: "Invalid Request" }));
       } catch {

@@ -137,3 +137,11 @@ export class RateLimitedError extends AssistantApiError {
 export class UnavailableError extends AssistantApiError {
   override readonly name = "UnavailableError";
 }
+
+/**
+ * Whether `value` is an error of `kind` (or of a kind derived from it), narrowed to that type:
+ * `if (isErrorOf(error, AssistantApiError) && error.retryable) ...`.
+ */
+export function isErrorOf<T extends Error>(value: unknown, kind: abstract new (...args: never[]) => T): value is T {
+  return typeof value === "object" && value !== null && Object.prototype.isPrototypeOf.call(kind.prototype, value);
+}

@@ -1,6 +1,7 @@
 import {
   AssistantApiError,
   ConflictError,
+  isErrorOf,
   RateLimitedError,
   UnauthorizedError,
   UnavailableError,
@@ -192,7 +193,7 @@ export class Transport {
       const outOfTime = clock.now() + wait - started > retry.maxElapsedMs;
       if (attempt >= retry.maxAttempts || outOfTime) {
         if (response !== undefined) throw apiError(response, `${method} ${path}`, clock.now());
-        const timedOut = failure instanceof Error && failure.name === "TimeoutError";
+        const timedOut = isErrorOf(failure, Error) && failure.name === "TimeoutError";
         throw new UnavailableError(
           `${method} ${path}: ${timedOut ? "no answer in time" : "could not reach the server"} (${describe(failure)})`,
           { status: 0, code: timedOut ? "timeout" : "network_error", retryable: true, attempts: attempt, cause: failure },

@@ -11,6 +11,7 @@ export {
   AssistantApiError,
   ConflictError,
   DeviceError,
+  isErrorOf,
   RateLimitedError,
   UnauthorizedError,
   UnavailableError,
