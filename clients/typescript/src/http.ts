@@ -237,9 +237,9 @@ export class Transport {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof Error) {
+  if (isErrorOf(error, Error)) {
     const cause = (error as { cause?: unknown }).cause;
-    const detail = cause instanceof Error ? `: ${cause.message}` : "";
+    const detail = isErrorOf(cause, Error) ? `: ${cause.message}` : "";
     return `${error.message}${detail}`;
   }
   return String(error);
