@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied, ToolFailed
 
-from ..deferred.handlers import HANDLERS, error_to_failure, result_problem
+from ..deferred.handlers import HANDLERS, error_to_failure
+from ..protocol.declarations import schema_problem
 from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.records import CallRef, PausedTurn
@@ -61,13 +62,14 @@ def _call_value(ref: CallRef, answer: Answer) -> Any:
             return error_to_failure(error)
         case DeviceResult(result=result):
             # Checked at the edge already; stay safe if the schema changed since.
-            if result_problem(
-                tool_name=ref.tool_name, bucket="call", result_schema=ref.result_schema, data=result
-            ):
-                return ToolFailed(f"the device sent a result {ref.method} does not accept")
-            if (handler := HANDLERS.get(ref.tool_name)) is not None:
+            refused = ToolFailed(f"the device sent a result {ref.method} does not accept")
+            if (handler := HANDLERS.get(ref.tool_name)) is None:  # app-declared: taken as the app sent it
+                problem = ref.result_schema and schema_problem(ref.result_schema, result)
+                return refused if problem else result
+            try:
                 return handler.transform_result(handler.validate_result(result))
-            return result  # an app-declared tool's result, as the app sent it
+            except ValidationError:
+                return refused
 
 
 def _approval_value(answer: Answer) -> bool | ToolDenied:

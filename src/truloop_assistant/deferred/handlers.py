@@ -129,10 +129,11 @@ def result_problem(
     """Why a device's ``result`` does not fit the call it answers (``where: what``), or None."""
     if result_schema is not None:
         return schema_problem(result_schema, data)
-    model: type[BaseModel] | None = (
-        ConfirmResult if bucket == "approval" else getattr(HANDLERS.get(tool_name), "result_model", None)
-    )
-    if model is None:  # a declared tool without a result schema takes any result
+    if bucket == "approval":
+        model: type[BaseModel] = ConfirmResult
+    elif (handler := HANDLERS.get(tool_name)) is not None:
+        model = handler.result_model
+    else:  # a declared tool without a result schema takes any result
         return None
     try:
         model.model_validate(data)
