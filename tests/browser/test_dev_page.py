@@ -11,7 +11,7 @@ from selenium.webdriver.common.by import By
 
 from tests.support import LOCATION_TOOL
 
-from .page import DevPage
+from .page import PHONE, DevPage
 
 
 def test_the_week_s_calendar_is_shown_at_its_times_in_jeff_s_zone_on_a_utc_phone(page: DevPage) -> None:
@@ -20,6 +20,8 @@ def test_the_week_s_calendar_is_shown_at_its_times_in_jeff_s_zone_on_a_utc_phone
     assert page.js("return Intl.DateTimeFormat().resolvedOptions().timeZone") in ("UTC", "Etc/UTC")
     assert page.js("return window.innerWidth") == 390  # laid out for the phone, not a 980 px desktop
 
+    # Laid out at the phone's width (a page without a viewport tag is laid out 980 px wide, tiny).
+    assert page.driver.execute_script("return document.documentElement.clientWidth") == PHONE[0]
     page.say("이번 주 일정 알려줘")
     assert page.bubbles("mine") == ["이번 주 일정 알려줘"]
     card = page.card("calendar.getEvents")
