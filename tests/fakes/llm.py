@@ -32,6 +32,13 @@ class FakeLLM:
     hold_when: Callable[[list[dict[str, Any]]], bool] | None = None
     """Requests to hang (once each time it says so), e.g. the one that follows a tool's result."""
 
+    gather: int = 0
+    """Requests wait until this many are being answered together (up to ``gather_timeout_s``)."""
+    gather_timeout_s: float = 30.0
+    gathered: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once ``gather`` requests were in flight at the same moment."""
+    _gave_up: bool = False
+
     in_flight: int = 0
     """Requests being answered right now."""
     most_in_flight: int = 0
@@ -43,6 +50,8 @@ class FakeLLM:
     async def _complete(self, request: Request) -> JSONResponse:
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        if self.gather and self.in_flight >= self.gather:
+            self.gathered.set()
         try:
             return await self._answer(request)
         finally:
@@ -52,6 +61,12 @@ class FakeLLM:
         body = await request.json()
         self.requests.append(body)
         self.request_seen.set()
+        if self.gather and not self._gave_up:
+            # Past the timeout this and every later request go on: ``gathered`` stays unset.
+            try:
+                await asyncio.wait_for(self.gathered.wait(), self.gather_timeout_s)
+            except TimeoutError:
+                self._gave_up = True
         if self.hold > 0 or (self.hold_when is not None and self.hold_when(body["messages"])):
             self.hold = max(0, self.hold - 1)
             self.holding.set()
