@@ -5,6 +5,7 @@ import {
   ConflictError,
   ErrorCodes,
   isAgentRpcMessage,
+  isErrorOf,
   parseAgentRpc,
   recipientOf,
 } from "@truloop/assistant-client";
@@ -112,7 +113,7 @@ describe("reading requests out of chat messages", () => {
     for (const [data, id, text] of cases) {
       assert.throws(
         () => parseAgentRpc(message(data)),
-        (error: unknown) => error instanceof AgentRpcParseError && error.id === id && text.test(error.message),
+        (error: unknown) => isErrorOf(error, AgentRpcParseError) && error.id === id && text.test(error.message),
         String(data),
       );
     }
@@ -135,7 +136,7 @@ describe("reading requests out of chat messages", () => {
     });
 
     await assert.rejects(client.handleMessage(broken), (error: unknown) => {
-      return error instanceof AgentRpcParseError && error.id === request.id;
+      return isErrorOf(error, AgentRpcParseError) && error.id === request.id;
     });
     assert.equal(ran, false);
     const answer = await dev().nextAnswer(channel, rpc.message_id);
@@ -143,7 +144,7 @@ describe("reading requests out of chat messages", () => {
     // the -32600 is the answer that counts
     await assert.rejects(
       client.respond({ jsonrpc: "2.0", id: request.id, result: { events: [] } }),
-      (error: unknown) => error instanceof ConflictError && error.code === "already_answered",
+      (error: unknown) => isErrorOf(error, ConflictError) && error.code === "already_answered",
     );
     assert.equal(ErrorCodes.InvalidRequest, -32600);
   });

@@ -6,6 +6,7 @@ import {
   type JsonRpcSuccess,
   RateLimitedError,
   UnavailableError,
+  isErrorOf,
 } from "@truloop/assistant-client";
 import { clientFor } from "./support/context.js";
 import { type Step, fakeServer, recordingClock } from "./support/fake.js";
@@ -92,7 +93,7 @@ describe("retrying the answer", () => {
         () => assert.fail("resolved"),
         (e: unknown) => e,
       );
-      assert.ok(error instanceof UnavailableError, String(error));
+      assert.ok(isErrorOf(error, UnavailableError), String(error));
       assert.equal(error.status, 503);
       assert.equal(error.code, "unavailable");
       assert.equal(error.retryable, true);
@@ -107,7 +108,7 @@ describe("retrying the answer", () => {
     const { client } = clientOf(nobody.baseUrl, { retry: { maxAttempts: 2 } });
     await assert.rejects(
       client.respond(ANSWER),
-      (e: unknown) => e instanceof UnavailableError && e.status === 0 && e.code === "network_error" && e.attempts === 2,
+      (e: unknown) => isErrorOf(e, UnavailableError) && e.status === 0 && e.code === "network_error" && e.attempts === 2,
     );
   });
 
@@ -130,7 +131,7 @@ describe("retrying the answer", () => {
         () => assert.fail("resolved"),
         (e: unknown) => e,
       );
-      assert.ok(error instanceof UnavailableError && error.retryable, String(error));
+      assert.ok(isErrorOf(error, UnavailableError) && error.retryable, String(error));
       assert.deepEqual(error.rpcResponse, { jsonrpc: "2.0", id: "call_confirm", result: { confirmed: true } });
 
       const handled = await client.handleMessage(message); // e.g. the app re-reads the channel later
@@ -151,7 +152,7 @@ describe("retrying the answer", () => {
       const { client, clock } = clientOf(server.baseUrl);
       await assert.rejects(
         client.respond(ANSWER),
-        (e: unknown) => e instanceof RateLimitedError && e.retryAfterMs === 120_000 && e.attempts === 1 && e.retryable,
+        (e: unknown) => isErrorOf(e, RateLimitedError) && e.retryAfterMs === 120_000 && e.attempts === 1 && e.retryable,
       );
       assert.deepEqual(clock.slept, []);
     } finally {
@@ -170,7 +171,7 @@ describe("retrying the answer", () => {
         limited = error;
       }
     }
-    assert.ok(limited instanceof RateLimitedError, String(limited));
+    assert.ok(isErrorOf(limited, RateLimitedError), String(limited));
     assert.equal(limited.status, 429);
     assert.equal(limited.code, "rate_limited");
     assert.ok(limited.retryAfterMs !== undefined && limited.retryAfterMs > 0 && limited.retryAfterMs <= 120_000);

@@ -7,6 +7,7 @@ import {
   ConflictError,
   type MethodSpec,
   UnprocessableError,
+  isErrorOf,
 } from "@truloop/assistant-client";
 import { clientFor, dev } from "./support/context.js";
 import { freshChannel } from "./support/devserver.js";
@@ -64,21 +65,21 @@ describe("declaring the app's own tools", () => {
     const clash = await client
       .declareTools({ tools: [{ ...STEPS_TOOL, name: "get_calendar_events" }] })
       .then(() => assert.fail("a server tool's name was taken"), (e: unknown) => e);
-    assert.ok(clash instanceof ConflictError, String(clash));
+    assert.ok(isErrorOf(clash, ConflictError), String(clash));
     assert.equal(clash.status, 409);
     assert.match(clash.message, /get_calendar_events/);
 
     const badSchema = await client
       .declareTools({ tools: [{ ...STEPS_TOOL, parameters: { type: "object", properties: { date: { type: "day" } } } }] })
       .then(() => assert.fail("an invalid JSON Schema was taken"), (e: unknown) => e);
-    assert.ok(badSchema instanceof UnprocessableError, String(badSchema));
+    assert.ok(isErrorOf(badSchema, UnprocessableError), String(badSchema));
     assert.equal(badSchema.status, 422);
     assert.equal(badSchema.code, "invalid_schema");
     assert.match(badSchema.message, /tools\[0\]\.parameters/);
 
     await assert.rejects(
       client.declareTools({ tools: [{ ...STEPS_TOOL, name: "Not A Name" }] }),
-      (e: unknown) => e instanceof AssistantApiError && e.status === 400,
+      (e: unknown) => isErrorOf(e, AssistantApiError) && e.status === 400,
     );
 
     assert.deepEqual(await client.getTools(), { tools: [STEPS_TOOL] });
@@ -108,7 +109,7 @@ describe("declaring the app's own tools", () => {
 
       await assert.rejects(
         client.handleMessage(rpc),
-        (e: unknown) => e instanceof UnprocessableError && e.code === "invalid_result" && /longitude/.test(e.message),
+        (e: unknown) => isErrorOf(e, UnprocessableError) && e.code === "invalid_result" && /longitude/.test(e.message),
       );
       valid = true;
       const handled = await client.handleMessage(rpc);

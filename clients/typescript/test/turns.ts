@@ -11,6 +11,7 @@ import {
   type JsonRpcSuccess,
   UnauthorizedError,
   UnprocessableError,
+  isErrorOf,
 } from "@truloop/assistant-client";
 import { clientFor, dev } from "./support/context.js";
 import { freshChannel } from "./support/devserver.js";
@@ -149,7 +150,7 @@ describe("answering the assistant", () => {
       () => assert.fail("a result without ids and times was accepted"),
       (e: unknown) => e,
     );
-    assert.ok(error instanceof UnprocessableError, String(error));
+    assert.ok(isErrorOf(error, UnprocessableError), String(error));
     assert.equal(error.status, 422);
     assert.equal(error.code, "invalid_result");
     assert.equal(error.retryable, false);
@@ -164,7 +165,7 @@ describe("answering the assistant", () => {
     const request = JSON.parse(rpc.data) as { id: string };
     await assert.rejects(
       client.respond({ jsonrpc: "2.0", id: request.id, result: { events: [] } }),
-      (e: unknown) => e instanceof ConflictError && e.status === 409 && e.code === "already_answered",
+      (e: unknown) => isErrorOf(e, ConflictError) && e.status === 409 && e.code === "already_answered",
     );
   });
 
@@ -253,13 +254,13 @@ describe("answering the assistant", () => {
     assert.deepEqual(asks, [false, true]);
 
     const hopeless = clientFor("jeff", { getToken: () => "not-a-jwt" });
-    await assert.rejects(hopeless.respond(answer), (e: unknown) => e instanceof UnauthorizedError && e.status === 401);
+    await assert.rejects(hopeless.respond(answer), (e: unknown) => isErrorOf(e, UnauthorizedError) && e.status === 401);
 
     // a body the server cannot take (here: no id) is an AssistantApiError with the server's code
     const bad = { jsonrpc: "2.0", id: null, result: {} } as unknown as JsonRpcSuccess;
     await assert.rejects(
       clientFor("jeff").respond(bad),
-      (e: unknown) => e instanceof AssistantApiError && e.status === 400 && e.code === "invalid_jsonrpc",
+      (e: unknown) => isErrorOf(e, AssistantApiError) && e.status === 400 && e.code === "invalid_jsonrpc",
     );
   });
 });
