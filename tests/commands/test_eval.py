@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from pydantic_evals import Case, Dataset
 
 from truloop_assistant.agent.agents import build_member_agent
 from truloop_assistant.agent.models import resolve_model
@@ -21,6 +20,7 @@ from truloop_assistant.commands.evaluation.cases import (
     load_cases,
     member_tools,
 )
+from truloop_assistant.commands.evaluation.harness import Case, Dataset, Evaluator, Verdict
 from truloop_assistant.commands.evaluation.scoring import (
     KeyArguments,
     Outcome,
@@ -211,7 +211,7 @@ async def test_the_evaluators_score_tools_and_key_arguments() -> None:
     async def task(request: str) -> Calls:
         return runs[request]
 
-    report = await dataset.evaluate(task, progress=False)
+    report = await dataset.evaluate(task)
     results = {o.request: o for o in outcomes(report)}
     assert [o.request for o in outcomes(report)] == list(runs)
     assert {r for r, o in results.items() if o.passed} == {"right", "no tool needed"}
@@ -220,6 +220,36 @@ async def test_the_evaluators_score_tools_and_key_arguments() -> None:
         results["wrong argument"].reason == 'create_event: expected {"title": "team"}, got {"title": "Lunch"}'
     )
     assert results["tool not needed"].reason == "expected no tool, called search_knowledge_base"
+
+
+async def test_a_failing_run_or_evaluator_fails_only_its_case() -> None:
+    class Picky(Evaluator[Calls]):
+        name = "picky"
+
+        def evaluate(self, expected: Calls, output: Calls) -> Verdict:
+            if output and output[0].tool == "boom":
+                raise KeyError("boom")
+            return Verdict(bool(output))
+
+    async def task(request: str) -> Calls:
+        if request == "crash":
+            raise RuntimeError("the model is down\nTraceback ...")
+        return [ToolCall(request, {})] if request else []
+
+    requests = ["crash", "get_current_datetime", "boom", ""]
+    dataset = Dataset[str, Calls, CaseInfo](
+        name="unit",
+        cases=[Case(f"entry {i}", r, CaseInfo("g", i), []) for i, r in enumerate(requests)],
+        evaluators=[Picky()],
+    )
+    report = await dataset.evaluate(task, max_concurrency=2)
+    assert [r.case.inputs for r in report.ran] == ["get_current_datetime", "boom", ""]
+    assert [(o.passed, o.reason) for o in outcomes(report)] == [
+        (False, "the run failed: RuntimeError: the model is down"),
+        (True, ""),
+        (False, "the picky evaluator failed: KeyError: 'boom'"),
+        (False, "picky"),
+    ]
 
 
 def test_accuracy_per_group_and_overall() -> None:

@@ -1,6 +1,6 @@
 """``truloop-assistant eval``: how well a model picks the member agent's tools, per group of requests.
 
-The work is in :mod:`.evaluation` (imported when the command runs: it loads pydantic-evals).
+The work is in :mod:`.evaluation` (imported only when the command runs).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"truloop-assistant eval: could not start a throwaway Redis: {exc}", file=sys.stderr)
         return 1
     try:
-        report = asyncio.run(evaluate(dataset, agent, server.url, settings, name=model_name))
+        report = asyncio.run(evaluate(dataset, agent, server.url, settings))
     finally:
         server.stop()
     results = outcomes(report)
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             print(f"  miss  [{result.group}] {shown(result.request)}: {result.reason}")
     print()
     print("\n".join(render(scores(results))))
-    if not report.cases:
+    if not report.ran:
         print("truloop-assistant eval: no case could run (see the reasons above)", file=sys.stderr)
         return 1
     return 0

@@ -5,32 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import time
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic_ai import (
-    AbstractToolset,
-    FunctionToolset,
-)
-from pydantic_evals import Case, Dataset
-from pydantic_evals.evaluators import Evaluator
-from pydantic_evals.reporting import EvaluationReport
+from pydantic_ai import AbstractToolset, FunctionToolset
 
 from ...agent.agents import MemberAgent
 from ...tools.deps import AgentDeps
+from .harness import Case, Dataset, Evaluator, Report
 
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "data" / "eval_cases.yaml"
 """The bundled evaluation set."""
-EVAL_USER = "jeff"
-"""The sample user the requests run as."""
-SEED_EVENTS = (("팀 회의", time(10, 0)), ("Design review", time(15, 0)))
-"""Events the user organizes tomorrow, for requests that change or invite to one."""
-SEED_MEMORY = "나는 창가 자리를 좋아해"
-"""A memory the user has, for requests that look it up or forget it."""
-CONCURRENCY = 4
-"""Cases run at once (a real model's rate limit is the bound)."""
 
 _KEYS = ("group", "request", "expect")
 
@@ -54,7 +40,7 @@ class CaseInfo:
 Calls = list[ToolCall]
 EvalCase = Case[str, Calls, CaseInfo]
 EvalDataset = Dataset[str, Calls, CaseInfo]
-EvalReport = EvaluationReport[str, Calls, CaseInfo]
+EvalReport = Report[str, Calls, CaseInfo]
 
 
 class CasesFileError(ValueError):
@@ -75,7 +61,7 @@ _DatesAsText.yaml_implicit_resolvers = {
 
 
 def load_cases(
-    path: Path, tools: dict[str, set[str]], evaluators: Sequence[Evaluator[str, Calls, CaseInfo]] = ()
+    path: Path, tools: dict[str, set[str]], evaluators: Sequence[Evaluator[Calls]] = ()
 ) -> EvalDataset:
     """Read a cases file (a YAML or JSON list of entries), checking it against the agent's ``tools``."""
     try:
@@ -100,7 +86,7 @@ def load_cases(
             cases.append(_case(entry, index, tools))
         except ValueError as exc:
             raise CasesFileError(f"{path}: {_label(entry, index)}: {exc}") from None
-    return Dataset[str, Calls, CaseInfo](name=path.stem, cases=cases, evaluators=list(evaluators))
+    return EvalDataset(name=path.stem, cases=cases, evaluators=list(evaluators))
 
 
 def _label(entry: object, index: int) -> str:
@@ -124,7 +110,7 @@ def _case(entry: object, index: int, tools: dict[str, set[str]]) -> EvalCase:
     expect = entry["expect"]
     if not isinstance(expect, dict):
         raise ValueError("expect: expected a mapping of tool name to key arguments")
-    return Case(
+    return EvalCase(
         name=f"entry {index}",
         inputs=entry["request"].strip(),
         metadata=CaseInfo(group=entry["group"].strip(), entry=index),
@@ -175,6 +161,3 @@ def member_tools(agent: MemberAgent) -> dict[str, set[str]]:
     for toolset in agent.toolsets:
         toolset.apply(visit)
     return tools
-
-
-# -- scoring one case

@@ -103,7 +103,7 @@ async def eval_backends(redis: Redis, timezone: ZoneInfo, now: datetime) -> Back
 
 
 async def evaluate(
-    dataset: EvalDataset, agent: MemberAgent, redis_url: str, settings: Settings, *, name: str
+    dataset: EvalDataset, agent: MemberAgent, redis_url: str, settings: Settings
 ) -> EvalReport:
     """Run every case of the dataset against the agent, with the evaluation's backends on that Redis."""
     timezone = ZoneInfo(settings.timezone)
@@ -111,9 +111,6 @@ async def evaluate(
     try:
         backends = await eval_backends(redis, timezone, datetime.now(timezone))
         task = agent_task(agent, backends, timezone, settings)
-        return await dataset.evaluate(task, name=name, max_concurrency=CONCURRENCY, progress=False)
+        return await dataset.evaluate(task, max_concurrency=CONCURRENCY)
     finally:
         await redis.aclose()
-
-
-# -- the report

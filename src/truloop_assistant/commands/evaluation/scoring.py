@@ -6,9 +6,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext
-
-from .cases import Calls, CaseInfo, EvalReport, ToolCall
+from .cases import Calls, EvalReport, ToolCall
+from .harness import Evaluator, Verdict
 
 
 def value_matches(expected: object, actual: object) -> bool:
@@ -37,42 +36,36 @@ def _names(tools: Iterable[str]) -> str:
     return ", ".join(sorted(set(tools))) or "no tool"
 
 
-@dataclass
-class ToolSelection(Evaluator[str, Calls, CaseInfo]):
+class ToolSelection(Evaluator[Calls]):
     """Every expected tool was called (other calls are allowed); a case that expects no tool, none."""
 
-    def get_default_evaluation_name(self) -> str:
-        return "tools"
+    name = "tools"
 
-    def evaluate(self, ctx: EvaluatorContext[str, Calls, CaseInfo]) -> EvaluationReason:
-        expected = {c.tool for c in ctx.expected_output or []}
-        called = {c.tool for c in ctx.output}
-        if (expected and not expected <= called) or (not expected and called):
-            return EvaluationReason(False, f"expected {_names(expected)}, called {_names(called)}")
-        return EvaluationReason(True)
+    def evaluate(self, expected: Calls, output: Calls) -> Verdict:
+        wanted = {c.tool for c in expected}
+        called = {c.tool for c in output}
+        if (wanted and not wanted <= called) or (not wanted and called):
+            return Verdict(False, f"expected {_names(wanted)}, called {_names(called)}")
+        return Verdict(True)
 
 
-@dataclass
-class KeyArguments(Evaluator[str, Calls, CaseInfo]):
+class KeyArguments(Evaluator[Calls]):
     """Each expected call of a tool that was called has a call with all of its key arguments."""
 
-    def get_default_evaluation_name(self) -> str:
-        return "arguments"
+    name = "arguments"
 
-    def evaluate(self, ctx: EvaluatorContext[str, Calls, CaseInfo]) -> EvaluationReason:
-        for expected in ctx.expected_output or []:
-            calls = [c for c in ctx.output if c.tool == expected.tool]
-            if calls and not any(call_matches(expected, c) for c in calls):
+    def evaluate(self, expected: Calls, output: Calls) -> Verdict:
+        for call in expected:
+            calls = [c for c in output if c.tool == call.tool]
+            if calls and not any(call_matches(call, c) for c in calls):
                 got = "; ".join(shown(c.args) for c in calls)
-                return EvaluationReason(False, f"{expected.tool}: expected {shown(expected.args)}, got {got}")
-        return EvaluationReason(True)
+                return Verdict(False, f"{call.tool}: expected {shown(call.args)}, got {got}")
+        return Verdict(True)
 
 
 def shown(value: object) -> str:
+    """A value as JSON, as the report shows requests and arguments."""
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-# -- running the agent
 
 
 @dataclass(frozen=True)
@@ -101,20 +94,14 @@ class Score:
 
 def outcomes(report: EvalReport) -> list[Outcome]:
     """Each case of the report, in the order of the cases file; a case whose run failed did not pass."""
-    found: list[tuple[int, Outcome]] = []
-    for case in report.cases:
-        failed = [r for r in case.assertions.values() if not r.value]
-        reasons = [r.reason or r.name for r in failed] + [f.error_message for f in case.evaluator_failures]
-        found.append(_outcome(case.metadata, case.inputs, not reasons, "; ".join(reasons)))
-    for failure in report.failures:
-        reason = f"the run failed: {(failure.error_message.strip().splitlines() or ['?'])[0]}"
-        found.append(_outcome(failure.metadata, failure.inputs, False, reason))
-    return [outcome for _, outcome in sorted(found, key=lambda item: item[0])]
-
-
-def _outcome(info: CaseInfo | None, request: str, passed: bool, reason: str) -> tuple[int, Outcome]:
-    outcome = Outcome(group=info.group if info else "", request=request, passed=passed, reason=reason)
-    return (info.entry if info else -1), outcome
+    found = []
+    for result in report.results:
+        if result.error is not None:
+            reasons = [f"the run failed: {(result.error.strip().splitlines() or ['?'])[0]}"]
+        else:
+            reasons = result.failures
+        found.append(Outcome(result.case.metadata.group, result.case.inputs, not reasons, "; ".join(reasons)))
+    return found
 
 
 def scores(results: Iterable[Outcome]) -> list[Score]:
@@ -133,6 +120,3 @@ def render(table: Sequence[Score]) -> list[str]:
     return [
         f"{s.name:<{name_width}}  {f'{s.passed}/{s.total}':>{count_width}}  {s.percent:>3} %" for s in table
     ]
-
-
-# -- the command
