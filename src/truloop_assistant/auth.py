@@ -276,12 +276,24 @@ class TokenVerifier:
         )
 
 
-def issue_token(secret: str, user_id: str, *, ttl_s: int = 24 * 3600, role: str | None = None) -> str:
-    """A signed HS256 token (the dev server hands these out; tests use it too)."""
+def issue_token(
+    secret: str,
+    user_id: str,
+    *,
+    ttl_s: int = 24 * 3600,
+    role: str | None = None,
+    audience: str | None = None,
+    issuer: str | None = None,
+) -> str:
+    """A signed HS256 token (the dev server and the ``token`` command hand these out; tests use it too)."""
     now = int(time.time())
     claims: dict[str, Any] = {"sub": user_id, "exp": now + ttl_s, "iat": now}
     if role:
         claims["role"] = role
+    if audience:
+        claims["aud"] = audience
+    if issuer:
+        claims["iss"] = issuer
     return jwt.encode(claims, secret, algorithm="HS256")
 
 

@@ -34,6 +34,7 @@ COMMANDS = {
     "users": "manage the built-in user directory",
     "kb": "knowledge base administration",
     "eval": "measure how well a model picks the assistant's tools (accuracy per group of requests)",
+    "token": "print a device JWT for a user, signed with TRULOOP_JWT_SECRET (for development and tests)",
 }
 """Commands defined in ``commands/<name>.py``, with their line in ``--help`` (the module is imported
 only when its command runs)."""
