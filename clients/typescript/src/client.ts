@@ -40,14 +40,14 @@ export interface AssistantClientOptions {
   /** Whose `agent-rpc` messages are requests; see {@link ParseOptions.botUserId}. */
   botUserId?: string | null;
   /**
-   * The signed-in user's Sendbird user id (the token's `sub`), or a function that returns it now
-   * (e.g. `() => auth.userId`, for a client made before sign-in). In a group channel every member's
-   * app receives a request; {@link AssistantClient.handleMessage} acts only on those that mention
-   * this user (or nobody: servers from before mentions) and ignores the rest as `not_for_me`.
-   * Without it (or while it returns `null` / `undefined`) every request is acted on, and one for
-   * another member comes back from the server as `not_yours`, after its handler ran.
+   * Required: the signed-in user's Sendbird user id (the token's `sub`), or a function that returns
+   * it now (e.g. `() => auth.userId`, for a client made before sign-in). In a group channel every
+   * member's app receives each request; {@link AssistantClient.handleMessage} acts only on those
+   * that mention this user (or nobody: servers from before mentions) and ignores the rest as
+   * `not_for_me`. While the function returns `null` / `undefined` (nobody signed in), requests that
+   * mention someone are ignored too.
    */
-  userId?: string | (() => string | null | undefined);
+  userId: string | (() => string | null | undefined);
   /** Default: the global `fetch`. */
   fetch?: FetchLike;
   /** Overrides of {@link DEFAULT_RETRY_POLICY}. */
@@ -131,7 +131,7 @@ function failure(id: JsonRpcId, error: JsonRpcErrorObject): JsonRpcFailure {
  * type AppMethods = BuiltinMethods & {
  *   "location.getCurrent": MethodSpec<{ accuracy?: string }, { latitude: number; longitude: number }>;
  * };
- * const assistant = new AssistantClient<AppMethods>({ baseUrl, getToken });
+ * const assistant = new AssistantClient<AppMethods>({ baseUrl, getToken, userId: () => auth.userId });
  * ```
  */
 export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec } = BuiltinMethods> {
@@ -141,11 +141,19 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
   private readonly undelivered = new Map<string, JsonRpcResponse>();
   private readonly parseOptions: ParseOptions;
   private readonly onHandlerError: ((error: unknown, request: AgentRpcRequest) => void) | undefined;
-  private readonly userId: string | (() => string | null | undefined) | undefined;
+  private readonly userId: string | (() => string | null | undefined);
 
   constructor(options: AssistantClientOptions) {
     if (!/^https?:\/\//.test(options.baseUrl)) {
       throw new TypeError(`baseUrl must be an http(s) URL, not ${JSON.stringify(options.baseUrl)}`);
+    }
+    const userId: unknown = options.userId;
+    if (!(typeof userId === "function" || (typeof userId === "string" && userId !== ""))) {
+      throw new TypeError(
+        "userId is required: the signed-in user's Sendbird user id, or a function returning it " +
+          "(e.g. () => auth.userId). In a group channel every member's app receives each request; " +
+          "without it this app would act on requests meant for another member.",
+      );
     }
     this.transport = new Transport({
       baseUrl: options.baseUrl,
@@ -159,7 +167,7 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     this.userId = options.userId;
   }
 
-  /** The signed-in user per the `userId` option, or `undefined` when it does not say. */
+  /** The signed-in user per the `userId` option, or `undefined` while nobody is signed in. */
   private signedIn(): string | undefined {
     const id = typeof this.userId === "function" ? this.userId() : this.userId;
     return typeof id === "string" && id !== "" ? id : undefined;
@@ -167,11 +175,10 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
 
   /**
    * Whether this user's phone is to answer `request`: it mentions them, or nobody (a server from
-   * before mentions), or the client does not know who is signed in (no `userId` option).
+   * before mentions). While nobody is signed in (`userId` returns nothing), only the latter.
    */
   isForMe(request: AgentRpcRequest): boolean {
-    const me = this.signedIn();
-    return request.recipient === undefined || me === undefined || request.recipient === me;
+    return request.recipient === undefined || request.recipient === this.signedIn();
   }
 
   /**

@@ -2,15 +2,36 @@
  * The device protocol's wire types: JSON-RPC 2.0 requests the assistant sends to the phone inside
  * `agent-rpc` chat messages, the responses the phone posts back, and the built-in methods.
  *
- * The schemas the server validates answers with are served at `GET /api/v1/agent/protocol`;
- * these types follow them.
+ * The built-in methods' params, results and error data are generated (into generated/protocol.ts)
+ * from protocol.json, a snapshot of the schemas the server validates answers with
+ * (`GET /api/v1/agent/protocol`); the tests fail when the server's document and the snapshot differ.
  */
+
+import {
+  DEVICE_ERROR_CODES,
+  PROTOCOL_CUSTOM_TYPE,
+  PROTOCOL_METHODS,
+  type PermissionsGetStatusResult,
+  type ProtocolMethods,
+} from "./generated/protocol.js";
+
+export type {
+  CalendarEvent,
+  CalendarEventTime,
+  CalendarGetEventsParams,
+  CalendarGetEventsResult,
+  InteractionConfirmParams,
+  InteractionConfirmResult,
+  PermissionRequiredData,
+  PermissionsGetStatusParams,
+  PermissionsGetStatusResult,
+} from "./generated/protocol.js";
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** The `custom_type` of a chat message that carries a request for the phone. */
-export const AGENT_RPC_CUSTOM_TYPE = "agent-rpc";
+export const AGENT_RPC_CUSTOM_TYPE = PROTOCOL_CUSTOM_TYPE;
 
 /** The assistant's Sendbird user id unless the deployment sets `TRULOOP_SENDBIRD_BOT_USER_ID`. */
 export const DEFAULT_BOT_USER_ID = "truloop-assistant";
@@ -57,12 +78,8 @@ export type JsonRpcResponse<R = unknown> = JsonRpcSuccess<R> | JsonRpcFailure;
  * fails with something other than a {@link DeviceError} (-32603). The server accepts any integer.
  */
 export const ErrorCodes = {
-  /** The app needs an OS permission it does not have; `data`: {@link PermissionRequiredData}. */
-  PermissionRequired: -32010,
-  /** The user refused the permission. */
-  PermissionDenied: -32001,
-  /** The user dismissed the request. */
-  UserCanceled: -32002,
+  // -32010 PermissionRequired (`data`: PermissionRequiredData), -32001 PermissionDenied, -32002 UserCanceled
+  ...DEVICE_ERROR_CODES,
   InvalidRequest: -32600,
   MethodNotFound: -32601,
   InvalidParams: -32602,
@@ -71,78 +88,8 @@ export const ErrorCodes = {
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
-/** `error.data` of a -32010 PermissionRequired answer. */
-export interface PermissionRequiredData {
-  /** The permission the app needs, e.g. `calendar.read`. */
-  requiredPermission: string;
-  /** Whether the OS lets the app ask the user again. */
-  canPromptAgain: boolean;
-  [key: string]: unknown;
-}
-
-// ---- calendar.getEvents --------------------------------------------------------------------
-
-export interface CalendarGetEventsParams {
-  /** ISO 8601 with offset, e.g. `2026-11-23T00:00:00+09:00`. */
-  startDate: string;
-  /** ISO 8601 with offset, e.g. `2026-11-29T23:59:59+09:00`. */
-  endDate: string;
-}
-
-export interface CalendarEventTime {
-  /** ISO 8601 with offset. */
-  dateTime: string;
-  [key: string]: unknown;
-}
-
-export interface CalendarEvent {
-  id: string;
-  title: string;
-  start: CalendarEventTime;
-  end: CalendarEventTime;
-  /** More fields (location, attendees, ...) are kept and shown to the assistant. */
-  [key: string]: unknown;
-}
-
-export interface CalendarGetEventsResult {
-  /** At most 1000. */
-  events: CalendarEvent[];
-  [key: string]: unknown;
-}
-
-// ---- interaction.confirm -------------------------------------------------------------------
-
-export interface InteractionConfirmParams {
-  /** Show it as the dialog's title: it says exactly what will happen. */
-  title: string;
-  message: string;
-  /** Button labels in the user's language, when the assistant gives them. */
-  confirmLabel?: string;
-  cancelLabel?: string;
-  /** An OS permission the action needs, when it needs one. */
-  permission?: string;
-}
-
-export interface InteractionConfirmResult {
-  /** `false`: the action does not run, and the assistant is told. */
-  confirmed: boolean;
-  [key: string]: unknown;
-}
-
-// ---- permissions.getStatus -----------------------------------------------------------------
-
-export interface PermissionsGetStatusParams {
-  /** e.g. `calendar.read`. */
-  permission: string;
-}
-
-export type PermissionStatus = "granted" | "denied" | "notDetermined" | "restricted";
-
-export interface PermissionsGetStatusResult {
-  status: PermissionStatus;
-  canPromptAgain: boolean;
-  [key: string]: unknown;
-}
+/** What `permissions.getStatus` answers. */
+export type PermissionStatus = PermissionsGetStatusResult["status"];
 
 // ---- method maps ---------------------------------------------------------------------------
 
@@ -155,20 +102,12 @@ export interface MethodSpec<P = unknown, R = unknown> {
 /** Methods by name: the built-in ones, widened by the app with the methods of its declared tools. */
 export type MethodMap = { [method: string]: MethodSpec };
 
-/** The three built-in device methods every app can be asked. */
-export interface BuiltinMethods {
-  "calendar.getEvents": MethodSpec<CalendarGetEventsParams, CalendarGetEventsResult>;
-  "interaction.confirm": MethodSpec<InteractionConfirmParams, InteractionConfirmResult>;
-  "permissions.getStatus": MethodSpec<PermissionsGetStatusParams, PermissionsGetStatusResult>;
-}
+/** The built-in device methods every app can be asked (generated from the protocol document). */
+export interface BuiltinMethods extends ProtocolMethods {}
 
 export type BuiltinMethod = keyof BuiltinMethods;
 
-export const BUILTIN_METHODS: readonly BuiltinMethod[] = [
-  "calendar.getEvents",
-  "interaction.confirm",
-  "permissions.getStatus",
-];
+export const BUILTIN_METHODS: readonly BuiltinMethod[] = PROTOCOL_METHODS;
 
 // ---- client-tools --------------------------------------------------------------------------
 

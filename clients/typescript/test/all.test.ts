@@ -1,17 +1,24 @@
 /**
  * The whole run: one real `truloop-assistant dev` server (offline model, local channel, embedded
- * Redis) for every test, stopped at the end, on failure too. Run with `npm test`.
- * (test/types.ts holds compile-time checks: building the tests runs them.)
+ * Redis) for every test, started before the first and stopped after the last, on failure too. Run
+ * with `npm test`. (test/types.ts holds compile-time checks: building the tests runs them.)
  */
-import { after } from "node:test";
+import { after, before } from "node:test";
 import { useServer } from "./support/context.js";
-import { startDevServer } from "./support/devserver.js";
+import { type DevServer, startDevServer } from "./support/devserver.js";
 
-const server = await startDevServer();
-after(() => server.stop());
-useServer(server);
+import "./options.js";
+import "./protocol.js";
+import "./parse.js";
+import "./turns.js";
+import "./retry.js";
+import "./tools.js";
 
-await import("./parse.js");
-await import("./turns.js");
-await import("./retry.js");
-await import("./tools.js");
+let server: DevServer | undefined;
+
+before(async () => {
+  server = await startDevServer();
+  useServer(server);
+});
+
+after(() => server?.stop());

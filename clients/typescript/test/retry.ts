@@ -16,7 +16,7 @@ const ACCEPTED: Step = { status: 202, body: { status: "accepted", remaining: 1 }
 
 /** A client of the fake server, sleeping on a recording clock. */
 function clientOf(baseUrl: string, options: Partial<AssistantClientOptions> = {}, clock = recordingClock()) {
-  const client = new AssistantClient({ baseUrl, getToken: () => "device-token", clock, ...options });
+  const client = new AssistantClient({ baseUrl, getToken: () => "device-token", userId: "jeff", clock, ...options });
   return { client, clock };
 }
 
@@ -64,7 +64,7 @@ describe("retrying the answer", () => {
   test("Retry-After is honoured in real time", async () => {
     const server = await fakeServer([{ status: 429, headers: { "retry-after": "1" } }, ACCEPTED]);
     try {
-      const client = new AssistantClient({ baseUrl: server.baseUrl, getToken: () => "device-token" });
+      const client = new AssistantClient({ baseUrl: server.baseUrl, getToken: () => "device-token", userId: "jeff" });
       const started = Date.now();
       assert.equal((await client.respond(ANSWER)).status, "accepted");
       assert.ok(Date.now() - started >= 1000, `sent again after ${Date.now() - started} ms`);

@@ -74,17 +74,21 @@ describe("answering the assistant", () => {
     assert.match(answer.message, /캘린더 권한이 허용되지 않았어요/);
   });
 
-  test("a method without a handler is answered -32601, and one whose handler crashes -32603 without its text", async () => {
+  test("a method without a handler is answered -32601 (another device may still answer it), and one whose handler crashes -32603 without its text", async () => {
     const missing = await askForSchedule("nohandler", "seojun");
     const bare = clientFor("seojun");
     const unhandled = await bare.handleMessage(missing.rpc);
-    assert.equal(unhandled.status, "resuming");
+    // "this device cannot do that": the call stays open for another device of the user
+    assert.equal(unhandled.status, "accepted");
+    assert.ok(unhandled.status === "accepted");
+    assert.equal(unhandled.remaining, 1);
     assert.deepEqual((unhandled.response as JsonRpcFailure).error, {
       code: ErrorCodes.MethodNotFound,
       message: "Method not found",
       data: { method: "calendar.getEvents" },
     });
-    assert.match((await dev().nextAnswer(missing.channel, missing.rpc.message_id)).message, /캘린더를 확인하지 못했어요/);
+    assert.deepEqual(await bare.respond(unhandled.response), { status: "duplicate" });
+    assert.equal((await dev().call(String(unhandled.request.id)))?.state, "pending");
 
     const crashing = await askForSchedule("crash", "seojun");
     const reported: unknown[] = [];
@@ -171,7 +175,9 @@ describe("answering the assistant", () => {
 
   test("another member's phone answering is told the request is not its own; the owner's answer still counts", async () => {
     const { channel, rpc } = await askForSchedule("notyours", "david");
-    const other = await clientFor("mina").register("calendar.getEvents", () => ({ events: [] })).handleMessage(rpc);
+    // a request that mentions nobody (from a server before mentions) reaches every member's handler
+    const unmentioned = { ...rpc, mentioned_users: [] };
+    const other = await clientFor("mina").register("calendar.getEvents", () => ({ events: [] })).handleMessage(unmentioned);
     assert.equal(other.status, "not_yours");
     const owner = await clientFor("david").register("calendar.getEvents", () => TEAM_MEETING).handleMessage(rpc);
     assert.equal(owner.status, "resuming");

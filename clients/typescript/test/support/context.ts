@@ -15,8 +15,8 @@ export function dev(): DevApi {
 }
 
 /**
- * A client signed in as `userId`, its token from the dev server (fetched once, and again when the
- * client asks for a fresh one).
+ * A client signed in as `userId` (also its `userId` option unless `options` says otherwise), its
+ * token from the dev server (fetched once, and again when the client asks for a fresh one).
  */
 export function clientFor<Methods extends { [K in keyof Methods]: MethodSpec }>(
   userId: string,
@@ -29,6 +29,7 @@ export function clientFor<Methods extends { [K in keyof Methods]: MethodSpec }>(
       if (token === undefined || refresh) token = dev().token(userId);
       return token;
     },
+    userId,
     ...options,
   });
 }

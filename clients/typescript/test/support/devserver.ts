@@ -9,7 +9,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** clients/typescript, from dist-test/test/support/. */
-const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
 /** The command: `TRULOOP_ASSISTANT_BIN` (the pytest wrapper sets it), else the repository's .venv. */
 export function assistantBin(): string {
