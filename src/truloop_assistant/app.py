@@ -17,7 +17,7 @@ from starlette.requests import ClientDisconnect
 
 from . import tracing
 from .agent.agents import MemberAgent
-from .api import admin, client_tools, dev, health, me, protocol, tool_message, webhooks
+from .api import admin, calls, client_tools, dev, health, me, protocol, tool_message, webhooks
 from .api.docs import mount_docs
 from .config import Settings, get_settings
 from .errors import AppError, first_problem
@@ -82,6 +82,7 @@ def create_app(
     app.include_router(webhooks.router)
     app.include_router(tool_message.router)
     app.include_router(client_tools.router)
+    app.include_router(calls.router)
     app.include_router(protocol.router)
     app.include_router(me.router)
     app.include_router(admin.router)

@@ -124,6 +124,8 @@ class Settings(SendbirdSettings):
     jwt_issuer: str | None = None
 
     pending_call_ttl_s: int = Field(default=3600, ge=1)
+    unhandled_call_wait_s: float = Field(default=30.0, gt=0)
+    """How long a call one device answered -32601 (method not found) waits for another device."""
     rate_limit_user: str = "20/minute"
     rate_limit_admin: str = "100/minute"
 

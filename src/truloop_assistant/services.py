@@ -35,7 +35,7 @@ from .channels.sendbird import SendbirdChannel, platform_client
 from .config import Settings
 from .pipeline.conversations import ConversationDrainer
 from .pipeline.delivery import Deliverer
-from .pipeline.expiry import expire_due
+from .pipeline.expiry import end_unhandled_due, expire_due
 from .pipeline.gauges import Gauges
 from .pipeline.intake import Intake
 from .pipeline.notices import Notices
@@ -124,7 +124,7 @@ class Services:
             queue=queue,
             inbox=inbox,
             drains=drains,
-            outbox=Outbox(redis),
+            outbox=Outbox(redis, pending_ttl_s=settings.pending_call_ttl_s),
             transcript=Transcript(redis),
             ledger=Ledger(redis),
             members=members,
@@ -246,6 +246,7 @@ class Services:
         await scan_forever(
             {
                 "expiry": partial(expire_due, self.store, self.intake),
+                "unhandled": partial(end_unhandled_due, self.store, self.intake),
                 "rescue": partial(rescue_due, self.drains, self.queue),
                 "gauges": Gauges(self.redis, self.queue.queue).refresh,
                 "reminders": GuestReminders(

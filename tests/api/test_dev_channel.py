@@ -119,10 +119,14 @@ async def test_a_group_channel_answers_mentions_and_keeps_the_rest_as_context(st
         assert texts == ["answer 1", "answer 2", "answer 3"]
 
 
+REQUESTS = ("agent-rpc", "agent-rpc-settled")
+"""A request's message, open or (updated in place once its call settled) closed."""
+
+
 async def rpc_messages(h: Harness, n: int, channel: str = CHANNEL) -> list[dict[str, Any]]:
-    """The channel's agent-rpc messages once there are ``n``."""
+    """The channel's agent-rpc messages (open or settled) once there are ``n``."""
     for _ in range(200):
-        found = [m for m in await channel_messages(h, channel) if m["custom_type"] == "agent-rpc"]
+        found = [m for m in await channel_messages(h, channel) if m["custom_type"] in REQUESTS]
         if len(found) >= n:
             return found
         await asyncio.sleep(0.05)
@@ -150,11 +154,17 @@ async def test_requests_to_the_phone_carry_their_state_so_a_reloaded_page_offers
         second = json.loads((await rpc_messages(h, 2))[1]["data"])["id"]
         await post(h, "never mind")  # the second request is left unanswered: superseded
         await h.idle()
-        states = [m["call"]["state"] for m in await channel_messages(h) if m["custom_type"] == "agent-rpc"]
-        assert states == ["answered", "superseded"]
-        # Only the messages after ``after`` are read, and only agent-rpc messages get a state.
+        requests = [m for m in await channel_messages(h) if m["custom_type"] in REQUESTS]
+        assert [m["call"]["state"] for m in requests] == ["answered", "superseded"]
+        # Each request's message was updated in place to say what became of it.
+        assert [(m["custom_type"], json.loads(m["data"])) for m in requests] == [
+            ("agent-rpc-settled", {"id": first, "state": "answered", "method": "calendar.getEvents"}),
+            ("agent-rpc-settled", {"id": second, "state": "superseded", "method": "calendar.getEvents"}),
+        ]
+        assert requests[0]["message_id"] == asked["message_id"]
+        # Only the messages after ``after`` are read, and only request messages get a state.
         plain = await h.http.get(f"/dev/api/channels/{CHANNEL}/messages", params={"after": 0})
-        assert all("call" not in m for m in plain.json()["messages"] if m["custom_type"] != "agent-rpc")
+        assert all("call" not in m for m in plain.json()["messages"] if m["custom_type"] not in REQUESTS)
 
         # The page asks for the requests it shows; an id the server never issued is null.
         assert await call_states(h, first, second, "call_unknown") == {

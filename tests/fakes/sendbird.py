@@ -31,6 +31,11 @@ class SentMessage:
     headers: dict[str, str]
     at: float = field(default_factory=time.monotonic)
     """When the message was shown (``time.monotonic()``), to order it against typing calls."""
+    shown: dict[str, Any] = field(default_factory=dict)
+    """What the channel shows now: ``body`` (as sent), with the fields of later updates."""
+
+    def __post_init__(self) -> None:
+        self.shown = self.shown or dict(self.body)
 
     @property
     def is_rpc(self) -> bool:
@@ -45,6 +50,22 @@ class SentMessage:
     @property
     def text(self) -> str:
         return self.body["message"]
+
+
+@dataclass
+class MessageUpdate:
+    """An update of a sent message (``PUT .../messages/{message_id}``), as it arrived."""
+
+    channel_url: str
+    message_id: int
+    body: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)
+
+    @property
+    def settled(self) -> dict[str, Any]:
+        """The ``data`` of an ``agent-rpc-settled`` update: the call's id and state."""
+        assert self.body.get("custom_type") == "agent-rpc-settled", self.body
+        return json.loads(self.body["data"])
 
 
 @dataclass
@@ -82,6 +103,10 @@ class FakeSendbird:
     _distinct: dict[frozenset[str], str] = field(default_factory=dict)
     channel_views: int = 0
     """How many times a channel (with its members) was looked up."""
+    updates: list[MessageUpdate] = field(default_factory=list)
+    """Every accepted message update, in arrival order (the message itself changes too)."""
+    update_failures: list[int] = field(default_factory=list)
+    """Statuses to answer the next updates with, before succeeding."""
     typing: list[TypingCall] = field(default_factory=list)
     """Every typing call that arrived with the right token, in arrival order (failed ones too)."""
     typing_status: int = 200
@@ -94,6 +119,11 @@ class FakeSendbird:
         return Starlette(
             routes=[
                 Route("/v3/group_channels/{channel_url:path}/messages", self._send, methods=["POST"]),
+                Route(
+                    "/v3/group_channels/{channel_url:path}/messages/{message_id:int}",
+                    self._update,
+                    methods=["PUT"],
+                ),
                 Route(
                     "/v3/group_channels/{channel_url:path}/typing", self._typing, methods=["POST", "DELETE"]
                 ),
@@ -131,6 +161,44 @@ class FakeSendbird:
             self.messages.append(SentMessage(channel_url, body, dict(request.headers)))
             await self._notify()
         return JSONResponse({"message_id": len(self.messages), **body})
+
+    async def _update(self, request: Request) -> JSONResponse:
+        """``PUT .../messages/{message_id}``: change a message the channel shows (400201 when there is none)."""
+        if time.monotonic() < self.down_until:
+            return _error(503, 500901, "outage")
+        if self.update_failures:
+            return _error(self.update_failures.pop(0), 500910, "fail")
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        body = await self._json_object(request)
+        if body is None or body.get("message_type") != "MESG":
+            return _error(400, 400111, '"message_type" must be "MESG".')
+        channel_url = unquote(request.path_params["channel_url"])
+        message_id = request.path_params["message_id"]
+        if not 1 <= message_id <= len(self.messages) or self.messages[message_id - 1].channel_url != channel_url:
+            return _error(400, 400201, '"Message" not found.')
+        message = self.messages[message_id - 1]
+        message.shown = {**message.shown, **body}
+        self.updates.append(MessageUpdate(channel_url, message_id, body))
+        await self._notify()
+        return JSONResponse({"message_id": message_id, **message.shown})
+
+    def updates_in(self, channel_url: str | None) -> list[MessageUpdate]:
+        return [u for u in self.updates if channel_url is None or u.channel_url == channel_url]
+
+    async def wait_updates(
+        self, n: int, channel_url: str | None = None, *, timeout: float = 10.0
+    ) -> list[MessageUpdate]:
+        """Wait until ``n`` updates of the channel's messages arrived; fail with what was seen."""
+        cond = self._condition()
+        try:
+            async with asyncio.timeout(timeout):
+                async with cond:
+                    await cond.wait_for(lambda: len(self.updates_in(channel_url)) >= n)
+        except TimeoutError:
+            seen = [(u.message_id, u.body.get("data")) for u in self.updates_in(channel_url)]
+            raise AssertionError(f"timed out waiting for {n} message updates; got {seen}") from None
+        return self.updates_in(channel_url)
 
     async def _typing(self, request: Request) -> JSONResponse:
         if (denied := self._unauthorized(request)) is not None:

@@ -50,7 +50,7 @@ def failed_locally(
 ) -> dict[str, ServerFailure]:
     """Device calls the server fails instead of sending: over the step's limit, or failing again and again.
 
-    ``failures`` is the conversation's count of consecutive device failures per tool.
+    ``failures`` is the person's count of consecutive device failures per tool.
     """
     answers: dict[str, ServerFailure] = {}
     sent = 0

@@ -13,6 +13,7 @@ from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied, T
 
 from ..deferred.handlers import HANDLERS, error_to_failure
 from ..protocol.declarations import schema_problem
+from ..protocol.jsonrpc import ErrorCode
 from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.records import CallRef, PausedTurn
@@ -44,12 +45,15 @@ def deferred_results(paused: PausedTurn, answers: dict[str, Answer], *, missing:
 
 
 def device_outcomes(paused: PausedTurn, answers: dict[str, Answer]) -> dict[str, bool]:
-    """Per tool, whether the device succeeded (failures the server recorded itself do not count)."""
+    """Per tool, whether the device did its part (failures the server recorded itself do not count).
+
+    The user saying no (-32002 UserCanceled) is the device working, not failing.
+    """
     outcomes: dict[str, bool] = {}
     for ref in paused.sent_calls:
         answer = answers.get(ref.call_id)
         if ref.bucket == "call" and isinstance(answer, DeviceResult | DeviceError):
-            ok = isinstance(answer, DeviceResult)
+            ok = isinstance(answer, DeviceResult) or answer.error.code == ErrorCode.USER_CANCELED
             outcomes[ref.tool_name] = outcomes.get(ref.tool_name, True) and ok
     return outcomes
 

@@ -80,7 +80,7 @@ class TurnLimits:
     max_calls_per_turn: int
     """Device calls one step may send; the rest fail at once (the model is told)."""
     max_client_failures: int
-    """A device tool that failed this many times in a row in a conversation is not sent again."""
+    """A device tool that failed this many times in a row on a person's devices is not sent again."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TurnLimits:
@@ -154,6 +154,9 @@ class TurnRunner:
         """Descriptions of tools the server did not define (MCP servers'), for their dialogs."""
         self.clock = clock
         self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
+        self.calls_settled: Callable[[str], None] = lambda channel_url: None
+        """Told (with the channel) when a step ended calls before its own end: their requests'
+        updates are in the outbox, and whoever drains the conversation may deliver them at once."""
 
     async def handle_message(self, message: InboundMessage, consumed: Consumed | None = None) -> None:
         """Answer a user message (or pause for the device); ``consumed`` is the inbox event it ends.
@@ -185,6 +188,7 @@ class TurnRunner:
         if snapshot is None:
             return False
         if snapshot.state == "paused" and await self.store.supersede(snapshot.turn):
+            self.calls_settled(turn.channel_url)  # the other devices close the dialog now, not after the run
             # Answers that arrived before the cut count; the rest are reported as superseded.
             snapshot = await self.store.load_turn(turn.channel_url, active_id) or snapshot
             TURNS.labels("superseded").inc()
@@ -223,7 +227,7 @@ class TurnRunner:
         await self.ledger.settle(
             channel_url, turn_id, settling(paused, snapshot.answers, missing="expired"), state="running"
         )
-        await self.store.record_client_outcomes(channel_url, device_outcomes(paused, snapshot.answers))
+        await self.store.record_client_outcomes(paused.user_id, device_outcomes(paused, snapshot.answers))
         used = RunUsage(
             requests=paused.model_requests,
             input_tokens=paused.input_tokens,
@@ -387,7 +391,7 @@ class TurnRunner:
         refs = call_refs(requests, declared)
         failed = failed_locally(
             refs,
-            await self.store.client_failures(turn.channel_url),
+            await self.store.client_failures(turn.user_id),
             max_calls=self.limits.max_calls_per_turn,
             max_failures=self.limits.max_client_failures,
         )

@@ -4,26 +4,33 @@ from __future__ import annotations
 
 import logging
 from functools import cache
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from ..auth import Principal
 from ..deferred.approvals import CONFIRM_METHOD
 from ..deferred.handlers import HANDLERS_BY_METHOD
-from ..errors import Conflict, TooManyRequests
+from ..errors import Conflict
 from ..protocol.declarations import Declaration, parse_declaration
-from ..ratelimit import RateDecision
 from ..tools import tool_names
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
+from .caller import caller, limited
 from .deps import ServicesDep
 
 log = logging.getLogger(__name__)
 router = APIRouter()
 
 PATH = "/api/v1/agent/client-tools"
+SCOPE = "client-tools"
+DeviceQuery = Annotated[
+    str | None,
+    Query(
+        min_length=1, max_length=128, description="the device whose declaration; absent: the one made without"
+    ),
+]
 MAX_DECLARATION_BYTES = 1024 * 1024
 """32 tools with two schemas of 16 KiB each fit, with their descriptions."""
 
@@ -47,7 +54,7 @@ async def declare(request: Request, services: ServicesDep) -> JSONResponse:
     principal = await services.auth.verify(request.headers.get("authorization"))
     declaration = parse_declaration(body)
     async with redis_budget():
-        rate = await _rate(services, principal)
+        rate = await limited(services, principal, scope=SCOPE)
         try:
             _check_clashes(declaration, [s.prefix for s in services.settings.mcp_servers])
         except Conflict as exc:
@@ -55,8 +62,9 @@ async def declare(request: Request, services: ServicesDep) -> JSONResponse:
             raise
         await services.client_tools.put(principal.user_id, declaration)
     log.info(
-        "%s declared %d device tools: %s (built-in methods: %s)",
+        "%s%s declared %d device tools: %s (built-in methods: %s)",
         principal.user_id,
+        "" if declaration.device_id is None else f" (device {declaration.device_id})",
         len(declaration.tools),
         [t.name for t in declaration.tools],
         "all" if declaration.builtin is None else declaration.builtin,
@@ -71,11 +79,11 @@ async def declare(request: Request, services: ServicesDep) -> JSONResponse:
     responses=openapi.CLIENT_TOOLS_GET["responses"],
     openapi_extra=openapi.CLIENT_TOOLS_GET["openapi_extra"],
 )
-async def current(request: Request, services: ServicesDep) -> JSONResponse:
-    """The user's current declaration, as the app sent it."""
-    principal, rate = await _caller(request, services)
+async def current(request: Request, services: ServicesDep, device_id: DeviceQuery = None) -> JSONResponse:
+    """The device's current declaration, as the app sent it (without ``device_id``: the one made without)."""
+    principal, rate = await caller(request, services, scope=SCOPE)
     async with redis_budget():
-        declaration = await services.client_tools.get(principal.user_id)
+        declaration = await services.client_tools.get_device(principal.user_id, device_id)
     body = declaration.public() if declaration is not None else {"tools": []}
     return JSONResponse(body, headers=rate.headers())
 
@@ -88,29 +96,12 @@ async def current(request: Request, services: ServicesDep) -> JSONResponse:
     responses=openapi.CLIENT_TOOLS_DELETE["responses"],
     openapi_extra=openapi.CLIENT_TOOLS_DELETE["openapi_extra"],
 )
-async def remove(request: Request, services: ServicesDep) -> Response:
-    """Remove the user's declaration: their turns offer only the built-in tools again."""
-    principal, rate = await _caller(request, services)
+async def remove(request: Request, services: ServicesDep, device_id: DeviceQuery = None) -> Response:
+    """Remove the device's declaration: the user's turns offer what their other devices declared."""
+    principal, rate = await caller(request, services, scope=SCOPE)
     async with redis_budget():
-        await services.client_tools.delete(principal.user_id)
+        await services.client_tools.delete(principal.user_id, device_id)
     return Response(status_code=204, headers=rate.headers())
-
-
-async def _caller(request: Request, services: ServicesDep) -> tuple[Principal, RateDecision]:
-    """Who calls (401 without a valid token), counted in their window (429 beyond it)."""
-    principal = await services.auth.verify(request.headers.get("authorization"))
-    async with redis_budget():
-        return principal, await _rate(services, principal)
-
-
-async def _rate(services: ServicesDep, principal: Principal) -> RateDecision:
-    rate = await services.limiter.hit(principal.user_id, scope="client-tools", admin=principal.is_admin)
-    if not rate.allowed:
-        raise TooManyRequests(
-            f"too many requests: at most {rate.limit} per window; try again in {rate.retry_after} s",
-            headers=rate.headers(),
-        )
-    return rate
 
 
 def _check_clashes(declaration: Declaration, mcp_prefixes: list[str]) -> None:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..auth import issue_token
 from ..backends.users import RedisUserDirectory, UserProfile
-from ..channels.base import AGENT_RPC, InboundMessage
+from ..channels.base import AGENT_RPC, AGENT_RPC_SETTLED, InboundMessage
 from ..channels.local import LocalChannel
 from ..channels.members import LocalMembers
 from ..channels.relay import local_direct_channel_url
@@ -127,7 +127,9 @@ async def list_messages(
     With ``wait`` (seconds, at most 30) it answers as soon as there is a message after ``after``, or
     when the time is up (then with none): a script can wait for the assistant instead of guessing.
     An agent-rpc message also has ``call``: its request's state now (see ``GET /dev/api/calls``), so
-    a page shows what can still be answered.
+    a page shows what can still be answered. A message changed since ``after`` is listed again (ids
+    and changes share one sequence): a request's message becomes ``agent-rpc-settled`` (with
+    ``updated_seq`` and ``updated_at``) once its call leaves pending, as Sendbird's update does.
     """
     channel = _local(services)
     deadline = asyncio.get_running_loop().time() + wait
@@ -144,8 +146,8 @@ async def list_messages(
 
 
 def _rpc_id(message: dict[str, Any]) -> str | None:
-    """The JSON-RPC id of an agent-rpc message, or None for any other message."""
-    if message.get("custom_type") != AGENT_RPC:
+    """The JSON-RPC id of a request's message (open or settled), or None for any other message."""
+    if message.get("custom_type") not in (AGENT_RPC, AGENT_RPC_SETTLED):
         return None
     try:
         call_id = json.loads(message.get("data") or "{}").get("id")

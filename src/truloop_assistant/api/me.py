@@ -31,5 +31,6 @@ async def erase_me(request: Request, services: ServicesDep) -> Response:
             store=services.store,
             transcript=services.transcript,
             memory=services.backends.memory,
+            intake=services.intake,
         )
     return Response(status_code=204)

@@ -19,8 +19,8 @@ from ..errors import (
 )
 from ..logs import log_context
 from ..metrics import TOOL_MESSAGES
-from ..protocol.jsonrpc import JsonRpcFailure, JsonRpcSuccess, parse_response
-from ..store.answers import answer_of
+from ..protocol.jsonrpc import ErrorCode, JsonRpcFailure, JsonRpcSuccess, parse_response
+from ..store.answers import DeviceError, answer_of
 from ..store.records import CallView
 from . import openapi
 from .body import read_body
@@ -81,19 +81,32 @@ async def _record(
     call = await services.store.get_call(answer.call_id)
     if call is None:
         raise NotFound(f"no call with id {answer.call_id!r} is known", code="unknown_call")
-    if call.state in ("expired", "superseded"):
+    fingerprint = answer.fingerprint()
+    if call.state in ("expired", "superseded") or (
+        call.state == "cancelled" and call.fingerprint != fingerprint
+    ):
         raise _gone(call)
     if call.user_id != user_id:
         raise Forbidden("this call belongs to another user", code="not_your_call")
-    fingerprint = answer.fingerprint()
-    if call.state == "answered":
+    if call.state in ("answered", "cancelled"):
         if call.fingerprint == fingerprint:
             await _make_sure_it_resumes(services, call)
         return _already_answered(same=call.fingerprint == fingerprint)
     _check_result(call, answer)
 
-    outcome, remaining = await services.store.record_answer(call, fingerprint, answer_of(answer))
+    if isinstance(answer, JsonRpcFailure) and answer.error.code == ErrorCode.METHOD_NOT_FOUND:
+        # This device cannot do it; another of the user's devices may: the call waits a while for it.
+        wait_s = services.settings.unhandled_call_wait_s
+        outcome, remaining = await services.store.note_unhandled(
+            call, fingerprint, DeviceError(error=answer.error), wait_s=wait_s
+        )
+        settled = False
+    else:
+        outcome, remaining = await services.store.record_answer(call, fingerprint, answer_of(answer))
+        settled = True
     if outcome == "accepted":
+        if settled:  # the request's message is updated on every device
+            await services.intake.deliver(call.channel_url)
         return JSONResponse({"status": "accepted", "remaining": remaining}, status_code=202)
     if outcome == "resume":
         await services.intake.resume(call.channel_url, call.turn_id)
@@ -116,6 +129,12 @@ async def _make_sure_it_resumes(services: ServicesDep, call: CallView) -> None:
 
 
 def _gone(call: CallView) -> Gone:
+    if call.state == "cancelled":
+        return Gone(
+            f"call {call.call_id} was cancelled: a device could not run {call.method} and no other "
+            "device answered in time",
+            code="call_cancelled",
+        )
     # Only a newer message supersedes a call; any other way out of pending is its deadline.
     how = "superseded" if call.state == "superseded" else "expired"
     return Gone(f"call {call.call_id} has {how}; its result is no longer needed", code=f"call_{how}")

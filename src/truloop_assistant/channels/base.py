@@ -8,6 +8,8 @@ from typing import Protocol
 from ..protocol.jsonrpc import JsonRpcRequest
 
 AGENT_RPC = "agent-rpc"
+AGENT_RPC_SETTLED = "agent-rpc-settled"
+"""The ``custom_type`` an ``agent-rpc`` message is updated to once its call left ``pending``."""
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,18 @@ class Channel(Protocol):
         notification: str,
         dedup_id: str,
         recipient: str = "",
-    ) -> None:
+    ) -> int | None:
         """Post an ``agent-rpc`` message: ``notification`` as its text, the request as ``data``.
 
         ``recipient`` (the user whose phone is to answer) is mentioned, so in a group channel only
-        that person's app acts on it (and is notified).
+        that person's app acts on it (and is notified). Returns the channel's id of the message.
+        """
+        ...
+
+    async def settle_rpc(self, channel_url: str, message_id: int, *, data: str, text: str) -> None:
+        """Update an ``agent-rpc`` message in place to ``agent-rpc-settled`` with ``data`` and ``text``.
+
+        Raises :class:`ChannelSendError` as a send does (retryable when the channel is down).
         """
         ...
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.exceptions import WatchError
 
 from ..protocol.jsonrpc import JsonRpcRequest
 from ..store import keys
-from .base import AGENT_RPC
+from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +33,8 @@ class LocalChannel:
         notification: str,
         dedup_id: str,
         recipient: str = "",
-    ) -> None:
-        await self.append(
+    ) -> int | None:
+        item = await self.append(
             channel_url,
             user_id=self.bot_user_id,
             message=notification,
@@ -42,6 +43,37 @@ class LocalChannel:
             dedup_id=dedup_id,
             mentioned_user_ids=[recipient] if recipient else [],
         )
+        return item.get("message_id")
+
+    async def settle_rpc(self, channel_url: str, message_id: int, *, data: str, text: str) -> None:
+        """Change the message in place, as Sendbird's update does; it is listed again as updated."""
+        key = keys.local_messages(keys.conversation_tag(channel_url))
+        async with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(key)
+                    raw = cast(list[bytes], await pipe.lrange(key, 0, -1))
+                    found = next(
+                        (i for i, r in enumerate(raw) if json.loads(r)["message_id"] == message_id), None
+                    )
+                    if found is None:
+                        raise ChannelSendError(
+                            f"no message {message_id} in {channel_url} to update", retryable=False
+                        )
+                    seq = int(await self.redis.incr(keys.local_message_seq()))
+                    item = json.loads(raw[found]) | {
+                        "custom_type": AGENT_RPC_SETTLED,
+                        "data": data,
+                        "message": text,
+                        "updated_seq": seq,
+                        "updated_at": int(time.time() * 1000),
+                    }
+                    pipe.multi()
+                    pipe.lset(key, found, json.dumps(item, ensure_ascii=False))
+                    await pipe.execute()
+                    return
+                except WatchError:
+                    continue
 
     async def typing_started(self, channel_url: str) -> None:
         try:
@@ -97,6 +129,7 @@ class LocalChannel:
         return item
 
     async def messages(self, channel_url: str, *, after: int = 0) -> list[dict[str, Any]]:
+        """Messages posted, or updated, after ``after`` (message ids and updates share one sequence)."""
         raw = await self.redis.lrange(keys.local_messages(keys.conversation_tag(channel_url)), 0, -1)
         items = [json.loads(r) for r in raw]
-        return [m for m in items if m["message_id"] > after]
+        return [m for m in items if max(m["message_id"], m.get("updated_seq", 0)) > after]

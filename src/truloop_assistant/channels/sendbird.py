@@ -12,7 +12,7 @@ import httpx
 
 from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
-from .base import AGENT_RPC, ChannelSendError
+from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class SendbirdChannel:
         notification: str,
         dedup_id: str,
         recipient: str = "",
-    ) -> None:
+    ) -> int | None:
         body: dict[str, Any] = {
             "message": notification,
             "custom_type": AGENT_RPC,
@@ -78,7 +78,14 @@ class SendbirdChannel:
         }
         if recipient:
             body |= {"mention_type": "users", "mentioned_user_ids": [recipient]}
-        await self._send(channel_url, body, dedup_id=dedup_id)
+        return await self._send(channel_url, body, dedup_id=dedup_id)
+
+    async def settle_rpc(self, channel_url: str, message_id: int, *, data: str, text: str) -> None:
+        path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages/{message_id}"
+        body = {"message_type": "MESG", "custom_type": AGENT_RPC_SETTLED, "data": data, "message": text}
+        await self._request(
+            "PUT", path, body, channel_url=channel_url, what=f"update of message {message_id}"
+        )
 
     async def typing_started(self, channel_url: str) -> None:
         await self._typing("POST", channel_url)
@@ -105,19 +112,33 @@ class SendbirdChannel:
                 response.text[:200],
             )
 
-    async def _send(self, channel_url: str, fields: dict[str, str], *, dedup_id: str) -> None:
+    async def _send(self, channel_url: str, fields: dict[str, Any], *, dedup_id: str) -> int | None:
+        """Post a message; returns its ``message_id`` (None if Sendbird's answer has none)."""
         path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages"
         body = {"message_type": "MESG", "user_id": self.bot_user_id, **fields, "dedup_id": dedup_id}
+        response = await self._request(
+            "POST", path, body, channel_url=channel_url, what=f"dedup_id={dedup_id}"
+        )
+        try:
+            message_id = response.json().get("message_id")
+        except (ValueError, AttributeError):
+            return None
+        return message_id if isinstance(message_id, int) and not isinstance(message_id, bool) else None
+
+    async def _request(
+        self, method: str, path: str, body: dict[str, Any], *, channel_url: str, what: str
+    ) -> httpx.Response:
+        """One Platform API write, retried on 429/5xx and transport errors; the 2xx response."""
         last_error = ""
         for attempt in range(1, self.max_attempts + 1):
             try:
-                response = await self._client.post(path, json=body)
+                response = await self._client.request(method, path, json=body)
             except httpx.TransportError as exc:
                 last_error = f"{type(exc).__name__}: {exc}"
                 delay = self._backoff(attempt)
             else:
                 if response.status_code < 300:
-                    return
+                    return response
                 last_error = f"HTTP {response.status_code}: {response.text[:200]}"
                 if response.status_code not in _RETRY_STATUS:
                     repeat = _names_the_dedup_id(response)
@@ -133,7 +154,8 @@ class SendbirdChannel:
             if attempt < self.max_attempts:
                 SENDBIRD_RETRIES.labels(last_error.split(":", 1)[0].removeprefix("HTTP ")).inc()
                 log.warning(
-                    "sendbird send to %s failed (%s); retry %d in %.2fs",
+                    "sendbird %s to %s failed (%s); retry %d in %.2fs",
+                    method,
                     channel_url,
                     last_error,
                     attempt,
@@ -141,11 +163,12 @@ class SendbirdChannel:
                 )
                 await asyncio.sleep(delay)
         log.warning(
-            "sendbird send to %s failed %d times: %s (dedup_id=%s)",
+            "sendbird %s to %s failed %d times: %s (%s)",
+            method,
             channel_url,
             self.max_attempts,
             last_error,
-            dedup_id,
+            what,
         )
         SENDBIRD_FAILURES.labels("true").inc()
         raise ChannelSendError(f"could not send to {channel_url}: {last_error}", retryable=True)

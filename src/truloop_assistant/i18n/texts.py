@@ -24,6 +24,18 @@ SERVER_ERROR = Text(
     en="Something went wrong on our side. Please try again in a moment.",
 )
 
+# -- a request's message once its call settled (the dialog closes on every device)
+
+CALL_ANSWERED = Text(ko="응답했어요.", en="Answered.")
+CALL_EXPIRED = Text(ko="응답 시간이 지나 요청이 끝났어요.", en="No answer in time; this request has ended.")
+CALL_SUPERSEDED = Text(
+    ko="새 메시지를 보내셔서 이 요청은 취소됐어요.", en="Cancelled: you sent a new message."
+)
+CALL_CANCELLED = Text(
+    ko="이 요청을 처리할 수 있는 기기가 없어서 취소됐어요.",
+    en="Cancelled: none of your devices could do this.",
+)
+
 # -- notices: why a message was not answered
 
 SENDING_TOO_FAST = Text(

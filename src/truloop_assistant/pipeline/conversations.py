@@ -42,6 +42,9 @@ class ConversationDrainer:
         self.heartbeat_s = heartbeat_s
         self.typing = typing or Typing(deliverer.channel)
         self.ledger = ledger or Ledger(inbox.redis)
+        self._early: dict[str, asyncio.Task[None]] = {}
+        """Deliveries started in the middle of a step (a superseded request's update), by channel."""
+        runner.calls_settled = self._deliver_soon
 
     async def drain(
         self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
@@ -80,6 +83,9 @@ class ConversationDrainer:
                 nxt = await self.inbox.next(channel_url, owner, done=done)
                 if nxt is None:
                     return  # nothing left, and the claim is given up
+                if isinstance(nxt, str):  # DELIVER: only the outbox has something (a request's update)
+                    done = None
+                    continue
                 done = Consumed(nxt.raw, nxt.eid)
                 if nxt.starts > MAX_EVENT_ATTEMPTS:
                     await self._give_up(channel_url, nxt.eid, nxt.raw)
@@ -93,13 +99,32 @@ class ConversationDrainer:
                     raise
         finally:
             self.typing.stop(channel_url)  # given up (channel down, claim lost, crash): not typing either
+            with suppress(Exception):
+                await self._settle_early(channel_url)
             finished.set()
             keeper.cancel()
             with suppress(asyncio.CancelledError):
                 await keeper
 
+    def _deliver_soon(self, channel_url: str) -> None:
+        """Deliver the outbox beside the running step (it is the drain's, which is ours)."""
+        if channel_url not in self._early:
+            self._early[channel_url] = asyncio.create_task(self._deliver_early(channel_url))
+
+    async def _deliver_early(self, channel_url: str) -> None:
+        try:
+            await self.deliverer.deliver(channel_url)
+        except Exception:  # the drain delivers it after the step, retries and all
+            log.warning("could not deliver %s's updates during its step", channel_url, exc_info=True)
+
+    async def _settle_early(self, channel_url: str) -> None:
+        """Wait for a delivery started during the step: the outbox has one sender at a time."""
+        if (early := self._early.pop(channel_url, None)) is not None:
+            await early
+
     async def _deliver(self, channel_url: str) -> float | None:
         """Send what earlier steps left in the outbox; None once it is empty (the typing stops)."""
+        await self._settle_early(channel_url)
         retry_in = await self.deliverer.deliver(channel_url)
         if retry_in is None:
             self.typing.stop(channel_url)  # the last step's answer or device requests are out

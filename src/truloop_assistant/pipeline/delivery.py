@@ -10,12 +10,14 @@ for good (a 4xx other than 429) is logged and dropped; so is one still undeliver
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
 
 from ..channels.base import Channel, ChannelSendError
-from ..store.outbox import Outbox, RpcOut, TextOut
+from ..i18n import texts
+from ..store.outbox import Outbox, RpcOut, SettleOut, TextOut
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +74,38 @@ class Deliverer:
             head = await self.outbox.pop(channel_url, raw)
         return None
 
-    async def _send(self, channel_url: str, item: TextOut | RpcOut) -> None:
+    async def _send(self, channel_url: str, item: TextOut | RpcOut | SettleOut) -> None:
         match item:
             case TextOut(text=text, dedup_id=dedup_id):
                 await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
             case RpcOut(request=request, notification=notification, dedup_id=dedup_id, recipient=recipient):
-                await self.channel.send_rpc(
+                message_id = await self.channel.send_rpc(
                     channel_url, request, notification=notification, dedup_id=dedup_id, recipient=recipient
                 )
+                if message_id is not None:
+                    await self.outbox.delivered_rpc(channel_url, request.id, message_id)
+            case SettleOut():
+                await self._settle(channel_url, item)
+
+    async def _settle(self, channel_url: str, item: SettleOut) -> None:
+        """Update the call's request message; one that was never delivered (or noted) has none to update."""
+        message_id = await self.outbox.rpc_message(channel_url, item.call_id)
+        if message_id is None:
+            log.info("no message to update for %s in %s (%s)", item.call_id, channel_url, item.state)
+            return
+        data = json.dumps({"id": item.call_id, "state": item.state, "method": item.method})
+        await self.channel.settle_rpc(channel_url, message_id, data=data, text=settled_text(item))
+        await self.outbox.forget_rpc(channel_url, item.call_id)
+
+
+_SETTLED_TEXTS = {
+    "answered": texts.CALL_ANSWERED,
+    "expired": texts.CALL_EXPIRED,
+    "superseded": texts.CALL_SUPERSEDED,
+    "cancelled": texts.CALL_CANCELLED,
+}
+
+
+def settled_text(item: SettleOut) -> str:
+    """What a settled request's message says, in the language of the turn that asked."""
+    return _SETTLED_TEXTS[item.state](item.lang)

@@ -18,6 +18,7 @@ from ..backends.memory import MemoryStore
 from ..store import keys
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
+from .intake import Intake
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,13 @@ class Erased:
 
 
 async def erase_user(
-    user_id: str, *, redis: Redis, store: TurnStore, transcript: Transcript, memory: MemoryStore
+    user_id: str,
+    *,
+    redis: Redis,
+    store: TurnStore,
+    transcript: Transcript,
+    memory: MemoryStore,
+    intake: Intake,
 ) -> Erased:
     """Erase what the server keeps of ``user_id``; safe to repeat."""
     memories = await memory.forget_all(user_id)
@@ -43,8 +50,18 @@ async def erase_user(
             snapshot = await store.load_turn(channel_url, active)
             if snapshot is not None and await store.supersede(snapshot.turn):
                 cut += len(snapshot.turn.sent_calls)
+                await intake.deliver(channel_url)  # the requests' messages say they ended
         await redis.delete(keys.history(tag, user_id))
         await transcript.forget_user(channel_url, user_id)
-    await redis.delete(keys.user_channels(user_id), keys.client_tools(user_id))
+    # What their requests asked (a dialog's text, say) goes too; the settled ids stay, without it.
+    listed = cast(list[bytes], await redis.zrange(keys.user_calls(user_id), 0, -1))
+    for tag, call_id in (m.decode().split(" ", 1) for m in listed):
+        await redis.delete(keys.call_params(tag, call_id))
+    await redis.delete(
+        keys.user_channels(user_id),
+        keys.client_tools(user_id),
+        keys.user_calls(user_id),
+        keys.client_failures(user_id),
+    )
     log.info("erased %s: %d memories, %d channels, %d pending calls", user_id, memories, len(channels), cut)
     return Erased(memories=memories, channels=len(channels), calls_cut=cut)

@@ -28,3 +28,25 @@ async def expire_due(store: TurnStore, intake: Intake, *, now: float | None = No
             await intake.resume(channel_url, turn_id)
         await store.forget_deadline(channel_url, turn_id)
     return expired
+
+
+async def end_unhandled_due(store: TurnStore, intake: Intake, *, now: float | None = None) -> int:
+    """End every call a device could not run (-32601) that no other device answered in time.
+
+    Each ends with that error (the model is told no device could do it); how many were ended. A
+    scan that dies midway leaves the entry due: the next one finishes the job.
+    """
+    ended = 0
+    for tag, call_id in await store.unhandled_due(time.time() if now is None else now):
+        outcome, view = await store.end_unhandled(tag, call_id)
+        if view is not None:
+            if outcome in ("accepted", "resume"):
+                ended += 1
+                log.info("no device could run %s (%s); it ends with method not found", call_id, view.method)
+            snapshot = await store.load_turn(view.channel_url, view.turn_id)
+            if snapshot is not None and snapshot.state == "resuming":
+                await intake.resume(view.channel_url, view.turn_id)  # queued twice, it runs once
+            elif outcome == "accepted":
+                await intake.deliver(view.channel_url)  # the request's update
+        await store.forget_unhandled(tag, call_id)
+    return ended

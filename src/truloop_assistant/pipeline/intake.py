@@ -42,6 +42,19 @@ class Intake:
         event = ResumeEvent(turn_id=turn_id, trace=current_traceparent())
         await self._push(channel_url, event, dedup_id=None)
 
+    async def deliver(self, channel_url: str) -> None:
+        """Make sure a drain delivers what was just put in the conversation's outbox.
+
+        Best effort: should the job not be queued, the conversation's watch brings a drain later.
+        """
+        try:
+            await self.drains.watch(channel_url)
+            owner = await self.drains.take_over(channel_url)
+            if owner is not None:
+                await self.queue.drain(channel_url, owner)
+        except Exception:
+            log.warning("could not queue a delivery for %s; it is watched", channel_url, exc_info=True)
+
     async def _push(
         self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None
     ) -> PushStatus:

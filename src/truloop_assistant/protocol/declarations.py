@@ -8,6 +8,7 @@ compiled once per process (the same declaration is read on every step of the use
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -34,6 +35,7 @@ NOTIFICATION_SCHEMA: dict[str, Any] = {
 }
 
 Method = Annotated[str, StringConstraints(pattern=METHOD_PATTERN, max_length=128)]
+DeviceId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 
 
 class DeclaredTool(BaseModel):
@@ -85,6 +87,8 @@ class Declaration(BaseModel):
         default=None, max_length=MAX_BUILTIN
     )
     """The built-in methods this app version supports; None: all of them."""
+    device_id: DeviceId | None = None
+    """The device that declared it: each of a user's devices keeps its own declaration."""
 
     @field_validator("tools")
     @classmethod
@@ -105,7 +109,27 @@ class Declaration(BaseModel):
         public: dict[str, Any] = {"tools": [t.model_dump(mode="json", exclude_none=True) for t in self.tools]}
         if self.builtin is not None:
             public["builtin"] = list(self.builtin)
+        if self.device_id is not None:
+            public["device_id"] = self.device_id
         return public
+
+
+def merged(declarations: Sequence[Declaration]) -> Declaration | None:
+    """What a user's turns are offered: every tool any of their devices declared (on a name two
+    devices declared, the later declaration's), and every built-in method any of them supports.
+
+    ``declarations`` oldest first; None when there are none.
+    """
+    if not declarations:
+        return None
+    if len(declarations) == 1:
+        return declarations[0]
+    tools = {tool.name: tool for declaration in declarations for tool in declaration.tools}
+    lists = [d.builtin for d in declarations]
+    builtin = (
+        None if any(b is None for b in lists) else list(dict.fromkeys(m for b in lists for m in b or ()))
+    )
+    return Declaration.model_construct(tools=list(tools.values()), builtin=builtin, device_id=None)
 
 
 def parse_declaration(body: bytes) -> Declaration:

@@ -28,6 +28,8 @@ class ErrorCode(IntEnum):
     PERMISSION_REQUIRED = -32010
     PERMISSION_DENIED = -32001
     USER_CANCELED = -32002
+    METHOD_NOT_FOUND = -32601
+    """JSON-RPC's own: this device cannot run the method (another of the user's devices may)."""
 
 
 class JsonRpcRequest(BaseModel):

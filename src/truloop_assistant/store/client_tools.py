@@ -1,12 +1,14 @@
-"""The device tools each person's app declared, kept for 30 days after the last declaration."""
+"""The device tools each person's apps declared: one declaration per device, kept for 30 days
+after that device last declared."""
 
 from __future__ import annotations
 
+import time
 from typing import cast
 
 from redis.asyncio import Redis
 
-from ..protocol.declarations import Declaration, load_declaration
+from ..protocol.declarations import Declaration, load_declaration, merged
 from . import keys
 
 
@@ -15,15 +17,52 @@ class ClientTools:
         self.redis = redis
 
     async def get(self, user_id: str) -> Declaration | None:
-        """The person's declaration, or None when their app declared nothing (or it lapsed)."""
-        raw = cast(bytes | None, await self.redis.get(keys.client_tools(user_id)))
-        return None if raw is None else load_declaration(raw)
+        """What the person's turns are offered: the declarations of all their devices together."""
+        return merged([declaration for _, declaration in await self._devices(user_id)])
+
+    async def get_device(self, user_id: str, device_id: str | None) -> Declaration | None:
+        """One device's declaration (``None``: the one made without a device id)."""
+        raw = cast(bytes | None, await self.redis.hget(keys.client_tools(user_id), device_id or ""))
+        if raw is None:
+            return None
+        at, declaration = _entry(raw)
+        return declaration if at > time.time() - keys.CLIENT_TOOLS_TTL_S else None
 
     async def put(self, user_id: str, declaration: Declaration) -> None:
-        """Replace the person's declaration; its 30 days start again."""
-        raw = declaration.model_dump_json(exclude_none=True)
-        await self.redis.set(keys.client_tools(user_id), raw, ex=keys.CLIENT_TOOLS_TTL_S)
+        """Replace the device's declaration (its 30 days start again); other devices' stay as they are.
 
-    async def delete(self, user_id: str) -> bool:
-        """Drop the person's declaration; True when there was one."""
-        return bool(await self.redis.delete(keys.client_tools(user_id)))
+        Beyond ``CLIENT_TOOLS_DEVICES_MAX`` devices, the one that declared longest ago is dropped.
+        """
+        key = keys.client_tools(user_id)
+        raw = f"{time.time()!r}|{declaration.model_dump_json(exclude_none=True)}"
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(key, declaration.device_id or "", raw)
+            pipe.expire(key, keys.CLIENT_TOOLS_TTL_S)
+            await pipe.execute()
+        devices = await self._devices(user_id)
+        if len(devices) > keys.CLIENT_TOOLS_DEVICES_MAX:
+            oldest = [device for device, _ in devices[: len(devices) - keys.CLIENT_TOOLS_DEVICES_MAX]]
+            await self.redis.hdel(key, *oldest)
+
+    async def delete(self, user_id: str, device_id: str | None) -> bool:
+        """Drop one device's declaration; True when there was one."""
+        return bool(await self.redis.hdel(keys.client_tools(user_id), device_id or ""))
+
+    async def _devices(self, user_id: str) -> list[tuple[str, Declaration]]:
+        """(device id, declaration) of the person's devices, oldest declaration first; lapsed ones go."""
+        key = keys.client_tools(user_id)
+        raw = cast(dict[bytes, bytes], await self.redis.hgetall(key))
+        cutoff = time.time() - keys.CLIENT_TOOLS_TTL_S
+        entries = sorted(
+            ((_entry(value), device.decode()) for device, value in raw.items()), key=lambda e: e[0][0]
+        )
+        lapsed = [device for (at, _), device in entries if at <= cutoff]
+        if lapsed:
+            await self.redis.hdel(key, *lapsed)
+        return [(device, declaration) for (at, declaration), device in entries if at > cutoff]
+
+
+def _entry(raw: bytes) -> tuple[float, Declaration]:
+    """When a stored declaration was made, and the declaration (parsed once per process)."""
+    at, _, declaration = raw.partition(b"|")
+    return float(at), load_declaration(declaration)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Annotated, Literal, cast
+from typing import Annotated, Final, Literal, cast
 
 from pydantic import BaseModel, Field, TypeAdapter
 from redis.asyncio import Redis
@@ -107,8 +107,9 @@ return 0
 
 # The drain's step to its next event, in one round trip: take the event it just ran off the inbox
 # (if its step did not), then hand out the head with its start counted; or, with none left, give the
-# claim up. KEYS: inbox, attempts, owner. ARGV: the event just run ('' for none), its eid, owner,
-# attempts ttl. Returns {event, eid, starts}, or nil once the inbox is empty and released.
+# claim up — unless something was put in the outbox meanwhile (a request's update), which the drain
+# delivers first. KEYS: inbox, attempts, owner, outbox. ARGV: the event just run ('' for none), its
+# eid, owner, attempts ttl. Returns {event, eid, starts}; 0 to deliver first; nil once released.
 _NEXT = """
 if ARGV[1] ~= '' and redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
   redis.call('LPOP', KEYS[1])
@@ -116,6 +117,7 @@ if ARGV[1] ~= '' and redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
 end
 local head = redis.call('LINDEX', KEYS[1], 0)
 if not head then
+  if redis.call('LLEN', KEYS[4]) > 0 then return 0 end
   if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
   return nil
 end
@@ -135,6 +137,10 @@ class Next:
     raw: bytes
     eid: str
     starts: int
+
+
+DELIVER: Final = "deliver"
+"""What :meth:`Inbox.next` returns when the inbox is empty but the outbox is not: deliver, then ask again."""
 
 
 class Inbox:
@@ -202,16 +208,21 @@ class Inbox:
         tag = keys.conversation_tag(channel_url)
         await self._pop(keys=[keys.inbox(tag), keys.inbox_attempts(tag)], args=[raw, eid])
 
-    async def next(self, channel_url: str, owner: str, *, done: Consumed | None = None) -> Next | None:
+    async def next(
+        self, channel_url: str, owner: str, *, done: Consumed | None = None
+    ) -> Next | Literal["deliver"] | None:
         """Take ``done`` off the inbox if its step did not, and return the next event with its start
-        counted; None once the inbox is empty, and then the claim is given up."""
+        counted; :data:`DELIVER` when only the outbox has something; None once both are empty, and
+        then the claim is given up."""
         tag = keys.conversation_tag(channel_url)
         found = await self._next(
-            keys=[keys.inbox(tag), keys.inbox_attempts(tag), keys.owner(tag)],
+            keys=[keys.inbox(tag), keys.inbox_attempts(tag), keys.owner(tag), keys.outbox(tag)],
             args=[done.raw if done else b"", done.eid if done else "", owner, keys.INBOX_TTL_S],
         )
         if found is None:
             return None
+        if found == 0:
+            return DELIVER
         raw, eid, starts = found
         return Next(raw=raw, eid=eid.decode(), starts=int(starts))
 

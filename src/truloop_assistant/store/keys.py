@@ -136,13 +136,24 @@ def drains() -> str:
     return f"{PREFIX}:drains"
 
 
-CLIENT_FAILURES_TTL_S = 3600
-"""A conversation's count of consecutive device failures per tool is forgotten after an hour."""
+def call_params(tag: str, call_id: str) -> str:
+    """A call's request ``params`` (JSON), for as long as its id is remembered (apart from its record,
+    which stays small: Redis keeps a hash of short values compactly)."""
+    return _conv(tag, "params", call_id)
 
 
-def client_failures(tag: str) -> str:
-    """Hash: tool name -> how many times in a row the device failed it in this conversation."""
-    return _conv(tag, "client-failures")
+def rpc_message(tag: str, call_id: str) -> str:
+    """The channel's message id of a call's ``agent-rpc`` message (to update it once the call settles).
+
+    Written when the request is delivered; gone once the update is delivered (or the call forgotten).
+    """
+    return _conv(tag, "rpc-message", call_id)
+
+
+def unhandled() -> str:
+    """Sorted set of pending calls a device answered -32601 (method not found), by when they end
+    with that error unless another device answers (app-wide; one entry per such call)."""
+    return f"{PREFIX}:unhandled"
 
 
 def seen(tag: str, message_id: str) -> str:
@@ -277,12 +288,34 @@ def user_channels(user_id: str) -> str:
 
 
 CLIENT_TOOLS_TTL_S = 30 * 24 * 3600
-"""An app's declaration of device tools is kept this long after it was last made."""
+"""A device's declaration of tools is kept this long after that device last made it."""
+CLIENT_TOOLS_DEVICES_MAX = 10
+"""Devices whose declarations are kept per person; a new device's declaration drops the oldest."""
 
 
 def client_tools(user_id: str) -> str:
-    """JSON: the device tools a person's app declared (``PUT /api/v1/agent/client-tools``)."""
-    return f"{PREFIX}:{_user_tag(user_id)}:client-tools"
+    """Hash: device id (``""`` for an app that names none) -> that device's declaration of tools
+    (``PUT /api/v1/agent/client-tools``) with when it was made."""
+    return f"{PREFIX}:{_user_tag(user_id)}:device-tools"
+
+
+CLIENT_FAILURES_TTL_S = 3600
+"""A person's count of consecutive device failures per tool is forgotten an hour after the last one."""
+
+
+def client_failures(user_id: str) -> str:
+    """Hash: tool name -> how many times in a row the person's devices failed it (in any channel)."""
+    return f"{PREFIX}:{_user_tag(user_id)}:client-failures"
+
+
+USER_CALLS_MAX = 100
+"""Open device calls listed per person (``GET /api/v1/agent/calls``); older ones drop off the list."""
+
+
+def user_calls(user_id: str) -> str:
+    """Sorted set of a person's pending call ids by when they were issued, with each call's
+    conversation tag in the member (``<tag> <call id>``); settled ones are dropped when listed."""
+    return f"{PREFIX}:{_user_tag(user_id)}:calls"
 
 
 ADMIN_ROLE_TTL_S = 60

@@ -13,8 +13,10 @@ from typing import Annotated, Literal, cast
 from pydantic import BaseModel, Field, TypeAdapter
 from redis.asyncio import Redis
 
+from ..i18n import Language
 from ..protocol.jsonrpc import JsonRpcRequest
 from . import keys
+from .records import SettledState
 
 
 class _Outgoing(BaseModel):
@@ -40,8 +42,18 @@ class RpcOut(_Outgoing):
     """The user whose phone is to answer it (mentioned in the message); empty in older records."""
 
 
-Outgoing = Annotated[TextOut | RpcOut, Field(discriminator="kind")]
-OUTGOING: TypeAdapter[TextOut | RpcOut] = TypeAdapter(Outgoing)
+class SettleOut(_Outgoing):
+    """A call left ``pending``: its ``agent-rpc`` message is updated to say so (devices close the dialog)."""
+
+    kind: Literal["settle"] = "settle"
+    call_id: str
+    state: SettledState
+    method: str
+    lang: Language
+
+
+Outgoing = Annotated[TextOut | RpcOut | SettleOut, Field(discriminator="kind")]
+OUTGOING: TypeAdapter[TextOut | RpcOut | SettleOut] = TypeAdapter(Outgoing)
 
 # Remove a delivered (or abandoned) message if it is still the oldest, forget the failures in a
 # row, and return the next message to send. KEYS: outbox, failures. ARGV: the message.
@@ -55,16 +67,33 @@ return redis.call('LINDEX', KEYS[1], 0)
 class Outbox:
     """Reads and empties a conversation's outbox (:class:`~.turns.TurnStore` fills it)."""
 
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, *, pending_ttl_s: int) -> None:
         self.redis = redis
+        self.rpc_message_ttl_s = pending_ttl_s + keys.SETTLED_TTL_S
         self._pop = redis.register_script(_POP_IF_HEAD)
 
-    async def head(self, channel_url: str) -> tuple[bytes, TextOut | RpcOut] | None:
+    async def delivered_rpc(self, channel_url: str, call_id: str, message_id: int) -> None:
+        """Note the channel's message id of a call's request (its update names it)."""
+        key = keys.rpc_message(keys.conversation_tag(channel_url), call_id)
+        await self.redis.set(key, message_id, ex=self.rpc_message_ttl_s)
+
+    async def forget_rpc(self, channel_url: str, call_id: str) -> None:
+        """The request's message was updated for good: its id is no longer needed."""
+        await self.redis.delete(keys.rpc_message(keys.conversation_tag(channel_url), call_id))
+
+    async def rpc_message(self, channel_url: str, call_id: str) -> int | None:
+        """The channel's message id of a call's request, if it was delivered (and noted)."""
+        raw = cast(
+            bytes | None, await self.redis.get(keys.rpc_message(keys.conversation_tag(channel_url), call_id))
+        )
+        return None if raw is None else int(raw)
+
+    async def head(self, channel_url: str) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
         """The oldest undelivered message (with its stored bytes, to remove it once sent)."""
         raw = cast(bytes | None, await self.redis.lindex(keys.outbox(keys.conversation_tag(channel_url)), 0))
         return _item(raw)
 
-    async def pop(self, channel_url: str, raw: bytes) -> tuple[bytes, TextOut | RpcOut] | None:
+    async def pop(self, channel_url: str, raw: bytes) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
         """Remove a delivered (or abandoned) message, if it is still the oldest; the next one, if any."""
         tag = keys.conversation_tag(channel_url)
         return _item(await self._pop(keys=[keys.outbox(tag), keys.outbox_failures(tag)], args=[raw]))
@@ -82,5 +111,5 @@ class Outbox:
         return not await self.redis.llen(keys.outbox(keys.conversation_tag(channel_url)))
 
 
-def _item(raw: bytes | None) -> tuple[bytes, TextOut | RpcOut] | None:
+def _item(raw: bytes | None) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
     return None if raw is None else (raw, OUTGOING.validate_json(raw))

@@ -9,7 +9,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from .answers import ServerFailure, StoredAnswer
 
-CallState = Literal["pending", "answered", "expired", "superseded"]
+CallState = Literal["pending", "answered", "expired", "superseded", "cancelled"]
+"""``cancelled``: a device answered -32601 (it cannot do that) and no other device answered in time."""
+SettledState = Literal["answered", "expired", "superseded", "cancelled"]
 TurnState = Literal["paused", "resuming", "superseded", "done"]
 Outcome = Literal["accepted", "resume", "duplicate", "conflict", "gone", "unknown"]
 AgentRole = Literal["member", "guest"]
@@ -79,6 +81,13 @@ class CallView(BaseModel):
     fingerprint: str = Field(default="", validation_alias="fp")
     result_schema: str | None = Field(default=None, validation_alias="schema")
     """What an app-declared tool's result must fit (pending calls only)."""
+    params: str = "{}"
+    """The request's ``params`` as JSON."""
+    created_at: float = 0.0
+    expires_at: float = 0.0
+    settled_at: float | None = None
+    unhandled: str = Field(default="", validation_alias="nf")
+    """Fingerprint of a -32601 answer a device gave while the call waits for another device."""
 
 
 class TurnSnapshot(BaseModel):

@@ -6,13 +6,14 @@ import json
 import time
 import zlib
 from collections.abc import Sequence
-from typing import cast
+from typing import Literal, cast
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
+from ..i18n import language_of
 from ..tracing import current_traceparent
 from . import keys
 from .answers import DeviceError, DeviceResult, dump_answer
@@ -25,33 +26,82 @@ from .transcript import ASSISTANT, Line, add_line
 _OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
 
 
+# Settles one call in a conversation's script: its pending record becomes a settled one (kept for
+# late answers and ``GET /api/v1/agent/calls/{id}``), and an update of its agent-rpc message joins
+# the conversation's outbox. Prepended to the scripts that end calls.
+_SETTLE = """
+local function settle(pending, settled, outbox, call_id, state, now, ttl, outbox_max, outbox_ttl, extra)
+  local f = redis.call('HMGET', pending, 'user_id', 'turn_id', 'channel_url', 'tool_name', 'method',
+                       'bucket', 'created_at', 'expires_at', 'lang')
+  redis.call('DEL', pending)
+  redis.call('HSET', settled, 'state', state, 'user_id', f[1] or '', 'turn_id', f[2] or '',
+             'channel_url', f[3] or '', 'tool_name', f[4] or '', 'method', f[5] or '',
+             'bucket', f[6] or 'call', 'created_at', f[7] or now, 'expires_at', f[8] or now,
+             'settled_at', now)
+  if #extra > 0 then redis.call('HSET', settled, unpack(extra)) end
+  redis.call('EXPIRE', settled, ttl)
+  redis.call('RPUSH', outbox, cjson.encode({kind = 'settle', dedup_id = 'settle:' .. call_id,
+    created_at = now, call_id = call_id, state = state, method = f[5] or '', lang = f[9] or 'en'}))
+  redis.call('LTRIM', outbox, -tonumber(outbox_max), -1)
+  redis.call('EXPIRE', outbox, outbox_ttl)
+  return f[1]
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+"""
+
 # Records one answer and, for the last one, claims the resume — atomically, so that however
-# many identical answers race in, exactly one of them returns 'resume'.
-_RECORD_ANSWER = """
+# many identical answers race in, exactly one of them returns 'resume'. ARGV[7] is the state the
+# call ends in: 'answered' (a device's answer) or 'cancelled' (a -32601 nobody else overruled).
+# KEYS: pending, settled, turn, outbox. ARGV: call id, fingerprint, answer, settled ttl, outbox max,
+# outbox ttl, state.
+_RECORD_ANSWER = (
+    _SETTLE
+    + """
 local state = redis.call('HGET', KEYS[2], 'state')
 if state then
-  if state ~= 'answered' then return {'gone', state} end
-  if redis.call('HGET', KEYS[2], 'fp') == ARGV[2] then return {'duplicate', ''} end
-  return {'conflict', ''}
+  local same = redis.call('HGET', KEYS[2], 'fp') == ARGV[2]
+  if state == 'answered' then
+    if same then return {'duplicate', ''} end
+    return {'conflict', ''}
+  end
+  if state == 'cancelled' and same then return {'duplicate', ''} end
+  return {'gone', state}
 end
-local user = redis.call('HGET', KEYS[1], 'user_id')
-if not user then return {'unknown', ''} end
-local now = redis.call('TIME')
-if tonumber(redis.call('HGET', KEYS[1], 'expires_at')) < tonumber(now[1]) + tonumber(now[2]) / 1e6 then
-  return {'gone', 'expired'}
-end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', ''} end
+if tonumber(redis.call('HGET', KEYS[1], 'expires_at')) < now then return {'gone', 'expired'} end
 redis.call('HSET', KEYS[3], 'r:' .. ARGV[1], ARGV[3])
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[2], 'state', 'answered', 'fp', ARGV[2], 'user_id', user,
-           'turn_id', ARGV[5], 'channel_url', ARGV[6], 'tool_name', ARGV[7], 'method', ARGV[8],
-           'bucket', ARGV[9])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
+settle(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[7], now, ARGV[4], ARGV[5], ARGV[6], {'fp', ARGV[2]})
 local remaining = redis.call('HINCRBY', KEYS[3], 'remaining', -1)
 if remaining <= 0 and redis.call('HGET', KEYS[3], 'state') == 'paused' then
   redis.call('HSET', KEYS[3], 'state', 'resuming')
   return {'resume', '0'}
 end
 return {'accepted', tostring(remaining)}
+"""
+)
+
+# A device answered -32601 (it cannot do that): the call stays pending for another device, noting
+# the answer to end it with if none comes. KEYS: pending, settled, turn. ARGV: fingerprint, answer.
+# Returns {'accepted', remaining} (or {'duplicate'} for the same answer again), else as above.
+_NOTE_UNHANDLED = """
+local state = redis.call('HGET', KEYS[2], 'state')
+if state then
+  if redis.call('HGET', KEYS[2], 'fp') == ARGV[1] and (state == 'answered' or state == 'cancelled') then
+    return {'duplicate', ''}
+  end
+  if state == 'answered' then return {'conflict', ''} end
+  return {'gone', state}
+end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', ''} end
+local t = redis.call('TIME')
+if tonumber(redis.call('HGET', KEYS[1], 'expires_at')) < tonumber(t[1]) + tonumber(t[2]) / 1e6 then
+  return {'gone', 'expired'}
+end
+local noted = redis.call('HGET', KEYS[1], 'nf')
+if noted == ARGV[1] then return {'duplicate', ''} end
+if not noted then redis.call('HSET', KEYS[1], 'nf', ARGV[1], 'nf_answer', ARGV[2]) end
+return {'accepted', redis.call('HGET', KEYS[3], 'remaining') or '0'}
 """
 
 _DELETE_IF_EQUAL = """
@@ -62,16 +112,17 @@ return 0
 
 # Cuts a paused turn short: its unanswered calls end as ARGV[6] ('superseded': the user wrote again;
 # 'expired': the device did not answer in time). A superseded turn is closed; an expired one resumes.
-# KEYS: turn, active marker, then (pending, settled) per call. ARGV: settled ttl, turn id, user, channel,
-# done ttl, how. Returns the turn's state before: only 'paused' turns are cut.
-_CUT = """
+# KEYS: turn, active marker, outbox, then (pending, settled) per call. ARGV: settled ttl, turn id, user,
+# channel, done ttl, how, outbox max, outbox ttl, then the call ids. Returns the turn's state before:
+# only 'paused' turns are cut.
+_CUT = (
+    _SETTLE
+    + """
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'paused' then return state or '' end
-for i = 3, #KEYS, 2 do
-  if redis.call('DEL', KEYS[i]) == 1 then
-    redis.call('HSET', KEYS[i + 1], 'state', ARGV[6], 'user_id', ARGV[3], 'turn_id', ARGV[2],
-               'channel_url', ARGV[4])
-    redis.call('EXPIRE', KEYS[i + 1], ARGV[1])
+for i = 4, #KEYS, 2 do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    settle(KEYS[i], KEYS[i + 1], KEYS[3], ARGV[9 + (i - 4) / 2], ARGV[6], now, ARGV[1], ARGV[7], ARGV[8], {})
   end
 end
 if ARGV[6] == 'superseded' then
@@ -83,6 +134,7 @@ else
 end
 return 'paused'
 """
+)
 
 
 class TurnStore:
@@ -91,6 +143,7 @@ class TurnStore:
         self.pending_ttl_s = pending_ttl_s
         self.history = history
         self._record_answer = redis.register_script(_RECORD_ANSWER)
+        self._note_unhandled = redis.register_script(_NOTE_UNHANDLED)
         self._cut = redis.register_script(_CUT)
 
     # -- paused turns ----------------------------------------------------------------------------
@@ -102,8 +155,11 @@ class TurnStore:
         tag = keys.conversation_tag(turn.channel_url)
         turn_key = keys.turn(tag, turn.turn_id)
         ttl = self.pending_ttl_s
-        deadline = time.time() + ttl
+        now = time.time()
+        deadline = now + ttl
         trace = current_traceparent()  # the step's (it runs in its span): the resume continues it
+        params = {item.request.id: item.request.params for item in outbox if isinstance(item, RpcOut)}
+        lang = language_of(turn.prompt)
         # The app-wide indexes first (each in its own hash slot): a step that dies before its
         # transaction leaves only entries that lead nowhere (an unknown call, a deadline of no turn).
         async with self.redis.pipeline(transaction=False) as index:
@@ -111,6 +167,7 @@ class TurnStore:
             for call in turn.sent_calls:
                 index.set(keys.call_index(call.call_id), tag, ex=ttl + keys.SETTLED_TTL_S)
             _remember_channel(index, turn.user_id, turn.channel_url)
+            _list_calls(index, turn.user_id, tag, [c.call_id for c in turn.sent_calls], now, ttl)
             await index.execute()
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(turn_key)
@@ -137,11 +194,18 @@ class TurnStore:
                         "tool_name": call.tool_name,
                         "method": call.method,
                         "bucket": call.bucket,
+                        "created_at": now,
                         "expires_at": deadline,
+                        "lang": lang,
                         **({"schema": call.result_schema} if call.result_schema else {}),
                     },
                 )
                 pipe.expire(keys.pending(tag, call.call_id), ttl + keys.EXPIRY_GRACE_S)
+                pipe.set(
+                    keys.call_params(tag, call.call_id),
+                    json.dumps(params.get(call.call_id, {}), ensure_ascii=False, separators=(",", ":")),
+                    ex=ttl + keys.SETTLED_TTL_S,
+                )
             _end_step(pipe, tag, outbox, consumed)
             await pipe.execute()
 
@@ -149,45 +213,132 @@ class TurnStore:
         raw_tag = cast(bytes | None, await self.redis.get(keys.call_index(call_id)))
         if raw_tag is None:
             return None
-        tag = raw_tag.decode()
+        return (await self._views(raw_tag.decode(), [call_id]))[0]
+
+    async def _views(self, tag: str, call_ids: Sequence[str]) -> list[CallView | None]:
+        """What is known of each call of one conversation (None once it is forgotten)."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hgetall(keys.pending(tag, call_id))
-            pipe.hgetall(keys.settled(tag, call_id))
-            pending, settled = await pipe.execute()
-        if settled:
-            fields = _decode(settled)
-        elif pending:
-            fields = _decode(pending)
-            # Past its deadline it is expired, even before the expiry scanner has settled it.
-            fields["state"] = "expired" if float(fields.get("expires_at", "inf")) < time.time() else "pending"
-        else:
-            return None
-        return CallView.model_validate({**fields, "call_id": call_id, "tag": tag})
+            for call_id in call_ids:
+                pipe.hgetall(keys.pending(tag, call_id))
+                pipe.hgetall(keys.settled(tag, call_id))
+                pipe.get(keys.call_params(tag, call_id))
+            found = await pipe.execute()
+        now = time.time()
+        views: list[CallView | None] = []
+        for call_id, pending, settled, params in zip(
+            call_ids, found[::3], found[1::3], found[2::3], strict=True
+        ):
+            if settled:
+                fields = _decode(settled)
+            elif pending:
+                fields = _decode(pending)
+                # Past its deadline it is expired, even before the expiry scanner has settled it.
+                expires_at = float(fields.get("expires_at", "inf"))
+                fields["state"] = "expired" if expires_at < now else "pending"
+                if expires_at < now:
+                    fields["settled_at"] = str(expires_at)
+            else:
+                views.append(None)
+                continue
+            if params is not None:
+                fields["params"] = params.decode()
+            views.append(CallView.model_validate({**fields, "call_id": call_id, "tag": tag}))
+        return views
+
+    async def open_calls(self, user_id: str, *, limit: int = keys.USER_CALLS_MAX) -> list[CallView]:
+        """The person's pending calls, newest first; calls that left the list are dropped from it."""
+        index = keys.user_calls(user_id)
+        members = cast(list[bytes], await self.redis.zrevrange(index, 0, keys.USER_CALLS_MAX - 1))
+        listed = [m.decode().split(" ", 1) for m in members]
+        by_tag: dict[str, list[str]] = {}
+        for tag, call_id in listed:
+            by_tag.setdefault(tag, []).append(call_id)
+        views: dict[str, CallView | None] = {}
+        for tag, call_ids in by_tag.items():
+            views.update(zip(call_ids, await self._views(tag, call_ids), strict=True))
+        calls, gone = [], []
+        for (_, call_id), member in zip(listed, members, strict=True):
+            view = views[call_id]
+            if view is not None and view.state == "pending":
+                calls.append(view)
+            elif view is None or view.state != "expired":  # an expired one is settled by the scanner
+                gone.append(member)
+        if gone:
+            await self.redis.zrem(index, *gone)
+        return calls[:limit]
 
     async def record_answer(
-        self, call: CallView, fingerprint: str, answer: DeviceResult | DeviceError
+        self,
+        call: CallView,
+        fingerprint: str,
+        answer: DeviceResult | DeviceError,
+        *,
+        state: Literal["answered", "cancelled"] = "answered",
     ) -> tuple[Outcome, int]:
-        """Store a device's answer; returns the outcome and how many calls of the turn remain."""
+        """Store a device's answer; returns the outcome and how many calls of the turn remain.
+
+        ``cancelled``: the answer is a -32601 that no other device overruled in time.
+        """
         raw_outcome, extra = await self._record_answer(
             keys=[
                 keys.pending(call.tag, call.call_id),
                 keys.settled(call.tag, call.call_id),
                 keys.turn(call.tag, call.turn_id),
+                keys.outbox(call.tag),
             ],
             args=[
                 call.call_id,
                 fingerprint,
                 dump_answer(answer),
                 keys.SETTLED_TTL_S,
-                call.turn_id,
-                call.channel_url,
-                call.tool_name,
-                call.method,
-                call.bucket,
+                keys.OUTBOX_MAX,
+                keys.INBOX_TTL_S,
+                state,
             ],
         )
         outcome = _OUTCOME.validate_python(raw_outcome.decode())
         return outcome, int(extra) if outcome == "accepted" else 0
+
+    async def note_unhandled(
+        self, call: CallView, fingerprint: str, answer: DeviceError, *, wait_s: float
+    ) -> tuple[Outcome, int]:
+        """A device cannot run the call (-32601): keep it pending for another device for ``wait_s``.
+
+        If no other answer comes by then, :meth:`end_unhandled` ends it with this answer.
+        """
+        member = json.dumps([call.tag, call.call_id])
+        await self.redis.zadd(keys.unhandled(), {member: time.time() + wait_s}, nx=True)
+        raw_outcome, extra = await self._note_unhandled(
+            keys=[
+                keys.pending(call.tag, call.call_id),
+                keys.settled(call.tag, call.call_id),
+                keys.turn(call.tag, call.turn_id),
+            ],
+            args=[fingerprint, dump_answer(answer)],
+        )
+        outcome = _OUTCOME.validate_python(raw_outcome.decode())
+        return outcome, int(extra) if outcome == "accepted" else 0
+
+    async def unhandled_due(self, now: float, *, limit: int = 100) -> list[tuple[str, str]]:
+        """Calls whose -32601 was not overruled by ``now``: (conversation tag, call id)."""
+        members = cast(
+            list[bytes], await self.redis.zrangebyscore(keys.unhandled(), "-inf", now, start=0, num=limit)
+        )
+        return [(tag, call_id) for tag, call_id in (json.loads(m) for m in members)]
+
+    async def end_unhandled(self, tag: str, call_id: str) -> tuple[Outcome, CallView | None]:
+        """End a call with the -32601 a device gave, unless another answer came meanwhile."""
+        view = (await self._views(tag, [call_id]))[0]
+        outcome: Outcome = "unknown"
+        if view is not None and view.state == "pending" and view.unhandled:
+            raw = cast(bytes | None, await self.redis.hget(keys.pending(tag, call_id), "nf_answer"))
+            if raw is not None:
+                answer = DeviceError.model_validate_json(raw)
+                outcome, _ = await self.record_answer(view, view.unhandled, answer, state="cancelled")
+        return outcome, view
+
+    async def forget_unhandled(self, tag: str, call_id: str) -> None:
+        await self.redis.zrem(keys.unhandled(), json.dumps([tag, call_id]))
 
     async def load_turn(self, channel_url: str, turn_id: str) -> TurnSnapshot | None:
         key = keys.turn(keys.conversation_tag(channel_url), turn_id)
@@ -210,19 +361,16 @@ class TurnStore:
         trace, user_id = cast(list[bytes | None], await self.redis.hmget(key, ["trace", "user_id"]))
         return (trace.decode() if trace else None), (user_id.decode() if user_id else None)
 
-    async def client_failures(self, channel_url: str) -> dict[str, int]:
-        """Tool name -> consecutive device failures in this conversation."""
-        raw = cast(
-            dict[bytes, bytes],
-            await self.redis.hgetall(keys.client_failures(keys.conversation_tag(channel_url))),
-        )
+    async def client_failures(self, user_id: str) -> dict[str, int]:
+        """Tool name -> consecutive failures of the person's devices (in any of their channels)."""
+        raw = cast(dict[bytes, bytes], await self.redis.hgetall(keys.client_failures(user_id)))
         return {k.decode(): int(v) for k, v in raw.items()}
 
-    async def record_client_outcomes(self, channel_url: str, outcomes: dict[str, bool]) -> None:
-        """Count a device failure per tool, or reset the count when the device succeeded."""
+    async def record_client_outcomes(self, user_id: str, outcomes: dict[str, bool]) -> None:
+        """Count a device failure per tool, or reset the count when the device did its part."""
         if not outcomes:
             return
-        key = keys.client_failures(keys.conversation_tag(channel_url))
+        key = keys.client_failures(user_id)
         async with self.redis.pipeline(transaction=True) as pipe:
             for tool, ok in outcomes.items():
                 if ok:
@@ -252,7 +400,12 @@ class TurnStore:
             k for c in turn.calls for k in (keys.pending(tag, c.call_id), keys.settled(tag, c.call_id))
         ]
         before = await self._cut(
-            keys=[keys.turn(tag, turn.turn_id), keys.active_turn(tag, turn.user_id), *call_keys],
+            keys=[
+                keys.turn(tag, turn.turn_id),
+                keys.active_turn(tag, turn.user_id),
+                keys.outbox(tag),
+                *call_keys,
+            ],
             args=[
                 keys.SETTLED_TTL_S,
                 turn.turn_id,
@@ -260,6 +413,9 @@ class TurnStore:
                 turn.channel_url,
                 keys.SUPERSEDED_TURN_TTL_S,
                 how,
+                keys.OUTBOX_MAX,
+                keys.INBOX_TTL_S,
+                *(c.call_id for c in turn.calls),
             ],
         )
         return bool(before == b"paused")
@@ -341,6 +497,17 @@ def _remember_channel(pipe: Pipeline, user_id: str, channel_url: str) -> None:
     """Note where the person talked with the assistant (their data there is erased on request)."""
     pipe.sadd(keys.user_channels(user_id), channel_url)
     pipe.expire(keys.user_channels(user_id), keys.HISTORY_TTL_S)
+
+
+def _list_calls(pipe: Pipeline, user_id: str, tag: str, call_ids: list[str], now: float, ttl: int) -> None:
+    """Add a person's new pending calls to their list of open calls, dropping ones past any deadline."""
+    if not call_ids:
+        return
+    index = keys.user_calls(user_id)
+    pipe.zadd(index, {f"{tag} {call_id}": now for call_id in call_ids})
+    pipe.zremrangebyscore(index, "-inf", now - ttl - keys.EXPIRY_GRACE_S)
+    pipe.zremrangebyrank(index, 0, -keys.USER_CALLS_MAX - 1)
+    pipe.expire(index, ttl + keys.EXPIRY_GRACE_S)
 
 
 def _deadline_member(channel_url: str, turn_id: str) -> str:

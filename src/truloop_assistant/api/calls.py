@@ -1,0 +1,104 @@
+"""``GET /api/v1/agent/calls``: the caller's open device requests, and one request's state.
+
+An app that starts again, or another device of the same user, shows from here what still waits
+for an answer (the chat history alone does not say which requests are still open).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from ..errors import Forbidden, NotFound
+from ..store.records import CallState, CallView
+from .budget import redis_budget
+from .caller import caller
+from .deps import ServicesDep
+from .openapi import ErrorBody
+
+router = APIRouter(tags=["agent"])
+
+SCOPE = "calls"
+
+
+class Call(BaseModel):
+    """A device request: what the ``agent-rpc`` message asked, and what became of it."""
+
+    id: str = Field(description="the JSON-RPC id (answer it at POST /api/v1/agent/tool-message)")
+    method: str
+    params: dict[str, Any]
+    channel_url: str
+    state: CallState
+    created_at: datetime
+    expires_at: datetime
+    settled_at: datetime | None = Field(
+        default=None, description="when it left pending (absent while pending)"
+    )
+
+
+class OpenCalls(BaseModel):
+    calls: list[Call] = Field(description="newest first, at most 100; only state pending")
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "no, bad or expired token"},
+    429: {"model": ErrorBody, "description": "over the rate limit (with the X-RateLimit-* headers)"},
+    503: {"model": ErrorBody, "description": "storage unavailable; retry in a moment"},
+}
+
+
+@router.get("/api/v1/agent/calls", response_model=OpenCalls, responses=_ERRORS)
+async def open_calls(request: Request, services: ServicesDep) -> JSONResponse:
+    """The caller's pending device requests (of every channel), newest first."""
+    principal, rate = await caller(request, services, scope=SCOPE)
+    async with redis_budget():
+        views = await services.store.open_calls(principal.user_id)
+    body = OpenCalls(calls=[_call(v) for v in views])
+    return JSONResponse(body.model_dump(mode="json", exclude_none=True), headers=rate.headers())
+
+
+@router.get(
+    "/api/v1/agent/calls/{call_id}",
+    response_model=Call,
+    responses={
+        **_ERRORS,
+        403: {"model": ErrorBody, "description": "not_your_call: another user's request"},
+        404: {"model": ErrorBody, "description": "unknown_call: never issued, or settled over 24 h ago"},
+    },
+)
+async def one_call(call_id: str, request: Request, services: ServicesDep) -> JSONResponse:
+    """One device request's state: pending, answered, expired, superseded or cancelled."""
+    principal, rate = await caller(request, services, scope=SCOPE)
+    async with redis_budget():
+        view = await services.store.get_call(call_id)
+    try:
+        if view is None:
+            raise NotFound(f"no call with id {call_id!r} is known", code="unknown_call")
+        if view.user_id != principal.user_id:
+            raise Forbidden("this call belongs to another user", code="not_your_call")
+    except (NotFound, Forbidden) as exc:
+        exc.headers.update(rate.headers())
+        raise
+    return JSONResponse(_call(view).model_dump(mode="json", exclude_none=True), headers=rate.headers())
+
+
+def _call(view: CallView) -> Call:
+    return Call(
+        id=view.call_id,
+        method=view.method,
+        params=json.loads(view.params),
+        channel_url=view.channel_url,
+        state=view.state,
+        created_at=_utc(view.created_at),
+        expires_at=_utc(view.expires_at),
+        settled_at=None if view.state == "pending" or view.settled_at is None else _utc(view.settled_at),
+    )
+
+
+def _utc(timestamp: float) -> datetime:
+    return datetime.fromtimestamp(timestamp, UTC)
