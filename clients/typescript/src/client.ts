@@ -1,4 +1,12 @@
-import { AgentRpcParseError, AssistantApiError, DeviceError, isErrorOf } from "./errors.js";
+import {
+  type CallInfo,
+  type PendingRequest,
+  type SettledCall,
+  parseSettled,
+  pendingRequest,
+  readCall,
+} from "./calls.js";
+import { AgentRpcParseError, AssistantApiError, CallSettledError, DeviceError, isErrorOf } from "./errors.js";
 import {
   type ApiResponse,
   type Clock,
@@ -11,6 +19,7 @@ import {
   apiError,
   errorOf,
 } from "./http.js";
+import { InFlight } from "./inflight.js";
 import { type AgentRpcRequest, type ParseOptions, parseAgentRpc } from "./parse.js";
 import {
   type BuiltinMethods,
@@ -23,10 +32,21 @@ import {
   type MethodSpec,
 } from "./protocol.js";
 
+/** What a handler gets besides the request. */
+export interface HandlerContext {
+  /**
+   * Aborts when the request's call settles elsewhere (another device of the user answered it, it
+   * expired, the user wrote again): close its dialog then. Its `reason` is a
+   * {@link CallSettledError}. A handler that ends after it aborted is not answered.
+   */
+  signal: AbortSignal;
+}
+
 /** Runs one method on the device: returns its result, or throws a {@link DeviceError}. */
 export type Handler<P = Record<string, unknown>, R = unknown> = (
   params: P,
   request: AgentRpcRequest<string, P>,
+  context: HandlerContext,
 ) => R | Promise<R>;
 
 export interface AssistantClientOptions {
@@ -48,6 +68,19 @@ export interface AssistantClientOptions {
    * mention someone are ignored too.
    */
   userId: string | (() => string | null | undefined);
+  /**
+   * This device's id (at most 128 characters, stable across app starts, e.g. the app's install id),
+   * for users with several devices: each device's tool declaration (`declareTools`) is then kept
+   * apart from the others', and the assistant is offered what any of them declared. Without it the
+   * user has one declaration, whichever device made it last.
+   */
+  deviceId?: string;
+  /**
+   * Told once per call when a settled update of its request's message reaches
+   * {@link AssistantClient.handleMessage} (answered by this or another device, expired, superseded,
+   * cancelled): close anything still showing it.
+   */
+  onSettled?: (settled: SettledCall) => void;
   /** Default: the global `fetch`. */
   fetch?: FetchLike;
   /** Overrides of {@link DEFAULT_RETRY_POLICY}. */
@@ -77,7 +110,7 @@ export type ToolMessageOutcome =
   /** 403 `not_your_call`: the request was for another member of the channel. Drop it. */
   | { status: "not_yours"; message: string };
 
-/** The result of {@link AssistantClient.handleMessage}. */
+/** The result of {@link AssistantClient.handleMessage} and {@link AssistantClient.handleRequest}. */
 export type HandleResult =
   /** Not a request for the phone (any other chat message). */
   | { status: "ignored"; reason: "not_a_request" }
@@ -86,6 +119,12 @@ export type HandleResult =
    * ({@link AssistantClientOptions.userId}). Their phone answers it; nothing ran and nothing was sent.
    */
   | { status: "ignored"; reason: "not_for_me"; request: AgentRpcRequest }
+  /**
+   * The call settled elsewhere: the message was a request's settled update (then without
+   * `request`), or the request's call had settled before its handler ended (with `request`; the
+   * handler's signal aborted and nothing was posted).
+   */
+  | (SettledCall & { status: "settled"; request?: AgentRpcRequest })
   | (ToolMessageOutcome & { request: AgentRpcRequest; response: JsonRpcResponse });
 
 /** `PUT /api/v1/agent/client-tools` answered 200. */
@@ -97,6 +136,8 @@ export interface DeclareToolsResult {
 
 const TOOL_MESSAGE_PATH = "/api/v1/agent/tool-message";
 const CLIENT_TOOLS_PATH = "/api/v1/agent/client-tools";
+const CALLS_PATH = "/api/v1/agent/calls";
+const MAX_DEVICE_ID = 128;
 const MAX_ERROR_MESSAGE = 1000;
 const REMEMBERED_REQUESTS = 256;
 
@@ -113,6 +154,11 @@ function remember<V>(map: Map<string, V>, key: string, value: V): void {
   map.delete(key);
   map.set(key, value);
   if (map.size > REMEMBERED_REQUESTS) map.delete(map.keys().next().value as string);
+}
+
+/** The key requests are remembered by: the same id from a message and from `pending()` is one request. */
+function keyOf(id: JsonRpcId): string {
+  return `${typeof id}:${String(id)}`;
 }
 
 function failure(id: JsonRpcId, error: JsonRpcErrorObject): JsonRpcFailure {
@@ -139,7 +185,11 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
   private readonly handlers = new Map<string, Handler<never, unknown>>();
   private readonly handled = new Map<string, Promise<HandleResult>>();
   private readonly undelivered = new Map<string, JsonRpcResponse>();
+  private readonly settled = new Map<string, SettledCall>();
+  private readonly inFlight = new InFlight();
   private readonly parseOptions: ParseOptions;
+  private readonly deviceId: string | undefined;
+  private readonly onSettled: ((settled: SettledCall) => void) | undefined;
   private readonly onHandlerError: ((error: unknown, request: AgentRpcRequest) => void) | undefined;
   private readonly userId: string | (() => string | null | undefined);
 
@@ -155,6 +205,10 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
           "without it this app would act on requests meant for another member.",
       );
     }
+    const deviceId: unknown = options.deviceId;
+    if (deviceId !== undefined && (typeof deviceId !== "string" || deviceId === "" || deviceId.length > MAX_DEVICE_ID)) {
+      throw new TypeError(`deviceId must be a non-empty string of at most ${MAX_DEVICE_ID} characters`);
+    }
     this.transport = new Transport({
       baseUrl: options.baseUrl,
       getToken: options.getToken,
@@ -164,7 +218,9 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     });
     this.parseOptions = options.botUserId === undefined ? {} : { botUserId: options.botUserId };
     this.onHandlerError = options.onHandlerError;
+    this.onSettled = options.onSettled;
     this.userId = options.userId;
+    this.deviceId = options.deviceId;
   }
 
   /** The signed-in user per the `userId` option, or `undefined` while nobody is signed in. */
@@ -220,8 +276,11 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
    * - no handler for the method → -32601 `Method not found`, `data: {method}`;
    * - anything else thrown → -32603 `Internal error` (the exception's text stays on the phone:
    *   it goes to `onHandlerError`, not to the assistant).
+   *
+   * The handler gets `signal` (by default one that never aborts). Once it aborted, whatever the
+   * handler ended with is not for sending, and is not reported to `onHandlerError`.
    */
-  async dispatch(request: AgentRpcRequest): Promise<JsonRpcResponse> {
+  async dispatch(request: AgentRpcRequest, signal: AbortSignal = new AbortController().signal): Promise<JsonRpcResponse> {
     const handler = this.handlers.get(request.method) as Handler<unknown, unknown> | undefined;
     if (handler === undefined) {
       return failure(request.id, {
@@ -231,10 +290,11 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
       });
     }
     try {
-      const result = await handler(request.params, request as AgentRpcRequest<string, unknown>);
+      const result = await handler(request.params, request as AgentRpcRequest<string, unknown>, { signal });
       return { jsonrpc: "2.0", id: request.id, result: result === undefined ? null : result };
     } catch (error) {
       if (isErrorOf(error, DeviceError)) return failure(request.id, error.toJsonRpcError());
+      if (signal.aborted) return failure(request.id, { code: ErrorCodes.InternalError, message: "Aborted" });
       try {
         this.onHandlerError?.(error, request);
       } catch {
@@ -267,6 +327,12 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     }
     if (answer.status === 202 && body.status === "resuming") return { status: "resuming" };
     if (answer.status === 200 && body.status === "duplicate") return { status: "duplicate" };
+    if (answer.status === 409 || answer.status === 410) {
+      // settled elsewhere: a handler still running for it (the app's own, say) has nothing left to do
+      const { code } = errorOf(answer);
+      const state = answer.status === 409 ? "answered" : code === "call_expired" ? "expired" : "superseded";
+      this.inFlight.abort(keyOf(response.id), new CallSettledError({ id: response.id, state, method: undefined }));
+    }
     if (answer.status === 404 || answer.status === 410) {
       const { code, message } = errorOf(answer);
       return { status: "gone", reason: code, httpStatus: answer.status, message };
@@ -277,35 +343,58 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
 
   /**
    * Everything for one received chat message: parse it, run the handler, post the answer.
-   * Pass every message the app receives (Sendbird's `onMessageReceived`).
+   * Pass every message the app receives and every update of one (Sendbird's `onMessageReceived`
+   * and `onMessageUpdated`).
    *
    * - Not a request for the phone: `{status: "ignored", reason: "not_a_request"}`.
-   * - A request that mentions another user than the signed-in one (the `userId` option): `{status:
-   *   "ignored", reason: "not_for_me", request}`; the handler does not run and nothing is posted.
-   *   In a group channel every member's app receives each request; only the mentioned user's acts.
-   * - A request delivered again while (or after) it is handled is answered once: the later call
-   *   gets the same result and the handler does not run twice. One whose answer failed may be
-   *   handled again: after a retryable failure (the server unreachable, rate limits) the same
-   *   answer is sent again without running the handler; after any other (such as 422) the
-   *   handler runs again.
+   * - A request's settled update (its call left `pending`: answered by this or another device,
+   *   expired, superseded, cancelled): `{status: "settled", id, state, method}`. A handler still
+   *   running for it is aborted (its `signal`) and its request not answered; `onSettled` is told
+   *   (once per call).
+   * - A request: {@link handleRequest}.
    * - An `agent-rpc` message that cannot be read: when its id can be read it is answered -32600
    *   Invalid Request (so the assistant does not wait for it), then the {@link AgentRpcParseError}
-   *   is thrown either way.
-   * - Otherwise the outcome of {@link respond}, with the request and the response sent; it throws
-   *   what {@link respond} throws, with the response in the error's `rpcResponse`.
+   *   is thrown either way. A settled update that cannot be read throws it too.
    */
   handleMessage(message: unknown): Promise<HandleResult> {
     let request: AgentRpcRequest | null;
+    let settled: SettledCall | null = null;
     try {
       request = this.parse(message);
+      if (request === null) settled = parseSettled(message, this.parseOptions);
     } catch (error) {
       return this.answerUnreadable(error);
     }
+    if (settled !== null) return Promise.resolve({ ...this.settle(settled), status: "settled" });
     if (request === null) return Promise.resolve({ status: "ignored", reason: "not_a_request" });
+    return this.handleRequest(request);
+  }
+
+  /**
+   * Run a request as {@link handleMessage} runs one from a message: a request from
+   * {@link pending}, typically. The same request from a message and from `pending()` runs its
+   * handler once.
+   *
+   * - A request that mentions another user than the signed-in one (the `userId` option): `{status:
+   *   "ignored", reason: "not_for_me", request}`; the handler does not run and nothing is posted.
+   *   In a group channel every member's app receives each request; only the mentioned user's acts.
+   * - A request handled before (or being handled) is answered once: the later call gets the same
+   *   result and the handler does not run twice. One whose answer failed may be handled again:
+   *   after a retryable failure (the server unreachable, rate limits) the same answer is sent
+   *   again without running the handler; after any other (such as 422) the handler runs again.
+   * - A request whose call this client saw settle: `{status: "settled", ..., request}`, nothing runs.
+   *   When the call settles while the handler runs, its signal aborts, and whatever the handler
+   *   ends with is not posted: the same result.
+   * - Otherwise the outcome of {@link respond}, with the request and the response sent; it throws
+   *   what {@link respond} throws, with the response in the error's `rpcResponse`.
+   */
+  handleRequest(request: AgentRpcRequest): Promise<HandleResult> {
     if (!this.isForMe(request)) return Promise.resolve({ status: "ignored", reason: "not_for_me", request });
-    const key = `${typeof request.id}:${String(request.id)}`;
+    const key = keyOf(request.id);
     const earlier = this.handled.get(key);
     if (earlier !== undefined) return earlier;
+    const settled = this.settled.get(key);
+    if (settled !== undefined) return Promise.resolve({ ...settled, status: "settled", request });
     const handling = this.handle(request, key);
     remember(this.handled, key, handling);
     handling.catch(() => {
@@ -317,7 +406,22 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
   private async handle(request: AgentRpcRequest, key: string): Promise<HandleResult> {
     // An answer that could not be delivered is sent again as it was: the handler (a dialog the
     // user already answered, say) does not run twice.
-    const response = this.undelivered.get(key) ?? (await this.dispatch(request));
+    let response = this.undelivered.get(key);
+    if (response === undefined) {
+      const signal = this.inFlight.start(key, request);
+      try {
+        response = await this.dispatch(request, signal);
+      } finally {
+        this.inFlight.end(key);
+      }
+      if (signal.aborted) {
+        const reason: unknown = signal.reason;
+        const settled = isErrorOf(reason, CallSettledError)
+          ? { id: reason.id, state: reason.state, method: reason.method ?? request.method }
+          : { id: request.id, state: "answered", method: request.method };
+        return { ...settled, status: "settled", request };
+      }
+    }
     try {
       const outcome = await this.respond(response);
       this.undelivered.delete(key);
@@ -330,6 +434,67 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
       }
       throw error;
     }
+  }
+
+  /** A settled update: abort the call's handler, tell `onSettled` the first time. */
+  private settle(settled: SettledCall): SettledCall {
+    const key = keyOf(settled.id);
+    const first = !this.settled.has(key);
+    remember(this.settled, key, settled);
+    this.inFlight.abort(key, new CallSettledError(settled));
+    if (first) {
+      try {
+        this.onSettled?.(settled);
+      } catch {
+        // a failing listener must not fail the message's handling
+      }
+    }
+    return settled;
+  }
+
+  /**
+   * The requests whose handler is running now (a dialog waiting for the user, say), oldest first;
+   * one whose call settles elsewhere leaves the list at once. The same array until it changes.
+   * A UI lists these; see {@link subscribe}.
+   */
+  readonly running = (): readonly AgentRpcRequest[] => this.inFlight.requests();
+
+  /** Call `listener` whenever {@link running} changes; returns the function that stops it. */
+  readonly subscribe = (listener: () => void): (() => void) => this.inFlight.subscribe(listener);
+
+  /**
+   * The user's open requests (`GET /api/v1/agent/calls`), newest first, at most 100: run each with
+   * {@link handleRequest}, after sign-in and whenever the app returns to the foreground, so a
+   * request that came while the app was closed (or one it was killed in the middle of) is shown.
+   * Requests it runs already, or answered, are not run again.
+   */
+  async pending(): Promise<PendingRequest[]> {
+    const answer = await this.transport.send("GET", CALLS_PATH);
+    const body = answer.body as { calls?: unknown } | undefined;
+    if (answer.status !== 200 || body === undefined || !Array.isArray(body.calls)) {
+      throw this.unexpected(answer, "reading the open requests");
+    }
+    const me = this.signedIn();
+    const requests: PendingRequest[] = [];
+    for (const raw of body.calls as unknown[]) {
+      const call = readCall(raw);
+      if (call === undefined) throw this.unexpected(answer, "reading the open requests");
+      if (call.state === "pending") requests.push(pendingRequest(call, raw, me));
+    }
+    return requests;
+  }
+
+  /**
+   * One call's state (`GET /api/v1/agent/calls/{id}`): `pending`, `answered`, `expired`,
+   * `superseded` or `cancelled`, while the server remembers it (a day after it settled); `null`
+   * when it does not (404). Throws {@link AssistantApiError} (403 `not_your_call`, 401, 429, ...).
+   */
+  async call(id: JsonRpcId): Promise<CallInfo | null> {
+    const answer = await this.transport.send("GET", `${CALLS_PATH}/${encodeURIComponent(String(id))}`);
+    if (answer.status === 404) return null;
+    const call = answer.status === 200 ? readCall(answer.body) : undefined;
+    if (call === undefined) throw this.unexpected(answer, `reading call ${String(id)}`);
+    return call;
   }
 
   private async answerUnreadable(error: unknown): Promise<never> {
@@ -345,14 +510,16 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
 
   /**
    * Declare the app's own device tools for this user (`PUT /api/v1/agent/client-tools`); it
-   * replaces the previous declaration. Register a handler for each tool's `method` too.
+   * replaces the previous declaration (this device's, with the `deviceId` option: other devices'
+   * declarations stay). Register a handler for each tool's `method` too.
    * Throws {@link ConflictError} (409: a name clashes with a server or built-in tool),
    * {@link UnprocessableError} (422: a schema is not a valid JSON Schema), or
    * {@link AssistantApiError} (400 a malformed declaration, 413 too large); the previous
    * declaration stays in place then.
    */
   async declareTools(declaration: ClientToolsDeclaration): Promise<DeclareToolsResult> {
-    const answer = await this.transport.send("PUT", CLIENT_TOOLS_PATH, declaration);
+    const sent = this.deviceId === undefined ? declaration : { ...declaration, device_id: this.deviceId };
+    const answer = await this.transport.send("PUT", CLIENT_TOOLS_PATH, sent);
     const body = answer.body as { status?: unknown; tools?: unknown } | undefined;
     if (answer.status === 200 && body?.status === "ok" && typeof body.tools === "number") {
       return { status: "ok", tools: body.tools };
@@ -360,19 +527,32 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     throw this.unexpected(answer, "declaring tools");
   }
 
-  /** The user's current declaration (`GET /api/v1/agent/client-tools`); `{tools: []}` when none. */
+  /**
+   * The current declaration (`GET /api/v1/agent/client-tools`; this device's, with the `deviceId`
+   * option); `{tools: []}` when none.
+   */
   async getTools(): Promise<ClientToolsDeclaration> {
-    const answer = await this.transport.send("GET", CLIENT_TOOLS_PATH);
-    const body = answer.body as ClientToolsDeclaration | undefined;
-    if (answer.status === 200 && body !== undefined && Array.isArray(body.tools)) return body;
+    const answer = await this.transport.send("GET", this.clientToolsPath());
+    const body = answer.body as (ClientToolsDeclaration & { device_id?: unknown }) | undefined;
+    if (answer.status === 200 && body !== undefined && Array.isArray(body.tools)) {
+      const { device_id: _deviceId, ...declaration } = body; // as declareTools was given it
+      return declaration;
+    }
     throw this.unexpected(answer, "reading the declared tools");
   }
 
-  /** Remove the user's declaration (`DELETE /api/v1/agent/client-tools`). */
+  /** Remove the declaration (`DELETE /api/v1/agent/client-tools`; only this device's, with `deviceId`). */
   async clearTools(): Promise<void> {
-    const answer = await this.transport.send("DELETE", CLIENT_TOOLS_PATH);
+    const answer = await this.transport.send("DELETE", this.clientToolsPath());
     if (answer.status === 204 || answer.status === 200) return;
     throw this.unexpected(answer, "removing the declared tools");
+  }
+
+  /** The client-tools path, for this device when it has an id. */
+  private clientToolsPath(): string {
+    return this.deviceId === undefined
+      ? CLIENT_TOOLS_PATH
+      : `${CLIENT_TOOLS_PATH}?device_id=${encodeURIComponent(this.deviceId)}`;
   }
 
   private unexpected(answer: ApiResponse, what: string): AssistantApiError {

@@ -1,3 +1,4 @@
+import type { SettledCall, SettledState } from "./calls.js";
 import {
   ErrorCodes,
   type JsonRpcErrorObject,
@@ -65,6 +66,25 @@ export class AgentRpcParseError extends Error {
   constructor(message: string, id?: string | number) {
     super(message);
     this.id = id;
+  }
+}
+
+/**
+ * Why a handler's `signal` aborted: its call settled elsewhere (another device of the user answered
+ * it, it expired, the user wrote again, ...). Its request is not answered; a handler may simply
+ * `throw signal.reason`.
+ */
+export class CallSettledError extends Error {
+  override readonly name = "CallSettledError";
+  readonly id: string | number;
+  readonly state: SettledState;
+  readonly method: string | undefined;
+
+  constructor(settled: SettledCall) {
+    super(`${String(settled.id)} was settled elsewhere (${settled.state})`);
+    this.id = settled.id;
+    this.state = settled.state;
+    this.method = settled.method;
   }
 }
 

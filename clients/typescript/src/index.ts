@@ -1,14 +1,25 @@
 export {
+  type CallInfo,
+  type CallState,
+  isSettledMessage,
+  parseSettled,
+  type PendingRequest,
+  type SettledCall,
+  type SettledState,
+} from "./calls.js";
+export {
   AssistantClient,
   type AssistantClientOptions,
   type DeclareToolsResult,
   type Handler,
+  type HandlerContext,
   type HandleResult,
   type ToolMessageOutcome,
 } from "./client.js";
 export {
   AgentRpcParseError,
   AssistantApiError,
+  CallSettledError,
   ConflictError,
   DeviceError,
   isErrorOf,

@@ -21,7 +21,11 @@ export interface AgentRpcRequest<M extends string = string, P = Record<string, u
    * the turn belongs to, as before.
    */
   recipient: string | undefined;
-  /** The chat message it came in, as given. */
+  /** When the request was made: the message's `created_at` / `createdAt`, when it says. */
+  createdAt: Date | undefined;
+  /** When its call expires, when known (requests from {@link AssistantClient.pending}). */
+  expiresAt: Date | undefined;
+  /** The chat message it came in (or the call object `pending()` read it from), as given. */
   message: unknown;
 }
 
@@ -36,7 +40,8 @@ export interface ParseOptions {
 
 type Obj = Record<string, unknown>;
 
-function isObject(value: unknown): value is Obj {
+/** @internal */
+export function isObject(value: unknown): value is Obj {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -88,20 +93,24 @@ export function recipientOf(message: unknown): string | undefined {
   return undefined;
 }
 
-/** The message's custom type: `customType` (Chat SDK) or `custom_type` (Platform API, webhooks). */
-function customTypeOf(message: Obj): unknown {
-  return field(message, "customType", "custom_type");
-}
-
-/** Whether a chat message carries a request for the phone (without reading the request). */
-export function isAgentRpcMessage(message: unknown, options: ParseOptions = {}): boolean {
-  if (!isObject(message) || customTypeOf(message) !== AGENT_RPC_CUSTOM_TYPE) return false;
+/**
+ * Whether `message` is the assistant's (see {@link ParseOptions.botUserId}) and of `customType`
+ * (`customType` in the Chat SDK, `custom_type` in the Platform API and webhooks).
+ * @internal
+ */
+export function isBotMessage(message: unknown, customType: string, options: ParseOptions): message is Obj {
+  if (!isObject(message) || field(message, "customType", "custom_type") !== customType) return false;
   const bot = options.botUserId === undefined ? DEFAULT_BOT_USER_ID : options.botUserId;
   return bot === null || senderOf(message) === bot;
 }
 
-function readId(request: Obj): JsonRpcId | undefined {
-  const id = request["id"];
+/** Whether a chat message carries a request for the phone (without reading the request). */
+export function isAgentRpcMessage(message: unknown, options: ParseOptions = {}): boolean {
+  return isBotMessage(message, AGENT_RPC_CUSTOM_TYPE, options);
+}
+
+/** A JSON-RPC id: a non-empty string or a safe integer. @internal */
+export function readId(id: unknown): JsonRpcId | undefined {
   if (typeof id === "string" && id !== "") return id;
   if (typeof id === "number" && Number.isSafeInteger(id)) return id;
   return undefined;
@@ -137,7 +146,7 @@ export function parseAgentRpc(message: unknown, options: ParseOptions = {}): Age
   if (!isObject(request)) {
     throw new AgentRpcParseError("the agent-rpc message's data is not a JSON-RPC request object");
   }
-  const id = readId(request);
+  const id = readId(request["id"]);
   if (id === undefined) {
     throw new AgentRpcParseError("the JSON-RPC request has no id (a non-empty string or an integer)");
   }
@@ -155,6 +164,7 @@ export function parseAgentRpc(message: unknown, options: ParseOptions = {}): Age
   const text = field(msg, "message");
   const channelUrl = field(msg, "channelUrl", "channel_url");
   const messageId = field(msg, "messageId", "message_id");
+  const createdAt = field(msg, "createdAt", "created_at");
   return {
     jsonrpc: "2.0",
     id,
@@ -164,6 +174,8 @@ export function parseAgentRpc(message: unknown, options: ParseOptions = {}): Age
     channelUrl: typeof channelUrl === "string" ? channelUrl : undefined,
     messageId: typeof messageId === "string" || typeof messageId === "number" ? messageId : undefined,
     recipient: recipientOf(msg),
+    createdAt: typeof createdAt === "number" && Number.isFinite(createdAt) ? new Date(createdAt) : undefined,
+    expiresAt: undefined,
     message,
   };
 }

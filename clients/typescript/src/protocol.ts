@@ -33,6 +33,13 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** The `custom_type` of a chat message that carries a request for the phone. */
 export const AGENT_RPC_CUSTOM_TYPE = PROTOCOL_CUSTOM_TYPE;
 
+/**
+ * The `custom_type` of a request's chat message once its call left `pending` (answered by any
+ * device, expired, superseded or cancelled): the server updates the message in place, its `data`
+ * then `{"id", "state", "method"}` (see {@link parseSettled}).
+ */
+export const AGENT_RPC_SETTLED_CUSTOM_TYPE = "agent-rpc-settled";
+
 /** The assistant's Sendbird user id unless the deployment sets `TRULOOP_SENDBIRD_BOT_USER_ID`. */
 export const DEFAULT_BOT_USER_ID = "truloop-assistant";
 

@@ -13,6 +13,8 @@ import "./parse.js";
 import "./turns.js";
 import "./retry.js";
 import "./tools.js";
+import "./devices.js";
+import "./react.js";
 
 let server: DevServer | undefined;
 

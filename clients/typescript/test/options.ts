@@ -37,7 +37,14 @@ describe("constructing a client", () => {
     assert.equal(client.isForMe(mentioned), false);
   });
 
-  test("a baseUrl that is not an http(s) URL is refused at once", () => {
+  test("a baseUrl that is not an http(s) URL, or a deviceId that is empty or too long, is refused at once", () => {
     assert.throws(() => new AssistantClient({ ...BASE, baseUrl: "assistant.example.com", userId: "jeff" }), TypeError);
+    for (const deviceId of ["", "x".repeat(129), 7]) {
+      assert.throws(
+        () => new AssistantClient({ ...BASE, userId: "jeff", deviceId } as unknown as AssistantClientOptions),
+        (error: unknown) => error instanceof TypeError && /deviceId/.test(error.message),
+      );
+    }
+    assert.ok(new AssistantClient({ ...BASE, userId: "jeff", deviceId: "x".repeat(128) }));
   });
 });

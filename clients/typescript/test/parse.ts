@@ -6,7 +6,9 @@ import {
   ErrorCodes,
   isAgentRpcMessage,
   isErrorOf,
+  isSettledMessage,
   parseAgentRpc,
+  parseSettled,
   recipientOf,
 } from "@truloop/assistant-client";
 import { clientFor, dev } from "./support/context.js";
@@ -120,6 +122,25 @@ describe("reading requests out of chat messages", () => {
     // params may be left out; data may come already parsed
     assert.deepEqual(parseAgentRpc(message('{"jsonrpc":"2.0","id":7,"method":"m"}'))?.params, {});
     assert.equal(parseAgentRpc(message({ jsonrpc: "2.0", id: "call_4", method: "m", params: {} }))?.id, "call_4");
+  });
+
+  test("a request's settled update reads as the call's id and state, in every shape, and never as a request", () => {
+    const data = '{"id": "call_s", "state": "superseded", "method": "calendar.getEvents"}';
+    const platform = { custom_type: "agent-rpc-settled", user: { user_id: "truloop-assistant" }, message: "…", data };
+    const sdk = { customType: "agent-rpc-settled", sender: { userId: "truloop-assistant" }, message: "…", data };
+    for (const message of [platform, sdk]) {
+      assert.equal(isSettledMessage(message), true);
+      assert.equal(isAgentRpcMessage(message), false);
+      assert.equal(parseAgentRpc(message), null);
+      assert.deepEqual(parseSettled(message), { id: "call_s", state: "superseded", method: "calendar.getEvents" });
+    }
+    // data already parsed; no method; from someone else; another kind of message
+    assert.deepEqual(parseSettled({ ...sdk, data: { id: 7, state: "expired" } }), { id: 7, state: "expired", method: undefined });
+    assert.equal(parseSettled({ ...sdk, sender: { userId: "mallory" } }), null);
+    assert.equal(parseSettled({ ...sdk, customType: "agent-rpc" }), null);
+    for (const bad of ["{not json", '{"state": "answered"}', '{"id": "call_s"}']) {
+      assert.throws(() => parseSettled({ ...platform, data: bad }), (e: unknown) => isErrorOf(e, AgentRpcParseError) && e.id === undefined);
+    }
   });
 
   test("an unreadable request that names its id is answered -32600, so the assistant goes on instead of waiting an hour", async () => {

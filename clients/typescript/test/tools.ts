@@ -16,7 +16,7 @@ type AppMethods = BuiltinMethods & {
   "location.getCurrent": MethodSpec<Record<string, never>, { latitude: number; longitude: number; label?: string }>;
 };
 
-const LOCATION_TOOL: ClientToolDeclaration = {
+export const LOCATION_TOOL: ClientToolDeclaration = {
   name: "get_current_location",
   description: "The user's current location from the phone's GPS",
   method: "location.getCurrent",
@@ -28,7 +28,7 @@ const LOCATION_TOOL: ClientToolDeclaration = {
   },
 };
 
-const STEPS_TOOL: ClientToolDeclaration = {
+export const STEPS_TOOL: ClientToolDeclaration = {
   name: "get_step_count",
   description: "How many steps the user walked on a day",
   method: "health.getSteps",

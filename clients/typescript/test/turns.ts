@@ -13,7 +13,7 @@ import {
   UnprocessableError,
   isErrorOf,
 } from "@truloop/assistant-client";
-import { clientFor, dev } from "./support/context.js";
+import { askForSchedule, clientFor, dev } from "./support/context.js";
 import { freshChannel } from "./support/devserver.js";
 
 const TEAM_MEETING: CalendarGetEventsResult = {
@@ -27,14 +27,6 @@ const TEAM_MEETING: CalendarGetEventsResult = {
     },
   ],
 };
-
-/** A fresh channel where `user` asked for this week's schedule, and the assistant's request to the phone. */
-async function askForSchedule(label: string, user: string) {
-  const channel = freshChannel(label);
-  const asked = await dev().post(channel, user, "이번 주 일정 알려줘");
-  const rpc = await dev().nextRpc(channel, asked);
-  return { channel, asked, rpc };
-}
 
 describe("answering the assistant", () => {
   test("a registered handler's result reaches the assistant, whose answer names the event", async () => {

@@ -3,6 +3,7 @@
  * `@ts-expect-error` fails the build if the line it marks ever compiles.
  */
 import { AssistantClient, type BuiltinMethods, DeviceError, type MethodSpec } from "@truloop/assistant-client";
+import { useAgentRequests } from "@truloop/assistant-client/react";
 
 type AppMethods = BuiltinMethods & { "location.getCurrent": MethodSpec<{ precise?: boolean }, { latitude: number; longitude: number }> };
 
@@ -31,4 +32,17 @@ export function handlerTypes(client: AssistantClient, app: AssistantClient<AppMe
   app.register("location.getCurrent", (params) => ({ latitude: params.precise ? 1 : 0, longitude: 0 }));
   // @ts-expect-error the app's own method is typed too
   app.register("location.getCurrent", () => ({ latitude: "north" }));
+}
+
+export function hookTypes(app: AssistantClient<AppMethods>): readonly string[] {
+  // any client fits the hook, whatever its methods
+  const { requests } = useAgentRequests(app, { loadPending: false });
+  return requests.map((request) => request.method);
+}
+
+export function contextTypes(client: AssistantClient): void {
+  // a handler gets the signal that aborts when its request settles elsewhere
+  client.register("interaction.confirm", (_params, _request, { signal }) => ({ confirmed: !signal.aborted }));
+  // @ts-expect-error the context has no such member
+  client.register("interaction.confirm", (_params, _request, { cancel }) => ({ confirmed: cancel === undefined }));
 }

@@ -1,6 +1,6 @@
 /** What every test module shares: the one dev server of the run, and clients for its users. */
 import { AssistantClient, type AssistantClientOptions, type MethodSpec } from "@truloop/assistant-client";
-import { DevApi, type DevServer } from "./devserver.js";
+import { DevApi, type DevServer, freshChannel } from "./devserver.js";
 
 let current: { server: DevServer; api: DevApi } | undefined;
 
@@ -32,4 +32,12 @@ export function clientFor<Methods extends { [K in keyof Methods]: MethodSpec }>(
     userId,
     ...options,
   });
+}
+
+/** A fresh channel where `user` asked for this week's schedule, and the assistant's request to the phone. */
+export async function askForSchedule(label: string, user: string) {
+  const channel = freshChannel(label);
+  const asked = await dev().post(channel, user, "이번 주 일정 알려줘");
+  const rpc = await dev().nextRpc(channel, asked);
+  return { channel, asked, rpc, id: (JSON.parse(rpc.data) as { id: string }).id };
 }

@@ -111,6 +111,17 @@ export interface DevMessage {
   /** Who it mentions: on an agent-rpc message, the user whose phone is to answer it. */
   mentioned_users: { user_id: string }[];
   created_at: number;
+  /**
+   * Set once the message was updated in place (a request's message when its call settled): the
+   * update's place in the channel's sequence (the one message ids come from), and when.
+   */
+  updated_seq?: number;
+  updated_at?: number;
+}
+
+/** How far into the channel a message takes a reader: its id, or its update when later. */
+export function seqOf(message: DevMessage): number {
+  return Math.max(message.message_id, message.updated_seq ?? 0);
 }
 
 let channels = 0;
@@ -163,7 +174,10 @@ export class DevApi {
     return body.calls[callId] ?? null;
   }
 
-  /** The channel's messages after `after`, waiting up to `waitS` seconds for one to arrive. */
+  /**
+   * The channel's messages after `after` (sent, or updated, after it), waiting up to `waitS`
+   * seconds for one.
+   */
   async messages(channel: string, after: number, waitS = 0): Promise<DevMessage[]> {
     const url = `${this.baseUrl}/dev/api/channels/${encodeURIComponent(channel)}/messages?after=${after}&wait=${waitS}`;
     return (await json<{ messages: DevMessage[] }>(await fetch(url))).messages;
@@ -186,7 +200,7 @@ export class DevApi {
       const waitS = Math.max(0.1, Math.min(10, (deadline - Date.now()) / 1000));
       for (const message of await this.messages(channel, cursor, Number(waitS.toFixed(1)))) {
         seen.push(message);
-        cursor = Math.max(cursor, message.message_id);
+        cursor = Math.max(cursor, seqOf(message));
         if (match(message)) return message;
       }
     }
@@ -202,8 +216,18 @@ export class DevApi {
     return this.waitFor(channel, after, (m) => m.custom_type === "agent-rpc");
   }
 
+  /** The settled update of the request in message `messageId`, after `after`. */
+  nextSettled(channel: string, after: number, messageId: number, timeoutMs = 15_000): Promise<DevMessage> {
+    return this.waitFor(
+      channel,
+      after,
+      (m) => m.message_id === messageId && m.custom_type === "agent-rpc-settled",
+      timeoutMs,
+    );
+  }
+
   /** The assistant's next plain answer after `after`. */
-  nextAnswer(channel: string, after: number): Promise<DevMessage> {
-    return this.waitFor(channel, after, (m) => m.user_id === "truloop-assistant" && m.custom_type === "");
+  nextAnswer(channel: string, after: number, timeoutMs = 15_000): Promise<DevMessage> {
+    return this.waitFor(channel, after, (m) => m.user_id === "truloop-assistant" && m.custom_type === "", timeoutMs);
   }
 }
