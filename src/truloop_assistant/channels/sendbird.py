@@ -126,11 +126,19 @@ class SendbirdChannel:
         return message_id if isinstance(message_id, int) and not isinstance(message_id, bool) else None
 
     async def _request(
-        self, method: str, path: str, body: dict[str, Any], *, channel_url: str, what: str
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any],
+        *,
+        channel_url: str,
+        what: str,
+        attempts: int | None = None,
     ) -> httpx.Response:
         """One Platform API write, retried on 429/5xx and transport errors; the 2xx response."""
         last_error = ""
-        for attempt in range(1, self.max_attempts + 1):
+        max_attempts = attempts or self.max_attempts
+        for attempt in range(1, max_attempts + 1):
             try:
                 response = await self._client.request(method, path, json=body)
             except httpx.TransportError as exc:
@@ -151,7 +159,7 @@ class SendbirdChannel:
                         already_delivered=repeat,
                     )
                 delay = self._retry_after(response) or self._backoff(attempt)
-            if attempt < self.max_attempts:
+            if attempt < max_attempts:
                 SENDBIRD_RETRIES.labels(last_error.split(":", 1)[0].removeprefix("HTTP ")).inc()
                 log.warning(
                     "sendbird %s to %s failed (%s); retry %d in %.2fs",
@@ -166,7 +174,7 @@ class SendbirdChannel:
             "sendbird %s to %s failed %d times: %s (%s)",
             method,
             channel_url,
-            self.max_attempts,
+            max_attempts,
             last_error,
             what,
         )

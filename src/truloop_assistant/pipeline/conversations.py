@@ -14,7 +14,7 @@ from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
 from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, ResumeEvent
 from ..store.ledger import Ledger
-from .delivery import Deliverer
+from .delivery import Deliverer, Delivery
 from .typing import Typing
 
 log = logging.getLogger(__name__)
@@ -72,12 +72,12 @@ class ConversationDrainer:
                         return
                     lost.clear()
                 with tracing.within(step, "deliver"):
-                    retry_in = await self._deliver(channel_url)
+                    delivery = await self._deliver(channel_url)
                 step = None
-                if retry_in is not None:
+                if delivery.retry_in is not None and delivery.blocking:
                     if done is not None:
                         await self.inbox.pop(channel_url, done.raw, done.eid)
-                    await self.drains.watch(channel_url, after_s=retry_in)
+                    await self.drains.watch(channel_url, after_s=delivery.retry_in)
                     await self.inbox.release(channel_url, owner)
                     return
                 nxt = await self.inbox.next(channel_url, owner, done=done)
@@ -85,6 +85,10 @@ class ConversationDrainer:
                     return  # nothing left, and the claim is given up
                 if isinstance(nxt, str):  # DELIVER: only the outbox has something (a request's update)
                     done = None
+                    if delivery.retry_in is not None:  # updates that could not go out: later
+                        await self.drains.watch(channel_url, after_s=delivery.retry_in)
+                        await self.inbox.release(channel_url, owner)
+                        return
                     continue
                 done = Consumed(nxt.raw, nxt.eid)
                 if nxt.starts > MAX_EVENT_ATTEMPTS:
@@ -122,13 +126,13 @@ class ConversationDrainer:
         if (early := self._early.pop(channel_url, None)) is not None:
             await early
 
-    async def _deliver(self, channel_url: str) -> float | None:
-        """Send what earlier steps left in the outbox; None once it is empty (the typing stops)."""
+    async def _deliver(self, channel_url: str) -> Delivery:
+        """Send what earlier steps left in the outbox (the typing stops once nothing holds it up)."""
         await self._settle_early(channel_url)
-        retry_in = await self.deliverer.deliver(channel_url)
-        if retry_in is None:
+        delivery = await self.deliverer.deliver(channel_url)
+        if not delivery.blocking:
             self.typing.stop(channel_url)  # the last step's answer or device requests are out
-        return retry_in
+        return delivery
 
     async def _give_up(self, channel_url: str, eid: str, raw: bytes) -> None:
         """An event that failed every attempt is kept, with the last error, and counted: not only logged."""

@@ -3,9 +3,10 @@
 Each message was written by a step that already ran: delivering it never runs the model again. A
 failed send leaves it at the head of the outbox and the drain schedules the next try (backoff from
 ``RETRY_BASE_S`` to ``RETRY_CAP_S``, so a message goes out within about half a minute of the
-channel's return); the conversation's later events wait behind it. A message the channel refuses
-for good (a 4xx other than 429) is logged and dropped; so is one still undelivered after
-``GIVE_UP_AFTER_S``.
+channel's return); the conversation's later events wait behind it — except behind an update of a
+request's message, which is only a courtesy to the devices: it waits at the back instead. A
+message the channel refuses for good (a 4xx other than 429) is logged and dropped; so is one still
+undelivered after ``GIVE_UP_AFTER_S``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..channels.base import Channel, ChannelSendError
 from ..i18n import texts
@@ -32,17 +34,42 @@ def retry_delay(failures: int) -> float:
     return min(RETRY_CAP_S, RETRY_BASE_S * 2 ** max(0, failures - 1))
 
 
+@dataclass(frozen=True)
+class Delivery:
+    """How a delivery went: ``retry_in`` seconds until the next try (None: the outbox is empty), and
+    whether what is left holds up the conversation (an answer or a request) or not (only updates)."""
+
+    retry_in: float | None
+    blocking: bool
+
+
 class Deliverer:
     def __init__(self, outbox: Outbox, channel: Channel, *, clock: Callable[[], float] = time.time) -> None:
         self.outbox = outbox
         self.channel = channel
         self.clock = clock
+        self._updates_wait: dict[str, float] = {}
+        """Channel -> until when its updates are not tried (one just failed): answers go first."""
 
-    async def deliver(self, channel_url: str) -> float | None:
-        """Send the outbox, oldest first: None once it is empty, else the seconds until the next try."""
+    async def deliver(self, channel_url: str) -> Delivery:
+        """Send the outbox, oldest first, until it is empty or the channel fails.
+
+        An update of a request's message that cannot go out now waits at the back: the messages
+        behind it (and the conversation's next events) do not wait for it.
+        """
+        if self._updates_wait.get(channel_url, float("inf")) <= self.clock():
+            del self._updates_wait[channel_url]  # its wait is over (and the map stays small)
         head = await self.outbox.head(channel_url)
+        held: set[bytes] = set()
         while head is not None:
             raw, item = head
+            if raw in held:  # what is left are updates that cannot go out now: try them later
+                wait = self._updates_wait.get(channel_url, 0.0) - self.clock()
+                return Delivery(retry_in=max(wait, RETRY_BASE_S), blocking=False)
+            if isinstance(item, SettleOut) and self._updates_wait.get(channel_url, 0.0) > self.clock():
+                held.add(raw)
+                head = await self.outbox.to_back(channel_url, raw)
+                continue
             try:
                 await self._send(channel_url, item)
             except ChannelSendError as exc:
@@ -61,7 +88,10 @@ class Deliverer:
                         delay,
                         item.dedup_id,
                     )
-                    return delay
+                    if not isinstance(item, SettleOut):
+                        return Delivery(retry_in=delay, blocking=True)
+                    self._updates_wait[channel_url] = self.clock() + delay
+                    continue  # the same update is at the head: held and moved back above
                 else:
                     log.error(
                         "dropping %s for %s after %.0f s: %s (dedup_id=%s)",
@@ -71,8 +101,10 @@ class Deliverer:
                         exc,
                         item.dedup_id,
                     )
+            if isinstance(item, SettleOut):
+                self._updates_wait.pop(channel_url, None)
             head = await self.outbox.pop(channel_url, raw)
-        return None
+        return Delivery(retry_in=None, blocking=False)
 
     async def _send(self, channel_url: str, item: TextOut | RpcOut | SettleOut) -> None:
         match item:

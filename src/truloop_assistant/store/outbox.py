@@ -64,6 +64,16 @@ return redis.call('LINDEX', KEYS[1], 0)
 """
 
 
+# Move a message that could not go out now from the head to the back; return the new head.
+_TO_BACK = """
+if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+  redis.call('LPOP', KEYS[1])
+  redis.call('RPUSH', KEYS[1], ARGV[1])
+end
+return redis.call('LINDEX', KEYS[1], 0)
+"""
+
+
 class Outbox:
     """Reads and empties a conversation's outbox (:class:`~.turns.TurnStore` fills it)."""
 
@@ -71,6 +81,7 @@ class Outbox:
         self.redis = redis
         self.rpc_message_ttl_s = pending_ttl_s + keys.SETTLED_TTL_S
         self._pop = redis.register_script(_POP_IF_HEAD)
+        self._to_back = redis.register_script(_TO_BACK)
 
     async def delivered_rpc(self, channel_url: str, call_id: str, message_id: int) -> None:
         """Note the channel's message id of a call's request (its update names it)."""
@@ -97,6 +108,12 @@ class Outbox:
         """Remove a delivered (or abandoned) message, if it is still the oldest; the next one, if any."""
         tag = keys.conversation_tag(channel_url)
         return _item(await self._pop(keys=[keys.outbox(tag), keys.outbox_failures(tag)], args=[raw]))
+
+    async def to_back(
+        self, channel_url: str, raw: bytes
+    ) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+        """Move a message that could not go out now behind the others; the new oldest one."""
+        return _item(await self._to_back(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=[raw]))
 
     async def failed(self, channel_url: str) -> int:
         """Count a failed delivery; how many failed in a row."""
