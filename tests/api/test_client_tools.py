@@ -245,3 +245,57 @@ async def test_a_declared_call_is_cut_by_a_newer_message_like_any_device_call(st
         await h.replies(1)
         late = await h.answer(rpc["id"], result=CITY_HALL)
         assert late.status_code == 410 and late.json()["error"]["code"] == "call_superseded"
+
+
+SCAN = {
+    "name": "scan_qr_code",
+    "description": "Scan a QR code with the camera and return its text.",
+    "method": "camera.scanQr",
+    "parameters": {"type": "object", "properties": {}},
+}
+
+
+@ON_STANDALONE_AND_CLUSTER
+async def test_each_device_keeps_its_own_declaration_and_turns_are_offered_them_all(
+    start_server: Any,
+) -> None:
+    seen: list[AgentInfo] = []
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(info)
+        return ModelResponse(parts=[TextPart("ok")])
+
+    async def offered() -> set[str]:
+        await h.user_says("what can you do?")
+        await h.idle()
+        return {t.name for t in seen[-1].function_tools}
+
+    async with start_server(model=FunctionModel(fn)) as h:
+        phone = {"device_id": "phone-1", "tools": [LOCATION], "builtin": ["calendar.getEvents"]}
+        tablet = {"device_id": "tablet-1", "tools": [SCAN], "builtin": ["interaction.confirm"]}
+        assert (await declare(h, phone)).json() == {"status": "ok", "tools": 1}
+        assert (await declare(h, tablet)).json() == {"status": "ok", "tools": 1}
+
+        # The phone's PUT did not replace the tablet's: each reads back its own.
+        r = await h.http.get(PATH, params={"device_id": "phone-1"}, headers=auth("jeff"))
+        assert r.json() == phone
+        r = await h.http.get(PATH, params={"device_id": "tablet-1"}, headers=auth("jeff"))
+        assert r.json() == tablet
+        assert await declared(h) == {"tools": []}  # no declaration without a device id
+
+        # A turn is offered what any device declared, and the built-in methods any supports.
+        tools = await offered()
+        assert {"get_current_location", "scan_qr_code", "get_calendar_events", "create_event"} <= tools
+        assert "get_permission_status" not in tools  # neither device listed it
+
+        # One device's DELETE removes only its own.
+        r = await h.http.delete(PATH, params={"device_id": "tablet-1"}, headers=auth("jeff"))
+        assert r.status_code == 204
+        tools = await offered()
+        assert "get_current_location" in tools and "scan_qr_code" not in tools
+        assert "create_event" not in tools  # the phone alone cannot show the confirmation dialog
+
+        too_long = await h.http.get(PATH, params={"device_id": "x" * 129}, headers=auth("jeff"))
+        assert too_long.status_code == 400
+        bad = await declare(h, {"device_id": "", "tools": []})
+        assert bad.status_code == 400 and "device_id" in bad.json()["error"]["message"]

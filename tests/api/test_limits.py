@@ -10,7 +10,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import JWT_SECRET, ON_STANDALONE_AND_CLUSTER
+from tests.support import BOT, JWT_SECRET, ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.auth import issue_token
 from truloop_assistant.store import keys
 
@@ -178,3 +178,38 @@ async def test_a_step_sends_at_most_the_call_limit_to_the_device(start_server: A
             await h.answer(rpc["id"], result={"events": []})
         [reply] = await h.replies(1)
         assert reply.text.count("success") == 3 and reply.text.count("Too many device calls") == 2
+
+
+async def test_the_failure_breaker_counts_per_person_and_not_their_refusals(start_server: Any) -> None:
+    required = {
+        "code": -32010,
+        "message": "PermissionRequired",
+        "data": {"requiredPermission": "calendar.read"},
+    }
+    canceled = {"code": -32002, "message": "UserCanceled"}
+    group = {"channel": "team", "members": ["jeff", "mina", BOT], "mentions": [BOT]}
+    async with start_server(model=calendar_model(), max_client_failures=2) as h:
+        # Mina says no three times: her phone works, and it is asked again.
+        for turn in range(3):
+            await h.user_says(f"calendar {turn}", user="mina", channel="mina-dm")
+            rpc = (await h.rpc_requests(turn + 1, "mina-dm"))[-1]
+            await h.answer(rpc["id"], error=canceled, user="mina")
+            await h.replies(turn + 1, "mina-dm")
+        await h.user_says("calendar", user="mina", channel="mina-dm")
+        rpc = (await h.rpc_requests(4, "mina-dm"))[-1]
+        await h.answer(rpc["id"], error=required, user="mina")
+        await h.replies(4, "mina-dm")
+
+        # Her phone fails again in the group: her calendar is off (everywhere), Jeff's is not.
+        await h.user_says("@bot calendar", user="mina", **group)
+        [rpc] = await h.rpc_requests(1, "team")
+        await h.answer(rpc["id"], error=required, user="mina")
+        await h.replies(1, "team")
+        await h.user_says("@bot my calendar", **group)
+        [_, for_jeff] = await h.rpc_requests(2, "team")
+        assert (await h.answer(for_jeff["id"], result={"events": []})).status_code == 202
+        await h.replies(2, "team")
+        await h.user_says("calendar", user="mina", channel="mina-dm")
+        replies = await h.replies(5, "mina-dm")
+        assert replies[-1].text.startswith("failed: get_calendar_events failed 2 times in a row")
+        assert len(await h.rpc_requests(4, "mina-dm")) == 4  # no fifth request went to her phone

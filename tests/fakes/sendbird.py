@@ -163,7 +163,7 @@ class FakeSendbird:
         return JSONResponse({"message_id": len(self.messages), **body})
 
     async def _update(self, request: Request) -> JSONResponse:
-        """``PUT .../messages/{message_id}``: change a message the channel shows (400201 when there is none)."""
+        """``PUT .../messages/{message_id}``: change a message the channel shows (400201 if there is none)."""
         if time.monotonic() < self.down_until:
             return _error(503, 500901, "outage")
         if self.update_failures:
@@ -175,7 +175,10 @@ class FakeSendbird:
             return _error(400, 400111, '"message_type" must be "MESG".')
         channel_url = unquote(request.path_params["channel_url"])
         message_id = request.path_params["message_id"]
-        if not 1 <= message_id <= len(self.messages) or self.messages[message_id - 1].channel_url != channel_url:
+        if (
+            not 1 <= message_id <= len(self.messages)
+            or self.messages[message_id - 1].channel_url != channel_url
+        ):
             return _error(400, 400201, '"Message" not found.')
         message = self.messages[message_id - 1]
         message.shown = {**message.shown, **body}
