@@ -187,9 +187,11 @@ CLIENT_TOOLS_PUT: dict[str, Any] = {
         **_body(
             Declaration,
             description=(
-                "the app's device tools for its user (replaces the previous declaration; kept 30 days). "
-                "builtin: the built-in methods this app version supports (absent: all of them); the "
-                "assistant is never offered a tool whose method the app cannot serve"
+                "the app's device tools for its user on this device (replaces this device's previous "
+                "declaration; kept 30 days). device_id: each device keeps its own, and the user's turns "
+                "are offered what any of their devices declared. builtin: the built-in methods this app "
+                "version supports (absent: all of them); the assistant is never offered a tool whose "
+                "method none of the user's devices can serve"
             ),
         ),
         "parameters": [_BEARER],
@@ -211,7 +213,7 @@ CLIENT_TOOLS_GET: dict[str, Any] = {
     "responses": {
         200: {
             "model": Declaration,
-            "description": 'the current declaration ({"tools": []} when there is none)',
+            "description": 'the device\'s current declaration ({"tools": []} when there is none)',
             "headers": RATE_HEADERS,
         },
         **_AUTH_ERRORS,
