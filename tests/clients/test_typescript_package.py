@@ -145,7 +145,10 @@ def test_the_tarball_carries_the_mit_license_and_no_runtime_dependencies(tarball
     assert not manifest.get("dependencies"), manifest.get("dependencies")
     for peer in manifest.get("peerDependencies", {}):
         assert manifest["peerDependenciesMeta"][peer]["optional"] is True, peer
-    for path in ("dist/esm/index.js", "dist/esm/index.d.ts", "dist/cjs/index.js", "dist/cjs/index.d.ts"):
+    shipped = ("index.js", "index.d.ts", "react.js", "react.d.ts")
+    for path in [f"dist/{kind}/{name}" for kind in ("esm", "cjs") for name in shipped] + [
+        "react/package.json"
+    ]:
         assert f"package/{path}" in names, path
     assert "package/dist/cjs/package.json" in names  # marks dist/cjs as CommonJS
 
@@ -165,3 +168,47 @@ def test_its_types_check_from_esm_commonjs_and_a_bundler(consumer: Path) -> None
     node = [*common, "--module", "nodenext", "--moduleResolution", "nodenext", "esm.mts", "cjs.cts"]
     run(node, consumer)
     run([*common, "--module", "esnext", "--moduleResolution", "bundler", "bundler.ts"], consumer)
+
+
+REACT_USE = {
+    "react.mjs": 'import { useAgentRequests } from "@truloop/assistant-client/react";\n',
+    "react.cjs": 'const { useAgentRequests } = require("@truloop/assistant-client/react");\n',
+}
+REACT_TYPED = """
+import { AssistantClient } from "@truloop/assistant-client";
+import { useAgentRequests } from "@truloop/assistant-client/react";
+
+const client = new AssistantClient({ baseUrl: "https://a.example", getToken: () => "t", userId: "jeff" });
+export function useOpenMethods(): string[] {
+  const { requests, refresh } = useAgentRequests(client, { onError: () => undefined });
+  void refresh;
+  return requests.map((request) => request.method);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def consumer_with_react(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project that has React (here: the client's own copy of it, as nothing may be downloaded)."""
+    project = tmp_path_factory.mktemp("consumer-react")
+    (project / "package.json").write_text(json.dumps({"name": "consumer-react", "private": True}))
+    run(["npm", "install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", str(tarball)], project)
+    for name in ("react", "@types/react", "csstype"):
+        link = project / "node_modules" / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(CLIENT / "node_modules" / name, target_is_directory=True)
+    return project
+
+
+def test_the_react_entry_loads_with_import_and_require_and_type_checks(consumer_with_react: Path) -> None:
+    for script, head in REACT_USE.items():
+        check = 'if (typeof useAgentRequests !== "function") throw new Error("no useAgentRequests");\n'
+        (consumer_with_react / script).write_text(head + check + 'console.log("ok");\n')
+        assert run(["node", script], consumer_with_react).strip() == "ok", script
+    (consumer_with_react / "hook.mts").write_text(REACT_TYPED)
+    (consumer_with_react / "hook.cts").write_text(REACT_TYPED)
+    tsc = ["node", str(TSC), "--noEmit", "--strict", "--lib", "es2020,dom"]
+    run(
+        [*tsc, "--module", "nodenext", "--moduleResolution", "nodenext", "hook.mts", "hook.cts"],
+        consumer_with_react,
+    )

@@ -1,24 +1,8 @@
-import {
-  type CallInfo,
-  type PendingRequest,
-  type SettledCall,
-  parseSettled,
-  pendingRequest,
-  readCall,
-} from "./calls.js";
-import { AgentRpcParseError, AssistantApiError, CallSettledError, DeviceError, isErrorOf } from "./errors.js";
-import {
-  type ApiResponse,
-  type Clock,
-  DEFAULT_RETRY_POLICY,
-  type FetchLike,
-  type GetToken,
-  type RetryPolicy,
-  SYSTEM_CLOCK,
-  Transport,
-  apiError,
-  errorOf,
-} from "./http.js";
+import { type CallInfo, type PendingRequest, type SettledCall, type SettledState, parseSettled } from "./calls.js";
+import { type DeclareToolsResult, Endpoints, type ToolMessageOutcome } from "./endpoints.js";
+import type { AssistantClientOptions, Handler, HandleResult } from "./options.js";
+import { AgentRpcParseError, AssistantApiError, CallSettledError, ConflictError, DeviceError, isErrorOf } from "./errors.js";
+import { DEFAULT_RETRY_POLICY, type FetchLike, SYSTEM_CLOCK, Transport } from "./http.js";
 import { InFlight } from "./inflight.js";
 import { type AgentRpcRequest, type ParseOptions, parseAgentRpc } from "./parse.js";
 import {
@@ -32,111 +16,6 @@ import {
   type MethodSpec,
 } from "./protocol.js";
 
-/** What a handler gets besides the request. */
-export interface HandlerContext {
-  /**
-   * Aborts when the request's call settles elsewhere (another device of the user answered it, it
-   * expired, the user wrote again): close its dialog then. Its `reason` is a
-   * {@link CallSettledError}. A handler that ends after it aborted is not answered.
-   */
-  signal: AbortSignal;
-}
-
-/** Runs one method on the device: returns its result, or throws a {@link DeviceError}. */
-export type Handler<P = Record<string, unknown>, R = unknown> = (
-  params: P,
-  request: AgentRpcRequest<string, P>,
-  context: HandlerContext,
-) => R | Promise<R>;
-
-export interface AssistantClientOptions {
-  /** The assistant server, e.g. `https://assistant.example.com` (no trailing path). */
-  baseUrl: string;
-  /**
-   * The signed-in user's token (a JWT whose `sub` is their Sendbird user id). Called before each
-   * request; with `{ refresh: true }` after a 401, when a cached token should be renewed.
-   */
-  getToken: GetToken;
-  /** Whose `agent-rpc` messages are requests; see {@link ParseOptions.botUserId}. */
-  botUserId?: string | null;
-  /**
-   * Required: the signed-in user's Sendbird user id (the token's `sub`), or a function that returns
-   * it now (e.g. `() => auth.userId`, for a client made before sign-in). In a group channel every
-   * member's app receives each request; {@link AssistantClient.handleMessage} acts only on those
-   * that mention this user (or nobody: servers from before mentions) and ignores the rest as
-   * `not_for_me`. While the function returns `null` / `undefined` (nobody signed in), requests that
-   * mention someone are ignored too.
-   */
-  userId: string | (() => string | null | undefined);
-  /**
-   * This device's id (at most 128 characters, stable across app starts, e.g. the app's install id),
-   * for users with several devices: each device's tool declaration (`declareTools`) is then kept
-   * apart from the others', and the assistant is offered what any of them declared. Without it the
-   * user has one declaration, whichever device made it last.
-   */
-  deviceId?: string;
-  /**
-   * Told once per call when a settled update of its request's message reaches
-   * {@link AssistantClient.handleMessage} (answered by this or another device, expired, superseded,
-   * cancelled): close anything still showing it.
-   */
-  onSettled?: (settled: SettledCall) => void;
-  /** Default: the global `fetch`. */
-  fetch?: FetchLike;
-  /** Overrides of {@link DEFAULT_RETRY_POLICY}. */
-  retry?: Partial<RetryPolicy>;
-  /** Where the time comes from (tests); default the system's. */
-  clock?: Partial<Clock>;
-  /**
-   * Told about a handler that threw something other than a {@link DeviceError} (its request is
-   * answered with -32603 Internal error). Report it to your crash reporting here.
-   */
-  onHandlerError?: (error: unknown, request: AgentRpcRequest) => void;
-}
-
-/** What the server made of an answer. None of these needs more from the app. */
-export type ToolMessageOutcome =
-  /** 202: recorded; `remaining` other requests of the turn are still open. */
-  | { status: "accepted"; remaining: number }
-  /** 202: recorded, the last one: the assistant's answer will appear in the channel. */
-  | { status: "resuming" }
-  /** 200: this very answer was recorded before (a retry): nothing runs twice. */
-  | { status: "duplicate" }
-  /**
-   * 404 `unknown_call` or 410 `call_expired` / `call_superseded`: the answer is no longer wanted
-   * (the user wrote again, the call expired, or it was settled over a day ago). Drop it.
-   */
-  | { status: "gone"; reason: string; httpStatus: number; message: string }
-  /** 403 `not_your_call`: the request was for another member of the channel. Drop it. */
-  | { status: "not_yours"; message: string };
-
-/** The result of {@link AssistantClient.handleMessage} and {@link AssistantClient.handleRequest}. */
-export type HandleResult =
-  /** Not a request for the phone (any other chat message). */
-  | { status: "ignored"; reason: "not_a_request" }
-  /**
-   * A request for another member of the channel: it mentions them, not the signed-in user
-   * ({@link AssistantClientOptions.userId}). Their phone answers it; nothing ran and nothing was sent.
-   */
-  | { status: "ignored"; reason: "not_for_me"; request: AgentRpcRequest }
-  /**
-   * The call settled elsewhere: the message was a request's settled update (then without
-   * `request`), or the request's call had settled before its handler ended (with `request`; the
-   * handler's signal aborted and nothing was posted).
-   */
-  | (SettledCall & { status: "settled"; request?: AgentRpcRequest })
-  | (ToolMessageOutcome & { request: AgentRpcRequest; response: JsonRpcResponse });
-
-/** `PUT /api/v1/agent/client-tools` answered 200. */
-export interface DeclareToolsResult {
-  status: "ok";
-  /** How many tools are declared now. */
-  tools: number;
-}
-
-const TOOL_MESSAGE_PATH = "/api/v1/agent/tool-message";
-const CLIENT_TOOLS_PATH = "/api/v1/agent/client-tools";
-const CALLS_PATH = "/api/v1/agent/calls";
 const MAX_DEVICE_ID = 128;
 const MAX_ERROR_MESSAGE = 1000;
 const REMEMBERED_REQUESTS = 256;
@@ -181,14 +60,13 @@ function failure(id: JsonRpcId, error: JsonRpcErrorObject): JsonRpcFailure {
  * ```
  */
 export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec } = BuiltinMethods> {
-  private readonly transport: Transport;
+  private readonly api: Endpoints;
   private readonly handlers = new Map<string, Handler<never, unknown>>();
   private readonly handled = new Map<string, Promise<HandleResult>>();
   private readonly undelivered = new Map<string, JsonRpcResponse>();
   private readonly settled = new Map<string, SettledCall>();
   private readonly inFlight = new InFlight();
   private readonly parseOptions: ParseOptions;
-  private readonly deviceId: string | undefined;
   private readonly onSettled: ((settled: SettledCall) => void) | undefined;
   private readonly onHandlerError: ((error: unknown, request: AgentRpcRequest) => void) | undefined;
   private readonly userId: string | (() => string | null | undefined);
@@ -209,7 +87,7 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     if (deviceId !== undefined && (typeof deviceId !== "string" || deviceId === "" || deviceId.length > MAX_DEVICE_ID)) {
       throw new TypeError(`deviceId must be a non-empty string of at most ${MAX_DEVICE_ID} characters`);
     }
-    this.transport = new Transport({
+    const transport = new Transport({
       baseUrl: options.baseUrl,
       getToken: options.getToken,
       fetch: options.fetch ?? defaultFetch(),
@@ -220,7 +98,7 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     this.onHandlerError = options.onHandlerError;
     this.onSettled = options.onSettled;
     this.userId = options.userId;
-    this.deviceId = options.deviceId;
+    this.api = new Endpoints(transport, options.deviceId);
   }
 
   /** The signed-in user per the `userId` option, or `undefined` while nobody is signed in. */
@@ -319,26 +197,21 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
    * - {@link AssistantApiError} for the rest (400 a malformed body, 413 too large).
    */
   async respond(response: JsonRpcResponse): Promise<ToolMessageOutcome> {
-    const answer = await this.transport.send("POST", TOOL_MESSAGE_PATH, response);
-    const what = `answering ${String(response.id)}`;
-    const body = (answer.body ?? {}) as { status?: unknown; remaining?: unknown };
-    if (answer.status === 202 && body.status === "accepted") {
-      return { status: "accepted", remaining: typeof body.remaining === "number" ? body.remaining : 0 };
+    try {
+      const outcome = await this.api.answer(response);
+      if (outcome.status === "gone" && outcome.httpStatus === 410) {
+        this.settledElsewhere(response.id, outcome.reason === "call_expired" ? "expired" : "superseded");
+      }
+      return outcome;
+    } catch (error) {
+      if (isErrorOf(error, ConflictError)) this.settledElsewhere(response.id, "answered");
+      throw error;
     }
-    if (answer.status === 202 && body.status === "resuming") return { status: "resuming" };
-    if (answer.status === 200 && body.status === "duplicate") return { status: "duplicate" };
-    if (answer.status === 409 || answer.status === 410) {
-      // settled elsewhere: a handler still running for it (the app's own, say) has nothing left to do
-      const { code } = errorOf(answer);
-      const state = answer.status === 409 ? "answered" : code === "call_expired" ? "expired" : "superseded";
-      this.inFlight.abort(keyOf(response.id), new CallSettledError({ id: response.id, state, method: undefined }));
-    }
-    if (answer.status === 404 || answer.status === 410) {
-      const { code, message } = errorOf(answer);
-      return { status: "gone", reason: code, httpStatus: answer.status, message };
-    }
-    if (answer.status === 403) return { status: "not_yours", message: errorOf(answer).message };
-    throw this.unexpected(answer, what);
+  }
+
+  /** A post found the call settled: a handler still running for it (the app's own, say) has nothing left to do. */
+  private settledElsewhere(id: JsonRpcId, state: SettledState): void {
+    this.inFlight.abort(keyOf(id), new CallSettledError({ id, state, method: undefined }));
   }
 
   /**
@@ -468,20 +341,8 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
    * request that came while the app was closed (or one it was killed in the middle of) is shown.
    * Requests it runs already, or answered, are not run again.
    */
-  async pending(): Promise<PendingRequest[]> {
-    const answer = await this.transport.send("GET", CALLS_PATH);
-    const body = answer.body as { calls?: unknown } | undefined;
-    if (answer.status !== 200 || body === undefined || !Array.isArray(body.calls)) {
-      throw this.unexpected(answer, "reading the open requests");
-    }
-    const me = this.signedIn();
-    const requests: PendingRequest[] = [];
-    for (const raw of body.calls as unknown[]) {
-      const call = readCall(raw);
-      if (call === undefined) throw this.unexpected(answer, "reading the open requests");
-      if (call.state === "pending") requests.push(pendingRequest(call, raw, me));
-    }
-    return requests;
+  pending(): Promise<PendingRequest[]> {
+    return this.api.pending(this.signedIn());
   }
 
   /**
@@ -489,12 +350,8 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
    * `superseded` or `cancelled`, while the server remembers it (a day after it settled); `null`
    * when it does not (404). Throws {@link AssistantApiError} (403 `not_your_call`, 401, 429, ...).
    */
-  async call(id: JsonRpcId): Promise<CallInfo | null> {
-    const answer = await this.transport.send("GET", `${CALLS_PATH}/${encodeURIComponent(String(id))}`);
-    if (answer.status === 404) return null;
-    const call = answer.status === 200 ? readCall(answer.body) : undefined;
-    if (call === undefined) throw this.unexpected(answer, `reading call ${String(id)}`);
-    return call;
+  call(id: JsonRpcId): Promise<CallInfo | null> {
+    return this.api.call(id);
   }
 
   private async answerUnreadable(error: unknown): Promise<never> {
@@ -517,50 +374,20 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
    * {@link AssistantApiError} (400 a malformed declaration, 413 too large); the previous
    * declaration stays in place then.
    */
-  async declareTools(declaration: ClientToolsDeclaration): Promise<DeclareToolsResult> {
-    const sent = this.deviceId === undefined ? declaration : { ...declaration, device_id: this.deviceId };
-    const answer = await this.transport.send("PUT", CLIENT_TOOLS_PATH, sent);
-    const body = answer.body as { status?: unknown; tools?: unknown } | undefined;
-    if (answer.status === 200 && body?.status === "ok" && typeof body.tools === "number") {
-      return { status: "ok", tools: body.tools };
-    }
-    throw this.unexpected(answer, "declaring tools");
+  declareTools(declaration: ClientToolsDeclaration): Promise<DeclareToolsResult> {
+    return this.api.declareTools(declaration);
   }
 
   /**
    * The current declaration (`GET /api/v1/agent/client-tools`; this device's, with the `deviceId`
    * option); `{tools: []}` when none.
    */
-  async getTools(): Promise<ClientToolsDeclaration> {
-    const answer = await this.transport.send("GET", this.clientToolsPath());
-    const body = answer.body as (ClientToolsDeclaration & { device_id?: unknown }) | undefined;
-    if (answer.status === 200 && body !== undefined && Array.isArray(body.tools)) {
-      const { device_id: _deviceId, ...declaration } = body; // as declareTools was given it
-      return declaration;
-    }
-    throw this.unexpected(answer, "reading the declared tools");
+  getTools(): Promise<ClientToolsDeclaration> {
+    return this.api.getTools();
   }
 
   /** Remove the declaration (`DELETE /api/v1/agent/client-tools`; only this device's, with `deviceId`). */
-  async clearTools(): Promise<void> {
-    const answer = await this.transport.send("DELETE", this.clientToolsPath());
-    if (answer.status === 204 || answer.status === 200) return;
-    throw this.unexpected(answer, "removing the declared tools");
-  }
-
-  /** The client-tools path, for this device when it has an id. */
-  private clientToolsPath(): string {
-    return this.deviceId === undefined
-      ? CLIENT_TOOLS_PATH
-      : `${CLIENT_TOOLS_PATH}?device_id=${encodeURIComponent(this.deviceId)}`;
-  }
-
-  private unexpected(answer: ApiResponse, what: string): AssistantApiError {
-    if (answer.status >= 400) return apiError(answer, what);
-    return new AssistantApiError(`${what}: unexpected answer ${answer.status} ${JSON.stringify(answer.body)}`, {
-      status: answer.status,
-      code: "unexpected_response",
-      attempts: answer.attempts,
-    });
+  clearTools(): Promise<void> {
+    return this.api.clearTools();
   }
 }

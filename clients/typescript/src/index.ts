@@ -7,15 +7,9 @@ export {
   type SettledCall,
   type SettledState,
 } from "./calls.js";
-export {
-  AssistantClient,
-  type AssistantClientOptions,
-  type DeclareToolsResult,
-  type Handler,
-  type HandlerContext,
-  type HandleResult,
-  type ToolMessageOutcome,
-} from "./client.js";
+export { AssistantClient } from "./client.js";
+export { type AssistantClientOptions, type Handler, type HandlerContext, type HandleResult } from "./options.js";
+export { type DeclareToolsResult, type ToolMessageOutcome } from "./endpoints.js";
 export {
   AgentRpcParseError,
   AssistantApiError,

@@ -4,7 +4,7 @@
  */
 import { useCallback, useEffect, useRef, useSyncExternalStore } from "react";
 import type { PendingRequest } from "./calls.js";
-import type { HandleResult } from "./client.js";
+import type { HandleResult } from "./options.js";
 import type { AgentRpcRequest } from "./parse.js";
 
 /** The part of an `AssistantClient` the hook uses (any client fits, whatever its methods). */
