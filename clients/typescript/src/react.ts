@@ -38,7 +38,9 @@ export interface AgentRequests {
  * answered or settles elsewhere. On mount it runs the user's open requests.
  */
 export function useAgentRequests(client: AgentRequestSource, options: UseAgentRequestsOptions = {}): AgentRequests {
-  const requests = useSyncExternalStore(client.subscribe, client.running, client.running);
+  const subscribe = useCallback((listener: () => void) => client.subscribe(listener), [client]);
+  const snapshot = useCallback(() => client.running(), [client]);
+  const requests = useSyncExternalStore(subscribe, snapshot, snapshot);
   const onError = useRef(options.onError);
   onError.current = options.onError;
   const refresh = useCallback(async () => {

@@ -18,7 +18,7 @@ export function differences(snapshot: unknown, served: unknown, path = "$", limi
       const left = a as Record<string, unknown>;
       const right = b as Record<string, unknown>;
       for (const key of new Set([...Object.keys(left), ...Object.keys(right)])) {
-        const next = Array.isArray(a) ? `${at}[${key}]` : `${at}.${key}`;
+        const next = Array.isArray(a) ? `${at}[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? `${at}.${key}` : `${at}[${JSON.stringify(key)}]`;
         if (!(key in right)) found.push(`${next}: in the snapshot, no longer served`);
         else if (!(key in left)) found.push(`${next}: served, not in the snapshot: ${JSON.stringify(right[key])}`);
         else walk(left[key], right[key], next);
@@ -57,9 +57,10 @@ describe("the protocol document", () => {
   });
 
   test("a difference is named by its path", () => {
-    assert.deepEqual(differences({ a: { b: 1, c: [1] } }, { a: { b: 2, c: [1, 2], d: true } }), [
+    assert.deepEqual(differences({ a: { b: 1, c: [1], "x.y": 0 } }, { a: { b: 2, c: [1, 2], d: true } }), [
       "$.a.b: the snapshot has 1, the server 2",
       "$.a.c[1]: served, not in the snapshot: 2",
+      '$.a["x.y"]: in the snapshot, no longer served',
       "$.a.d: served, not in the snapshot: true",
     ]);
   });
