@@ -188,9 +188,9 @@ describe("several devices of one user", { concurrency: true }, () => {
   });
 
   test("each device's tool declaration is kept apart, and the assistant is offered what any of them declared", async () => {
-    const phone = clientFor("hyunwoo", { deviceId: "hyunwoo-phone" });
-    const tablet = clientFor("hyunwoo", { deviceId: "hyunwoo-tablet" });
-    const anyDevice = clientFor("hyunwoo"); // the declaration made without a device id
+    const phone = clientFor("david", { deviceId: "david-phone" });
+    const tablet = clientFor("david", { deviceId: "david-tablet" });
+    const anyDevice = clientFor("david"); // the declaration made without a device id
     try {
       await phone.declareTools({ tools: [LOCATION_TOOL] });
       await tablet.declareTools({ tools: [STEPS_TOOL], builtin: ["calendar.getEvents"] });
@@ -200,7 +200,7 @@ describe("several devices of one user", { concurrency: true }, () => {
 
       // the tablet's declaration does not hide the phone's tool from the assistant
       const channel = freshChannel("device-tools");
-      const asked = await dev().post(channel, "hyunwoo", "what is my current location?");
+      const asked = await dev().post(channel, "david", "what is my current location?");
       const rpc = await dev().nextRpc(channel, asked);
       assert.equal(phone.parse(rpc)?.method, "location.getCurrent");
       phone.register("location.getCurrent", () => ({ latitude: 37.5665, longitude: 126.978 }));
