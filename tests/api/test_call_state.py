@@ -49,6 +49,7 @@ async def test_an_app_that_starts_again_lists_what_still_waits_for_it(start_serv
             "id": first["id"],
             "method": "calendar.getEvents",
             "params": first["params"],
+            "message": next(m.text for m in h.sendbird.messages if m.is_rpc),
             "channel_url": "ch-1",
             "state": "pending",
             "created_at": calls[1]["created_at"],

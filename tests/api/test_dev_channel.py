@@ -207,3 +207,12 @@ async def test_the_page_and_its_script_and_styles_are_served(start_server: Any) 
             r = await h.http.get(path)
             assert r.status_code == 200 and r.headers["content-type"].startswith(kind) and r.text
             assert path in page.text
+
+
+async def test_the_dev_token_carries_the_configured_audience_and_issuer(start_server: Any) -> None:
+    async with start_server(
+        model=Counting().model, channel="local", jwt_audience="app", jwt_issuer="me"
+    ) as h:
+        token = (await h.http.post("/dev/api/token", json={"user_id": "jeff"})).json()["token"]
+        r = await h.http.get("/api/v1/agent/calls", headers={"authorization": f"Bearer {token}"})
+        assert r.status_code == 200 and r.json() == {"calls": []}

@@ -6,7 +6,6 @@ for an answer (the chat history alone does not say which requests are still open
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +31,7 @@ class Call(BaseModel):
     id: str = Field(description="the JSON-RPC id (answer it at POST /api/v1/agent/tool-message)")
     method: str
     params: dict[str, Any]
+    message: str = Field(description="the text the agent-rpc message shows with the request")
     channel_url: str
     state: CallState
     created_at: datetime
@@ -91,7 +91,8 @@ def _call(view: CallView) -> Call:
     return Call(
         id=view.call_id,
         method=view.method,
-        params=json.loads(view.params),
+        params=view.request.params,
+        message=view.request.message,
         channel_url=view.channel_url,
         state=view.state,
         created_at=_utc(view.created_at),

@@ -246,5 +246,10 @@ async def user(user_id: str, services: ServicesDep) -> dict[str, Any]:
 async def token(body: TokenRequest, services: ServicesDep) -> dict[str, str]:
     """A device token for a user, signed with the dev server's secret."""
     _local(services)
-    assert services.settings.jwt_secret is not None
-    return {"token": issue_token(services.settings.jwt_secret, body.user_id)}
+    settings = services.settings
+    assert settings.jwt_secret is not None
+    return {
+        "token": issue_token(
+            settings.jwt_secret, body.user_id, audience=settings.jwt_audience, issuer=settings.jwt_issuer
+        )
+    }

@@ -56,7 +56,7 @@ async def erase_user(
     # What their requests asked (a dialog's text, say) goes too; the settled ids stay, without it.
     listed = cast(list[bytes], await redis.zrange(keys.user_calls(user_id), 0, -1))
     for tag, call_id in (m.decode().split(" ", 1) for m in listed):
-        await redis.delete(keys.call_params(tag, call_id))
+        await redis.delete(keys.call_request(tag, call_id))
     await redis.delete(
         keys.user_channels(user_id),
         keys.client_tools(user_id),

@@ -136,10 +136,11 @@ def drains() -> str:
     return f"{PREFIX}:drains"
 
 
-def call_params(tag: str, call_id: str) -> str:
-    """A call's request ``params`` (JSON), for as long as its id is remembered (apart from its record,
-    which stays small: Redis keeps a hash of short values compactly)."""
-    return _conv(tag, "params", call_id)
+def call_request(tag: str, call_id: str) -> str:
+    """What a call asked: JSON ``{"params", "message"}`` (the request's params and the text shown with
+    it), for as long as its id is remembered; apart from its record, which stays small (Redis keeps a
+    hash of short values compactly)."""
+    return _conv(tag, "request", call_id)
 
 
 def rpc_message(tag: str, call_id: str) -> str:

@@ -64,6 +64,15 @@ class PausedTurn(BaseModel):
         return [c for c in self.calls if c.call_id not in self.local_answers]
 
 
+class Asked(BaseModel):
+    """A request's ``params`` and the text shown with it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    params: dict[str, Any] = {}
+    message: str = ""
+
+
 class CallView(BaseModel):
     """What the tool-message endpoint knows about a call id."""
 
@@ -81,8 +90,8 @@ class CallView(BaseModel):
     fingerprint: str = Field(default="", validation_alias="fp")
     result_schema: str | None = Field(default=None, validation_alias="schema")
     """What an app-declared tool's result must fit (pending calls only)."""
-    params: str = "{}"
-    """The request's ``params`` as JSON."""
+    request: Asked = Asked()
+    """What the request asked (kept apart from the call's record)."""
     created_at: float = 0.0
     expires_at: float = 0.0
     settled_at: float | None = None

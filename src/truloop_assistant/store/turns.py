@@ -20,7 +20,7 @@ from .answers import DeviceError, DeviceResult, dump_answer
 from .history import History
 from .inbox import Consumed
 from .outbox import RpcOut, TextOut
-from .records import CallView, Outcome, PausedTurn, TurnSnapshot
+from .records import Asked, CallView, Outcome, PausedTurn, TurnSnapshot
 from .transcript import ASSISTANT, Line, add_line
 
 _OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
@@ -158,7 +158,11 @@ class TurnStore:
         now = time.time()
         deadline = now + ttl
         trace = current_traceparent()  # the step's (it runs in its span): the resume continues it
-        params = {item.request.id: item.request.params for item in outbox if isinstance(item, RpcOut)}
+        asked = {
+            item.request.id: {"params": item.request.params, "message": item.notification}
+            for item in outbox
+            if isinstance(item, RpcOut)
+        }
         lang = language_of(turn.prompt)
         # The app-wide indexes first (each in its own hash slot): a step that dies before its
         # transaction leaves only entries that lead nowhere (an unknown call, a deadline of no turn).
@@ -202,8 +206,8 @@ class TurnStore:
                 )
                 pipe.expire(keys.pending(tag, call.call_id), ttl + keys.EXPIRY_GRACE_S)
                 pipe.set(
-                    keys.call_params(tag, call.call_id),
-                    json.dumps(params.get(call.call_id, {}), ensure_ascii=False, separators=(",", ":")),
+                    keys.call_request(tag, call.call_id),
+                    json.dumps(asked.get(call.call_id, {}), ensure_ascii=False, separators=(",", ":")),
                     ex=ttl + keys.SETTLED_TTL_S,
                 )
             _end_step(pipe, tag, outbox, consumed)
@@ -221,11 +225,11 @@ class TurnStore:
             for call_id in call_ids:
                 pipe.hgetall(keys.pending(tag, call_id))
                 pipe.hgetall(keys.settled(tag, call_id))
-                pipe.get(keys.call_params(tag, call_id))
+                pipe.get(keys.call_request(tag, call_id))
             found = await pipe.execute()
         now = time.time()
         views: list[CallView | None] = []
-        for call_id, pending, settled, params in zip(
+        for call_id, pending, settled, request in zip(
             call_ids, found[::3], found[1::3], found[2::3], strict=True
         ):
             if settled:
@@ -240,9 +244,10 @@ class TurnStore:
             else:
                 views.append(None)
                 continue
-            if params is not None:
-                fields["params"] = params.decode()
-            views.append(CallView.model_validate({**fields, "call_id": call_id, "tag": tag}))
+            view = CallView.model_validate({**fields, "call_id": call_id, "tag": tag})
+            if request is not None:
+                view = view.model_copy(update={"request": Asked.model_validate_json(request)})
+            views.append(view)
         return views
 
     async def open_calls(self, user_id: str, *, limit: int = keys.USER_CALLS_MAX) -> list[CallView]:

@@ -31,13 +31,17 @@ const STATUS = {
 };
 const STATE_TEXT = {
   pending: 'Waiting', answered: 'Answered', expired: 'Expired', superseded: 'Superseded',
-  unknown: 'Closed',
+  cancelled: 'Cancelled', unknown: 'Closed',
 };
+// A request's message is updated in place once its call leaves pending (docs/protocol.md).
+const AGENT_RPC = 'agent-rpc', AGENT_RPC_SETTLED = 'agent-rpc-settled';
 
 const S = {
   bot: 'truloop-assistant', serverZone: null, users: new Map(), lookedUp: new Map(),
   user: 'jeff', channel: 'demo', after: 0, generation: 0, messages: [],
+  positions: new Map(),  // message id -> its index in messages
   calls: new Map(),  // call id -> {state, user_id} as the server last said
+  asked: new Map(),  // call id -> {rpc, text}: the request as it came (its message is rewritten once it settles)
   token: null, tokenUser: null, online: true, infoLoaded: false, pendingSend: null, pollTimer: null,
   dialogCall: null, dialogDismissed: new Set(),
 };
@@ -246,11 +250,40 @@ function kindOf(m) {
   return m.user_id === S.user ? 'mine' : 'other';
 }
 
-function add(m) {
-  S.messages.push(m);
-  const rpc = m.custom_type === 'agent-rpc' ? parseRpc(m.data) : null;
-  if (rpc && m.call !== undefined) S.calls.set(rpc.id, m.call);  // its state when it came; polls keep it current
-  render(m);
+/** Take a listed message: a new one is added, a changed one (same id, later update) replaces what is shown. */
+function receive(m) {
+  S.after = Math.max(S.after, m.message_id, m.updated_seq || 0);
+  const at = S.positions.get(m.message_id);
+  if (at !== undefined && (m.updated_seq || 0) <= (S.messages[at].updated_seq || 0)) return;  // seen already
+  const req = requestOf(m);
+  if (req && req.rpc) S.asked.set(req.id, {rpc: req.rpc, text: m.message});
+  if (req && req.settled) {
+    const before = S.calls.get(req.id);
+    S.calls.set(req.id, {state: req.settled.state, user_id: (m.call || before || {}).user_id || ''});
+  } else if (req && m.call !== undefined && !SETTLED.has((S.calls.get(req.id) || {}).state)) {
+    S.calls.set(req.id, m.call);  // its state when it came; polls keep it current
+  }
+  if (at === undefined) {
+    S.positions.set(m.message_id, S.messages.length);
+    S.messages.push(m);
+    render(m);
+  } else {
+    S.messages[at] = m;
+    replace(m);
+  }
+}
+
+/** Show a message's new version where the old one is: a request's card closes in place. */
+function replace(m) {
+  const req = requestOf(m), entry = req && cards.get(req.id);
+  if (entry) {
+    entry.message = m;
+    refreshCard(req.id);
+    return;
+  }
+  const row = log.querySelector(`.row[data-message-id="${m.message_id}"]`);
+  const body = row && row.querySelector('.card, .bubble');
+  if (body) body.replaceWith(bodyOf(m));
 }
 
 function render(m) {
@@ -274,12 +307,7 @@ function render(m) {
   } else if (first) {
     stack.append(el('div', {className: 'name', textContent: `You (${m.user_id})`}));
   }
-  const rpc = m.custom_type === 'agent-rpc' ? parseRpc(m.data) : null;
-  if (rpc) {
-    stack.append(requestCard(m, rpc));
-  } else {
-    stack.append(el('div', {className: 'bubble', textContent: m.message}));
-  }
+  stack.append(bodyOf(m));
   const when = m.created_at ? el('time', {className: 'time', textContent: timeOf(m.created_at),
                                           dateTime: new Date(m.created_at).toISOString(),
                                           title: new Date(m.created_at).toLocaleString()}) : null;
@@ -296,36 +324,60 @@ function nameLine(userId, kind) {
   return el('div', {className: 'name'}, label, person ? null : el('span', {className: 'tag', textContent: 'guest'}));
 }
 
+function bodyOf(m) {
+  const req = requestOf(m);
+  return req ? requestCard(m, req.id) : el('div', {className: 'bubble', textContent: m.message});
+}
+
 function parseRpc(data) {
   try { const rpc = JSON.parse(data); return rpc && typeof rpc.id === 'string' ? rpc : null; } catch (e) { return null; }
+}
+/** The request behind a message: {id, rpc} while it is open, {id, settled: {id, state, method}} once settled. */
+function requestOf(m) {
+  if (m.custom_type === AGENT_RPC) {
+    const rpc = parseRpc(m.data);
+    return rpc && {id: rpc.id, rpc};
+  }
+  if (m.custom_type === AGENT_RPC_SETTLED) {
+    const settled = parseRpc(m.data);
+    return settled && {id: settled.id, settled};
+  }
+  return null;
 }
 
 // ---- request cards ------------------------------------------------------------------------------
 
-const cards = new Map();  // call id -> {card, rpc, message}
+const cards = new Map();  // call id -> {card, rpc, message}, message as last listed (open or settled)
+const SETTLED = new Set(['answered', 'expired', 'superseded', 'cancelled']);
 
-function requestCard(m, rpc) {
-  const spec = METHODS[rpc.method] || GENERIC, params = rpc.params || {};
+/** A request's card. Shown first once settled (a reload), it has only what the update says: no params, no text. */
+function requestCard(m, callId) {
+  const asked = S.asked.get(callId), req = requestOf(m);
+  const rpc = asked ? asked.rpc : {id: callId, method: req.settled.method || ''};
+  const spec = METHODS[rpc.method] || GENERIC;
   const card = el('div', {className: 'card'});
-  card.dataset.callId = rpc.id;
+  card.dataset.callId = callId;
   card.dataset.method = rpc.method;
   const badge = el('span', {className: 'badge'});
-  const summary = spec.summary(params);
+  const summary = asked ? spec.summary(rpc.params || {}) : '';
   card.append(...[
     el('div', {className: 'card-head'}, icon(spec.icon), el('span', {className: 'card-name', textContent: spec.name}), badge),
-    el('div', {className: 'card-text', textContent: m.message}),
+    asked ? el('div', {className: 'card-text', textContent: asked.text}) : null,
     summary ? el('div', {className: 'card-summary', textContent: summary}) : null,
     el('div', {className: 'method', textContent: rpc.method}),
+    asked ? el('details', {}, el('summary', {textContent: 'JSON-RPC request'}),
+               el('pre', {textContent: JSON.stringify(rpc, null, 2)})) : null,
+    el('div', {className: 'actions'}),
+    el('div', {className: 'outcome', role: 'status'}),
   ].filter(Boolean));
-  card.append(el('details', {}, el('summary', {textContent: 'JSON-RPC request'}),
-                 el('pre', {textContent: JSON.stringify(rpc, null, 2)})));
-  card.append(el('div', {className: 'actions'}), el('div', {className: 'outcome', role: 'status'}));
-  cards.set(rpc.id, {card, rpc, message: m});
-  refreshCard(rpc.id);
+  cards.set(callId, {card, rpc, message: m});
+  refreshCard(callId);
   return card;
 }
 
 function setCall(callId, call) {
+  const before = S.calls.get(callId);
+  if (before && SETTLED.has(before.state) && (!call || call.state === 'pending')) return;  // a late, older answer
   S.calls.set(callId, call);
   refreshCard(callId);
 }
@@ -343,6 +395,7 @@ function refreshCard(callId) {
   const actions = card.querySelector('.actions'), outcome = card.querySelector('.outcome');
   actions.replaceChildren();
   const answered = store.get('answers', {})[callId];
+  const update = requestOf(entry.message).settled ? entry.message : null;
   if (state === 'pending') {
     if (call.user_id && call.user_id !== S.user) {
       closeDialogFor(callId);
@@ -365,12 +418,31 @@ function refreshCard(callId) {
   }
   closeDialogFor(callId);
   outcome.classList.remove('error');
-  outcome.textContent = {
-    answered: answered ? `Answered: ${answered}` : 'Answered on the phone.',
+  const mine = state === 'answered' && answered ? `Answered: ${answered}` : '';
+  if (update) {  // what the server's update says, as an app shows it; then what this page answered
+    outcome.textContent = [update.message, mine].filter(Boolean).join('\n');
+    showUpdate(card, update);
+    return;
+  }
+  outcome.textContent = mine || {
+    answered: 'Answered on the phone.',
     expired: 'The phone did not answer in time.',
     superseded: 'A newer message took its place; it can no longer be answered.',
+    cancelled: 'None of the phones could do it; it was cancelled.',
     unknown: 'The server no longer knows this request.',
   }[state] || '';
+}
+
+/** The settled update's data beside the request, for whoever writes the app's side of it. */
+function showUpdate(card, update) {
+  let details = card.querySelector('details.update');
+  if (!details) {
+    details = el('details', {className: 'update'}, el('summary', {textContent: `Update (${AGENT_RPC_SETTLED})`}), el('pre'));
+    card.querySelector('.actions').before(details);
+  }
+  let data = update.data;
+  try { data = JSON.stringify(JSON.parse(update.data), null, 2); } catch (e) { /* shown as it came */ }
+  details.querySelector('pre').textContent = data;
 }
 
 function customAnswer(callId) {
@@ -489,11 +561,7 @@ async function poll() {
     if (!S.infoLoaded) { await loadInfo(); rerender(); }
     const {data} = await request(`/dev/api/channels/${encodeURIComponent(S.channel)}/messages?after=${S.after}`);
     if (generation !== S.generation) return;
-    for (const m of data.messages) {
-      if (m.message_id <= S.after) continue;
-      S.after = m.message_id;
-      add(m);
-    }
+    for (const m of data.messages) receive(m);
     $('typing').hidden = !data.typing;
     const open = [...cards.keys()].filter(id => (S.calls.get(id) || {}).state === 'pending');
     if (open.length) {
@@ -515,8 +583,8 @@ const kick = () => setTimeout(poll, 50);
 
 function reload() {
   S.generation += 1;
-  S.after = 0; S.messages = []; lastSender = null; lastDay = null;
-  cards.clear(); S.calls.clear(); dialogQueue.length = 0;
+  S.after = 0; S.messages = []; S.positions.clear(); lastSender = null; lastDay = null;
+  cards.clear(); S.calls.clear(); S.asked.clear(); dialogQueue.length = 0;
   if (dialog.open) closeDialog();
   log.replaceChildren($('empty'));
   $('empty').hidden = false;
