@@ -162,6 +162,18 @@ async def test_requests_to_the_phone_carry_their_state_so_a_reloaded_page_offers
             ("agent-rpc-settled", {"id": second, "state": "superseded", "method": "calendar.getEvents"}),
         ]
         assert requests[0]["message_id"] == asked["message_id"]
+        # A script can list (and wait for) one kind of message: plain text is custom_type "".
+        url = f"/dev/api/channels/{CHANNEL}/messages"
+        settled = (await h.http.get(url, params={"custom_type": "agent-rpc-settled"})).json()["messages"]
+        assert [m["message_id"] for m in settled] == [m["message_id"] for m in requests]
+        texts = (await h.http.get(url, params={"custom_type": ""})).json()["messages"]
+        assert [m["message"] for m in texts] == [
+            "이번 주 일정 알려줘",
+            "two events",
+            "again",
+            "never mind",
+            "two events",
+        ]
         # Only the messages after ``after`` are read, and only request messages get a state.
         plain = await h.http.get(f"/dev/api/channels/{CHANNEL}/messages", params={"after": 0})
         assert all("call" not in m for m in plain.json()["messages"] if m["custom_type"] not in REQUESTS)

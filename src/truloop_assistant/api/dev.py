@@ -121,11 +121,16 @@ async def list_messages(
     services: ServicesDep,
     after: int = Query(default=0, ge=0),
     wait: float = Query(default=0, ge=0, le=30),
+    custom_type: str | None = Query(
+        default=None, max_length=128, description="only messages of this custom_type (empty: plain text)"
+    ),
 ) -> dict[str, Any]:
     """The channel's messages (user, assistant, agent-rpc) after a message id, and whether it is typing.
 
     With ``wait`` (seconds, at most 30) it answers as soon as there is a message after ``after``, or
     when the time is up (then with none): a script can wait for the assistant instead of guessing.
+    With ``custom_type`` only such messages are listed (and waited for): ``agent-rpc`` for requests
+    to the phone, empty for plain text.
     An agent-rpc message also has ``call``: its request's state now (see ``GET /dev/api/calls``), so
     a page shows what can still be answered. A message changed since ``after`` is listed again (ids
     and changes share one sequence): a request's message becomes ``agent-rpc-settled`` (with
@@ -133,7 +138,7 @@ async def list_messages(
     """
     channel = _local(services)
     deadline = asyncio.get_running_loop().time() + wait
-    while not (messages := await channel.messages(channel_url, after=after)):
+    while not (messages := await channel.messages(channel_url, after=after, custom_type=custom_type)):
         if asyncio.get_running_loop().time() >= deadline:
             break
         await asyncio.sleep(WAIT_STEP_S)

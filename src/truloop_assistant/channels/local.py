@@ -128,8 +128,16 @@ class LocalChannel:
             await pipe.execute()
         return item
 
-    async def messages(self, channel_url: str, *, after: int = 0) -> list[dict[str, Any]]:
-        """Messages posted, or updated, after ``after`` (message ids and updates share one sequence)."""
+    async def messages(
+        self, channel_url: str, *, after: int = 0, custom_type: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Messages posted, or updated, after ``after`` (message ids and updates share one sequence);
+        only those of ``custom_type`` when given."""
         raw = await self.redis.lrange(keys.local_messages(keys.conversation_tag(channel_url)), 0, -1)
         items = [json.loads(r) for r in raw]
-        return [m for m in items if max(m["message_id"], m.get("updated_seq", 0)) > after]
+        return [
+            m
+            for m in items
+            if max(m["message_id"], m.get("updated_seq", 0)) > after
+            and (custom_type is None or m["custom_type"] == custom_type)
+        ]
