@@ -171,7 +171,7 @@ describe("several devices of one user", { concurrency: true }, () => {
     assert.deepEqual(client.running(), []);
   });
 
-  test("when no other device answers within 30 s, the -32601 stands and the turn goes on", { timeout: 60_000 }, async () => {
+  test("when no other device answers in time (TRULOOP_UNHANDLED_CALL_WAIT_S), the -32601 stands and the turn goes on", { timeout: 60_000 }, async () => {
     const { channel, rpc, id } = await askForSchedule("alone", "jeff");
     const tablet = clientFor("jeff", { deviceId: "jeff-tablet" });
     assert.equal((await tablet.handleMessage(rpc)).status, "accepted");

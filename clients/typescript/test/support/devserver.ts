@@ -35,6 +35,9 @@ export interface DevServer {
 
 const STARTUP_TIMEOUT_MS = 30_000;
 
+/** The dev server's `TRULOOP_UNHANDLED_CALL_WAIT_S` in these tests. */
+export const UNHANDLED_CALL_WAIT_S = 3;
+
 /** The server stops the embedded Redis it started itself (which also dies with it). */
 function kill(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -43,7 +46,11 @@ function kill(child: ChildProcess, signal: NodeJS.Signals): void {
 
 export async function startDevServer(): Promise<DevServer> {
   const port = await freePort();
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("TRULOOP_")));
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("TRULOOP_"))),
+    // A -32601 waits this long for another device (30 s by default): the test of it need not wait 30 s.
+    TRULOOP_UNHANDLED_CALL_WAIT_S: String(UNHANDLED_CALL_WAIT_S),
+  };
   const bin = assistantBin();
   const child = spawn(bin, ["dev", "--port", String(port)], {
     env,
