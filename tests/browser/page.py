@@ -28,6 +28,26 @@ class DevPage:
         self.driver = driver
         self.base = base
         self.screenshots = screenshots
+        self.window = driver.current_window_handle
+
+    # -- tabs --------------------------------------------------------------------------------------
+
+    def another_tab(self) -> DevPage:
+        """A second tab of the browser, at a phone's size: another device of whoever signs in there."""
+        self.driver.switch_to.new_window("tab")
+        tab = DevPage(self.driver, self.base, self.screenshots)
+        tab.as_phone()
+        self.focus()
+        return tab
+
+    def focus(self) -> DevPage:
+        """Bring this tab to the front: what follows reads and taps it."""
+        self.driver.switch_to.window(self.window)
+        return self
+
+    def close_tab(self, back_to: DevPage) -> None:
+        self.focus().driver.close()
+        back_to.focus()
 
     # -- waiting -----------------------------------------------------------------------------------
 
@@ -162,7 +182,15 @@ class DevPage:
 
     # -- what the server holds ---------------------------------------------------------------------
 
-    def requests(self, channel: str) -> list[dict[str, Any]]:
-        """The JSON-RPC requests of the channel, as the dev API shows them."""
+    def messages(self, channel: str) -> list[dict[str, Any]]:
+        """The channel's messages, each as it is now, as the dev API lists them."""
         r = httpx.get(f"{self.base}/dev/api/channels/{channel}/messages", timeout=10)
-        return [json.loads(m["data"]) for m in r.json()["messages"] if m["custom_type"] == "agent-rpc"]
+        return list(r.json()["messages"])
+
+    def requests(self, channel: str) -> list[dict[str, Any]]:
+        """The JSON-RPC requests of the channel still open, as the dev API shows them."""
+        return [json.loads(m["data"]) for m in self.messages(channel) if m["custom_type"] == "agent-rpc"]
+
+    def message_ids(self) -> list[int]:
+        """The message ids the page shows, in its order."""
+        return [int(r.get_attribute("data-message-id") or 0) for r in self.rows()]
