@@ -44,6 +44,8 @@ def test_readme_curl_session_works_when_pasted_again_and_again(dev_server: str) 
         lines = done.stdout.strip().splitlines()
         assert lines[0].startswith("the phone is asked: call_")
         assert json.loads(lines[1]) == {"status": "resuming"}
+        [state] = json.loads(lines[2]).values()
+        assert state == {"state": "answered", "user_id": "jeff"}  # the request's message says so too
         assert "팀 미팅" in lines[-1]  # the assistant's answer names the event the phone returned
     assert "truloop-assistant" in httpx.get(f"{dev_server}/dev").text
 
