@@ -29,6 +29,21 @@ class ToolCall:
     args: dict[str, Any]
 
 
+Calls = list[ToolCall]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What a request led to: every tool call of every step, in order, and how the turn ended."""
+
+    calls: Calls
+    answer: str | None = None
+    """The final answer; None when the turn ended without one (``ended`` says why)."""
+    ended: str = "answered"
+    steps: int = 1
+    """Runs of the agent: the first, then one per time the phone answered."""
+
+
 @dataclass(frozen=True)
 class CaseInfo:
     """A case's metadata: its group, and its place in the cases file."""
@@ -37,10 +52,9 @@ class CaseInfo:
     entry: int
 
 
-Calls = list[ToolCall]
 EvalCase = Case[str, Calls, CaseInfo]
-EvalDataset = Dataset[str, Calls, CaseInfo]
-EvalReport = Report[str, Calls, CaseInfo]
+EvalDataset = Dataset[str, Calls, Turn, CaseInfo]
+EvalReport = Report[str, Calls, Turn, CaseInfo]
 
 
 class CasesFileError(ValueError):
@@ -61,7 +75,7 @@ _DatesAsText.yaml_implicit_resolvers = {
 
 
 def load_cases(
-    path: Path, tools: dict[str, set[str]], evaluators: Sequence[Evaluator[Calls]] = ()
+    path: Path, tools: dict[str, set[str]], evaluators: Sequence[Evaluator[Calls, Turn]] = ()
 ) -> EvalDataset:
     """Read a cases file (a YAML or JSON list of entries), checking it against the agent's ``tools``."""
     try:

@@ -1,5 +1,8 @@
 """A small evaluation harness: a task runs every case, and evaluators judge each output against the expected.
 
+What a case expects and what the task returns may be of different types (the expected tool calls,
+and the turn that made them).
+
 A failing task or evaluator never stops the run: it is recorded on its case, and the other cases go on.
 """
 
@@ -12,18 +15,19 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Generic, TypeVar
 
 InputsT = TypeVar("InputsT")
+ExpectedT = TypeVar("ExpectedT")
 OutputT = TypeVar("OutputT")
 MetadataT = TypeVar("MetadataT")
 
 
 @dataclass(frozen=True)
-class Case(Generic[InputsT, OutputT, MetadataT]):
-    """One input to the task, the output it should lead to, and what the report groups it by."""
+class Case(Generic[InputsT, ExpectedT, MetadataT]):
+    """One input to the task, what its output should show, and what the report groups it by."""
 
     name: str
     inputs: InputsT
     metadata: MetadataT
-    expected_output: OutputT
+    expected_output: ExpectedT
 
 
 @dataclass(frozen=True)
@@ -34,22 +38,22 @@ class Verdict:
     reason: str = ""
 
 
-class Evaluator(ABC, Generic[OutputT]):
+class Evaluator(ABC, Generic[ExpectedT, OutputT]):
     """Judges one case's output against the case's expected output."""
 
     name: ClassVar[str]
     """What a failed verdict without a reason is reported as."""
 
     @abstractmethod
-    def evaluate(self, expected: OutputT, output: OutputT) -> Verdict:
+    def evaluate(self, expected: ExpectedT, output: OutputT) -> Verdict:
         """The verdict on ``output``."""
 
 
 @dataclass(frozen=True)
-class CaseResult(Generic[InputsT, OutputT, MetadataT]):
+class CaseResult(Generic[InputsT, ExpectedT, OutputT, MetadataT]):
     """How one case went: its verdicts, or the task's failure (``error``) when it did not run through."""
 
-    case: Case[InputsT, OutputT, MetadataT]
+    case: Case[InputsT, ExpectedT, MetadataT]
     output: OutputT | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     error: str | None = None
@@ -66,33 +70,35 @@ class CaseResult(Generic[InputsT, OutputT, MetadataT]):
 
 
 @dataclass(frozen=True)
-class Report(Generic[InputsT, OutputT, MetadataT]):
+class Report(Generic[InputsT, ExpectedT, OutputT, MetadataT]):
     """Every case's result, in the order of the dataset's cases."""
 
     name: str
-    results: list[CaseResult[InputsT, OutputT, MetadataT]]
+    results: list[CaseResult[InputsT, ExpectedT, OutputT, MetadataT]]
 
     @property
-    def ran(self) -> list[CaseResult[InputsT, OutputT, MetadataT]]:
+    def ran(self) -> list[CaseResult[InputsT, ExpectedT, OutputT, MetadataT]]:
         """The results of the cases whose task returned an output."""
         return [result for result in self.results if result.ran]
 
 
 @dataclass
-class Dataset(Generic[InputsT, OutputT, MetadataT]):
+class Dataset(Generic[InputsT, ExpectedT, OutputT, MetadataT]):
     """Cases and the evaluators that judge each of their outputs."""
 
     name: str
-    cases: list[Case[InputsT, OutputT, MetadataT]]
-    evaluators: Sequence[Evaluator[OutputT]] = ()
+    cases: list[Case[InputsT, ExpectedT, MetadataT]]
+    evaluators: Sequence[Evaluator[ExpectedT, OutputT]] = ()
 
     async def evaluate(
         self, task: Callable[[InputsT], Awaitable[OutputT]], *, max_concurrency: int | None = None
-    ) -> Report[InputsT, OutputT, MetadataT]:
+    ) -> Report[InputsT, ExpectedT, OutputT, MetadataT]:
         """Run the task on every case (at most ``max_concurrency`` at once) and judge each output."""
         limit = asyncio.Semaphore(max_concurrency or max(len(self.cases), 1))
 
-        async def run(case: Case[InputsT, OutputT, MetadataT]) -> CaseResult[InputsT, OutputT, MetadataT]:
+        async def run(
+            case: Case[InputsT, ExpectedT, MetadataT],
+        ) -> CaseResult[InputsT, ExpectedT, OutputT, MetadataT]:
             async with limit:
                 try:
                     output = await task(case.inputs)
@@ -104,7 +110,7 @@ class Dataset(Generic[InputsT, OutputT, MetadataT]):
         return Report(self.name, list(await asyncio.gather(*map(run, self.cases))))
 
 
-def _judge(evaluator: Evaluator[OutputT], expected: OutputT, output: OutputT) -> Verdict:
+def _judge(evaluator: Evaluator[ExpectedT, OutputT], expected: ExpectedT, output: OutputT) -> Verdict:
     try:
         return evaluator.evaluate(expected, output)
     except Exception as exc:  # a broken evaluator fails its cases, not the run

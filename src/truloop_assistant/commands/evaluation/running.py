@@ -1,33 +1,35 @@
-"""Running the cases against the real member agent, on keyless backends in a throwaway Redis."""
+"""Running the cases against the real member agent, on keyless backends in a throwaway Redis.
+
+Server tools really run: a confirmed event is created, a forgotten memory is gone. So that what one
+case changes is not what another finds, each case starts on a database of its own, emptied and seeded
+alike: the sample directory, two events the user organizes tomorrow and one memory.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import datetime, time, timedelta
-from typing import Any, NoReturn
+from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
-from pydantic_ai import (
-    ModelMessage,
-    ModelResponse,
-    ToolCallPart,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
-    UsageLimits,
-    capture_run_messages,
-)
 from redis.asyncio import Redis
 
 from ...agent.agents import MemberAgent
+from ...agent.context import turn_instructions
 from ...backends import Backends
 from ...backends.events import RedisEventStore
-from ...backends.knowledge import load_knowledge_base
+from ...backends.knowledge import KnowledgeBase, load_knowledge_base
 from ...backends.memory import RedisMemoryStore
 from ...backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from ...config import Settings
+from ...i18n import Language
 from ...redis_client import connect
-from ...tools.deps import AgentDeps
-from .cases import Calls, EvalDataset, EvalReport, ToolCall
+from ...tools.deps import AgentDeps, Relayed
+from .cases import EvalDataset, EvalReport, Turn
+from .phone import Phone
+from .turns import play_turn
 
 EVAL_USER = "jeff"
 """The sample user the requests run as."""
@@ -36,56 +38,27 @@ SEED_EVENTS = (("팀 회의", time(10, 0)), ("Design review", time(15, 0)))
 SEED_MEMORY = "나는 창가 자리를 좋아해"
 """A memory the user has, for requests that look it up or forget it."""
 CONCURRENCY = 4
-"""Cases run at once (a real model's rate limit is the bound)."""
+"""Cases run at once (a real model's rate limit is the bound); each has one of as many databases."""
 
 
-class _NoRelay:
-    """The relay writer of the evaluation: never called, a relay stops at the user's confirmation."""
+class Mailbox:
+    """Where relayed messages and invitations go in the evaluation: taken as delivered, shown to nobody."""
 
-    async def send(self, **kwargs: Any) -> NoReturn:
-        raise RuntimeError("the evaluation does not relay messages")
+    async def send(self, *, request: str, **kwargs: Any) -> Relayed:
+        # The server has the notification agent write the message; here the request stands as
+        # written, so a relay costs no model request and the figures measure the member agent alone.
+        return Relayed(text=request, written=True)
 
+    async def known_language(self, user_id: str) -> Language | None:
+        return None
 
-def tool_calls(messages: Sequence[ModelMessage]) -> Calls:
-    """Every tool call the model made in a run, in order."""
-    return [
-        ToolCall(part.tool_name, part.args_as_dict())
-        for message in messages
-        if isinstance(message, ModelResponse)
-        for part in message.parts
-        if isinstance(part, ToolCallPart)
-    ]
+    async def deliver(self, user_id: str, text: str, *, dedup_id: str) -> None:
+        return None
 
 
-def agent_task(
-    agent: MemberAgent, backends: Backends, timezone: ZoneInfo, settings: Settings
-) -> Callable[[str], Awaitable[Calls]]:
-    """The evaluated task: one run of the member agent on a request, answered by the tools it called."""
-
-    async def called_tools(request: str) -> Calls:
-        deps = AgentDeps(
-            user_id=EVAL_USER,
-            channel_url="eval",
-            timezone=timezone,
-            backends=backends,
-            relay_writer=_NoRelay(),
-        )
-        with capture_run_messages() as messages:
-            try:
-                await agent.run(
-                    request,
-                    deps=deps,
-                    usage_limits=UsageLimits(request_limit=settings.max_model_requests),
-                    model_settings={"timeout": settings.model_timeout_s},
-                )
-            except (UsageLimitExceeded, UnexpectedModelBehavior):
-                pass  # out of budget or of retries: the calls made until then are the model's choice
-        return tool_calls(messages)
-
-    return called_tools
-
-
-async def eval_backends(redis: Redis, timezone: ZoneInfo, now: datetime) -> Backends:
+async def eval_backends(
+    redis: Redis, timezone: ZoneInfo, now: datetime, knowledge: KnowledgeBase
+) -> Backends:
     """The keyless defaults on ``redis``, holding the sample directory, two events and one memory."""
     users = RedisUserDirectory(redis)
     await users.import_users(load_users_file(SAMPLE_USERS_FILE))
@@ -97,20 +70,62 @@ async def eval_backends(redis: Redis, timezone: ZoneInfo, now: datetime) -> Back
         await events.create(EVAL_USER, title=title, start_time=start.isoformat(), end_time=end.isoformat())
     memory = RedisMemoryStore(redis)
     await memory.save(EVAL_USER, SEED_MEMORY)
-    return Backends(
-        users=users, events=events, knowledge=load_knowledge_base(None), memory=memory, places=None
+    return Backends(users=users, events=events, knowledge=knowledge, memory=memory, places=None)
+
+
+def database_url(url: str, db: int) -> str:
+    """``url`` with database ``db`` instead of its own."""
+    return urlsplit(url)._replace(path=f"/{db}").geturl()
+
+
+def agent_task(
+    agent: MemberAgent, redis_url: str, settings: Settings, knowledge: KnowledgeBase
+) -> Callable[[str], Awaitable[Turn]]:
+    """The evaluated task: a request played through to its answer, on a freshly seeded database."""
+    timezone = ZoneInfo(settings.timezone)
+    free = asyncio.Queue[int]()
+    for db in range(CONCURRENCY):
+        free.put_nowait(db)
+    phone = Phone(
+        EVAL_USER, timezone, max_calls=settings.max_calls_per_turn, max_failures=settings.max_client_failures
     )
+    mailbox = Mailbox()
+
+    async def turn(request: str) -> Turn:
+        db = await free.get()
+        redis = connect(database_url(redis_url, db))
+        try:
+            await redis.flushdb()
+            backends = await eval_backends(redis, timezone, datetime.now(timezone), knowledge)
+
+            def deps() -> AgentDeps:
+                return AgentDeps(
+                    user_id=EVAL_USER,
+                    channel_url="eval",
+                    timezone=timezone,
+                    backends=backends,
+                    relay_writer=mailbox,
+                    inviter=mailbox,
+                )
+
+            return await play_turn(
+                agent,
+                request,
+                deps=deps,
+                phone=phone,
+                instructions=turn_instructions(timezone, EVAL_USER, []),
+                settings=settings,
+            )
+        finally:
+            await redis.aclose()
+            free.put_nowait(db)
+
+    return turn
 
 
 async def evaluate(
     dataset: EvalDataset, agent: MemberAgent, redis_url: str, settings: Settings
 ) -> EvalReport:
-    """Run every case of the dataset against the agent, with the evaluation's backends on that Redis."""
-    timezone = ZoneInfo(settings.timezone)
-    redis = connect(redis_url)
-    try:
-        backends = await eval_backends(redis, timezone, datetime.now(timezone))
-        task = agent_task(agent, backends, timezone, settings)
-        return await dataset.evaluate(task, max_concurrency=CONCURRENCY)
-    finally:
-        await redis.aclose()
+    """Run every case of the dataset against the agent, each on its own database of that Redis."""
+    task = agent_task(agent, redis_url, settings, load_knowledge_base(None))
+    return await dataset.evaluate(task, max_concurrency=CONCURRENCY)

@@ -1,4 +1,5 @@
-"""Scoring a case: were the expected tools called, with the key arguments; accuracy per group."""
+"""Scoring a case: were the expected tools called, with the key arguments, in a turn that ended with an
+answer; accuracy per group."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .cases import Calls, EvalReport, ToolCall
+from .cases import Calls, EvalReport, ToolCall, Turn
 from .harness import Evaluator, Verdict
 
 
@@ -36,30 +37,41 @@ def _names(tools: Iterable[str]) -> str:
     return ", ".join(sorted(set(tools))) or "no tool"
 
 
-class ToolSelection(Evaluator[Calls]):
-    """Every expected tool was called (other calls are allowed); a case that expects no tool, none."""
+class ToolSelection(Evaluator[Calls, Turn]):
+    """Every expected tool was called in the turn (others may be too); a case that expects no tool, none."""
 
     name = "tools"
 
-    def evaluate(self, expected: Calls, output: Calls) -> Verdict:
+    def evaluate(self, expected: Calls, output: Turn) -> Verdict:
         wanted = {c.tool for c in expected}
-        called = {c.tool for c in output}
+        called = {c.tool for c in output.calls}
         if (wanted and not wanted <= called) or (not wanted and called):
             return Verdict(False, f"expected {_names(wanted)}, called {_names(called)}")
         return Verdict(True)
 
 
-class KeyArguments(Evaluator[Calls]):
+class KeyArguments(Evaluator[Calls, Turn]):
     """Each expected call of a tool that was called has a call with all of its key arguments."""
 
     name = "arguments"
 
-    def evaluate(self, expected: Calls, output: Calls) -> Verdict:
+    def evaluate(self, expected: Calls, output: Turn) -> Verdict:
         for call in expected:
-            calls = [c for c in output if c.tool == call.tool]
+            calls = [c for c in output.calls if c.tool == call.tool]
             if calls and not any(call_matches(call, c) for c in calls):
                 got = "; ".join(shown(c.args) for c in calls)
                 return Verdict(False, f"{call.tool}: expected {shown(call.args)}, got {got}")
+        return Verdict(True)
+
+
+class Answered(Evaluator[Calls, Turn]):
+    """The turn ended with an answer, not out of budget or still asking the phone."""
+
+    name = "answer"
+
+    def evaluate(self, expected: Calls, output: Turn) -> Verdict:
+        if output.answer is None:
+            return Verdict(False, f"no answer: {output.ended}")
         return Verdict(True)
 
 
@@ -76,6 +88,8 @@ class Outcome:
     request: str
     passed: bool
     reason: str = ""
+    turn: Turn | None = None
+    """What the request led to; None when its run failed."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +114,15 @@ def outcomes(report: EvalReport) -> list[Outcome]:
             reasons = [f"the run failed: {(result.error.strip().splitlines() or ['?'])[0]}"]
         else:
             reasons = result.failures
-        found.append(Outcome(result.case.metadata.group, result.case.inputs, not reasons, "; ".join(reasons)))
+        found.append(
+            Outcome(
+                result.case.metadata.group,
+                result.case.inputs,
+                not reasons,
+                "; ".join(reasons),
+                result.output,
+            )
+        )
     return found
 
 

@@ -1,0 +1,106 @@
+"""The evaluation's phone: it answers a paused run as the user's phone would, so the turn goes on.
+
+Its calendar holds the /dev page's sample events (``팀 미팅`` at 10:00, ``Lunch with Mina`` at
+12:00) on every day of the asked range, in the user's time zone; it confirms every dialog (the
+confirmation gate's and ``confirm_interaction``'s) and grants every permission; the user's app has
+declared no tools of its own. The answers become the run's results through the server's own code,
+from the calls the server would have sent, so a model meets in the evaluation what it meets in a turn.
+"""
+
+from __future__ import annotations
+
+import time as clock
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic_ai import DeferredToolRequests, DeferredToolResults
+from pydantic_ai.messages import ToolCallPart
+
+from ...agent.calls import call_refs, failed_locally
+from ...agent.results import EXPIRED_TEXT, REQUESTS, deferred_results
+from ...deferred.approvals import CONFIRM_METHOD
+from ...deferred.handlers import device_params
+from ...protocol.jsonrpc import ErrorCode, JsonRpcError
+from ...store.answers import Answer, DeviceError, DeviceResult
+from ...store.records import CallRef, PausedTurn
+
+SAMPLE_DAY = (("팀 미팅", time(10), time(11)), ("Lunch with Mina", time(12), time(13)))
+"""The phone calendar's events on every day (title, start, end in the user's zone), as on the /dev page."""
+MAX_DAYS = 14
+"""Days of a range the sample calendar fills: a year's range gets two weeks of events, not 730."""
+CALENDAR_METHOD = "calendar.getEvents"
+PERMISSION_METHOD = "permissions.getStatus"
+CONFIRMED = {"confirmed": True}
+GRANTED = {"status": "granted", "canPromptAgain": False}
+
+
+def sample_calendar(start_date: str, end_date: str, zone: ZoneInfo) -> dict[str, Any]:
+    """The ``calendar.getEvents`` result for a range: the sample events that overlap it."""
+    start, end = datetime.fromisoformat(start_date), datetime.fromisoformat(end_date)
+    first, last = start.astimezone(zone).date(), end.astimezone(zone).date()
+    events = []
+    for day in (first + timedelta(days=n) for n in range(min((last - first).days + 1, MAX_DAYS))):
+        for number, (title, begins, ends) in enumerate(SAMPLE_DAY, start=1):
+            event_start, event_end = _at(day, begins, zone), _at(day, ends, zone)
+            if event_start < end and event_end > start:
+                events.append(
+                    {
+                        "id": f"sample-{day:%Y%m%d}-{number}",
+                        "title": title,
+                        "start": {"dateTime": event_start.isoformat()},
+                        "end": {"dateTime": event_end.isoformat()},
+                    }
+                )
+    return {"events": events}
+
+
+def _at(day: date, at: time, zone: ZoneInfo) -> datetime:
+    return datetime.combine(day, at, tzinfo=zone)
+
+
+def device_answer(ref: CallRef, part: ToolCallPart, zone: ZoneInfo) -> Answer:
+    """What the phone answers one call (sent as ``ref``): a result, or -32601 for a method it lacks."""
+    if ref.bucket == "approval" or ref.method == CONFIRM_METHOD:
+        return DeviceResult(result=CONFIRMED)
+    if ref.method == PERMISSION_METHOD:
+        return DeviceResult(result=GRANTED)
+    if ref.method == CALENDAR_METHOD:
+        params = device_params(part)
+        return DeviceResult(result=sample_calendar(params["startDate"], params["endDate"], zone))
+    return DeviceError(error=JsonRpcError(code=ErrorCode.METHOD_NOT_FOUND, message="Method not found"))
+
+
+@dataclass(frozen=True)
+class Phone:
+    """The user's phone in the evaluation, and the server's limits on what one step may ask of it."""
+
+    user_id: str
+    zone: ZoneInfo
+    max_calls: int
+    """Device calls one step may send (``TRULOOP_MAX_CALLS_PER_TURN``); the rest fail at once."""
+    max_failures: int
+
+    def answer(self, requests: DeferredToolRequests, *, prompt: str, step: int) -> DeferredToolResults:
+        """The results a paused run resumes with, once the phone answered every call it was sent."""
+        refs = call_refs(requests)  # no app-declared tools: only the built-in methods go out
+        # The phone never fails a call, so no tool is held back for failing again and again.
+        failed = failed_locally(refs, {}, max_calls=self.max_calls, max_failures=self.max_failures)
+        paused = PausedTurn(
+            turn_id="eval",
+            step=step,
+            channel_url="eval",
+            user_id=self.user_id,
+            created_at=clock.time(),
+            prompt=prompt,
+            messages="[]",  # the results are built from the requests alone
+            requests=REQUESTS.dump_json(requests).decode(),
+            calls=refs,
+            local_answers=failed,
+        )
+        parts = {part.tool_call_id: part for part in [*requests.calls, *requests.approvals]}
+        answers: dict[str, Answer] = dict(failed)
+        for ref in paused.sent_calls:
+            answers[ref.call_id] = device_answer(ref, parts[ref.tool_call_id], self.zone)
+        return deferred_results(paused, answers, missing=EXPIRED_TEXT)
