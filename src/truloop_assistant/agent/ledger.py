@@ -1,10 +1,11 @@
 """What a turn's steps write in the tool-call ledger, and the verifier of seed 004.
 
-Server calls come from the envelope (how each ran, how long); invalid calls (an unknown tool,
-arguments that failed validation) from the retry prompts the model got; device and approval calls
-from the paused turn (pending, under the JSON-RPC id the phone saw) and from the answers the resume
-or the cut found. The verifier flags a call that ended its run without a result, and an answer
-given while one of the turn's calls was still pending; both are logged and counted.
+Server calls come from the envelope (how each ran, how long, what it returned); invalid calls (an
+unknown tool, arguments that failed validation) from the retry prompts the model got; device and
+approval calls from the paused turn (pending, under the JSON-RPC id the phone saw) and from the
+answers the resume or the cut found (the device's result; for an approval, whether the user said
+yes). The verifier flags a call that ended its run without a result, and an answer given while one
+of the turn's calls was still pending; both are logged and counted.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic_ai import DeferredToolRequests, RunUsage
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, ToolCallPart
@@ -140,8 +142,12 @@ def settled_calls(
             status="pending",
             started_at=paused.created_at,
         )
-        status, error = _answer_status(ref, answers.get(ref.call_id), missing)
-        calls.append(call.ended(status, now, error=error))
+        answer = answers.get(ref.call_id)
+        status, error = _answer_status(ref, answer, missing)
+        ended = call.ended(status, now, error=error)
+        if isinstance(answer, DeviceResult):
+            ended = ended.with_result(_result(ref, answer))
+        calls.append(ended)
     return calls
 
 
@@ -154,11 +160,19 @@ def _answer_status(ref: CallRef, answer: Answer | None, missing: CallStatus) -> 
         case DeviceError(error=error):
             text = f"{error.message} ({error.code})"
             return ("denied" if ref.bucket == "approval" else "failed"), text
-        case DeviceResult(result=result) if ref.bucket == "approval":
-            confirmed = isinstance(result, dict) and ConfirmResult.model_validate(result).confirmed
-            return ("success", None) if confirmed else ("denied", "the user declined")
+        case DeviceResult() if ref.bucket == "approval":
+            return ("success", None) if _confirmed(answer) else ("denied", "the user declined")
         case _:
             return "success", None
+
+
+def _result(ref: CallRef, answer: DeviceResult) -> Any:
+    """What the device answered, as the ledger keeps it: an approval's answer is only the user's yes or no."""
+    return {"confirmed": _confirmed(answer)} if ref.bucket == "approval" else answer.result
+
+
+def _confirmed(answer: DeviceResult) -> bool:
+    return isinstance(answer.result, dict) and ConfirmResult.model_validate(answer.result).confirmed
 
 
 class LedgerWriter:
@@ -230,7 +244,14 @@ class LedgerWriter:
                 continue
             if prior is None:
                 sent = call.model_copy(
-                    update={"status": "pending", "error": None, "ended_at": None, "duration_ms": None}
+                    update={
+                        "status": "pending",
+                        "error": None,
+                        "ended_at": None,
+                        "duration_ms": None,
+                        "result": None,
+                        "result_cut": False,
+                    }
                 )
                 self.callbacks.started(ToolEvent(sent, turn_id, channel_url, user_id))
             if call.status != "pending":

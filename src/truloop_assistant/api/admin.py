@@ -16,7 +16,7 @@ router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 
 @router.get("/conversations/{channel_url}")
 async def conversation(channel_url: str, request: Request, services: ServicesDep) -> dict[str, Any]:
-    """The conversation's recent turns, newest first, each with its tool calls (admin JWT only).
+    """The conversation's recent turns, newest first, each with its tool calls and results (admin JWT only).
 
     Also the calls still waiting for the phone (with the seconds left), the events waiting to run,
     the last step that failed and the events given up after their retries. Times are ISO 8601 (UTC).

@@ -1,6 +1,6 @@
-"""What an operator sees of one conversation: its turns and their tool calls (the ledger), the calls
-still waiting for the phone with their time left, the events waiting in its inbox, the last step
-that failed, and the events given up after their retries.
+"""What an operator sees of one conversation: its turns and their tool calls with their results (the
+ledger), the calls still waiting for the phone with their time left, the events waiting in its
+inbox, the last step that failed, and the events given up after their retries.
 """
 
 from __future__ import annotations
@@ -163,4 +163,21 @@ def as_text(report: ConversationReport) -> str:
             error = f"  {call.error}" if call.error else ""
             flag = f"  [{call.flag}]" if call.flag else ""
             lines.append(f"    {call.call_id}  {call.tool}  {call.kind}  {call.status}{ms}{error}{flag}")
+            if call.result is not None or call.result_cut:
+                lines.append(f"      → {_short(call.result, cut=call.result_cut)}")
     return "\n".join(lines)
+
+
+RESULT_SHOWN = 120
+"""``inspect`` shows a result's JSON up to this many characters (``--json`` shows all that is kept)."""
+
+
+def _short(result: Any, *, cut: bool) -> str:
+    """A result on one line: its JSON text, shortened; ``[cut]`` when the ledger kept only part of it."""
+    if result is None:
+        return "(left out: the turn's results were too large) [cut]"
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    text = " ".join(text.split())
+    if len(text) > RESULT_SHOWN:
+        text = text[:RESULT_SHOWN] + "…"
+    return text + (" [cut]" if cut else "")

@@ -10,8 +10,8 @@ The entry point is an object (a class is instantiated without arguments) with an
 ``event`` is a :class:`ToolEvent` carrying the call's ledger record. They are called for every kind
 of call: server and MCP tools when they start and end, device calls (built-in and app-declared) and
 confirmation requests when they are sent and when they are answered (or expire, or are cut).
-``on_tool_end`` is for a call that succeeded (a confirmation the user accepted); ``on_tool_error`` for
-one that failed, was denied, expired or was superseded.
+``on_tool_end`` is for a call that succeeded (a confirmation the user accepted), with its result;
+``on_tool_error`` for one that failed, was denied, expired or was superseded.
 
 Callbacks run beside the turn, never in its way: each gets ``CALLBACK_TIMEOUT_S`` (after that it
 is left behind and logged), one that raises is logged. Plain functions run in one thread per entry
@@ -50,7 +50,8 @@ class ToolEvent:
     call: LedgerCall
     """``call_id`` (the JSON-RPC id for device and approval calls), ``tool``, ``kind`` (server,
     device, approval), ``status``, ``args`` (secrets redacted), ``error``, ``started_at``,
-    ``ended_at``, ``duration_ms``."""
+    ``ended_at``, ``duration_ms``, and once it ended ``result`` (what the tool returned, the device's
+    result, an approval's ``{"confirmed": ...}``; redacted like ``args``, cut to 2 KB: ``result_cut``)."""
     turn_id: str
     channel_url: str
     user_id: str

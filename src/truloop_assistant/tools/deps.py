@@ -80,6 +80,8 @@ class ToolRun:
     outcome: str = "running"
     """``ok``, ``failed``, ``timeout``, ``error``, ``retry``, ``deferred`` or ``needs_approval``."""
     error: str | None = None
+    result: Any = None
+    """What the tool returned (the value the model is shown), once it succeeded."""
 
     def record(self, call_id: str) -> LedgerCall:
         """The call as the ledger keeps it: pending while it runs, then success or failed."""
@@ -93,10 +95,10 @@ class ToolRun:
         )
         if self.outcome == "running":
             return call
+        if self.outcome == "ok":
+            return call.ended("success", self.ended_at or time.time()).with_result(self.result)
         error = None if self.error is None else self.error[:ERROR_CHARS]
-        return call.ended(
-            "success" if self.outcome == "ok" else "failed", self.ended_at or time.time(), error=error
-        )
+        return call.ended("failed", self.ended_at or time.time(), error=error)
 
 
 @dataclass

@@ -5,7 +5,8 @@
 - ``ModelRetry`` (a fixable argument problem), ``ToolFailed``, ``CallDeferred`` and
   ``ApprovalRequired`` pass through untouched; unknown tools and argument validation errors are
   already reported to the model as retry prompts by pydantic-ai.
-Every call is logged with its outcome and duration, so each call can be paired with its result.
+Every call is logged with its outcome and duration, so each call can be paired with its result; the
+result itself is kept on the call's ``ToolRun`` for the ledger and the tool callbacks.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, ToolFailed, WrapperToolset
+from pydantic_ai import (
+    ApprovalRequired,
+    CallDeferred,
+    ModelRetry,
+    RunContext,
+    ToolFailed,
+    ToolReturn,
+    WrapperToolset,
+)
 from pydantic_ai.toolsets import ToolsetTool
 
 from ..logs import log_context
@@ -54,6 +63,8 @@ class EnvelopeToolset(WrapperToolset[Any]):
                 async with asyncio.timeout(None if bounds_its_own_time(tool.tool_def) else self.timeout_s):
                     result = await super().call_tool(name, tool_args, ctx, tool)
                 run.outcome = "ok"
+                # The model is shown a ToolReturn's return_value; its other content is not the result.
+                run.result = result.return_value if isinstance(result, ToolReturn) else result
                 return result
             except CallDeferred:
                 run.outcome = "deferred"
