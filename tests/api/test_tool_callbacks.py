@@ -15,7 +15,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.fakes.mcp_server import CrmServer
+from tests.fakes.mcp_server import CUSTOMERS, CrmServer
 from tests.support import JWT_SECRET
 from truloop_assistant.auth import issue_token
 from truloop_assistant.tools.callbacks import GROUP
@@ -171,7 +171,18 @@ async def test_callbacks_hear_of_every_kind_of_call_and_a_bad_one_holds_up_nothi
     sent, answered = by_call[calendar["id"]]
     assert sent["call"]["status"] == "pending"  # told when it went to the phone ...
     assert answered["call"]["status"] == "failed" and "PermissionRequired" in answered["call"]["error"]
+    assert answered["call"]["result"] is None  # ... the error is what it ended with
     assert by_call[ask["id"]][0]["call"]["args"] == {"customer_id": "c-17"}
+
+    # on_tool_end gets the result: what a server or MCP tool returned, the device's answer.
+    ended = {(e["call"]["tool"], e["call"]["kind"]): e["call"] for e in lines if e["event"] == "end"}
+    assert ended["get_current_datetime", "server"]["result"]["timezone"] == "Asia/Seoul"
+    assert ended["crm_lookup_customer", "server"]["result"] == CUSTOMERS["c-17"]
+    assert ended["crm_delete_customer", "approval"]["result"] == {"confirmed": True}
+    assert ended["crm_delete_customer", "server"]["result"] == "deleted c-17"
+    assert ended["get_current_location", "device"]["result"] == {"label": "Seoul"}
+    assert not any(e["call"]["result_cut"] for e in lines)
+    assert all(e["call"]["result"] is None for e in lines if e["event"] == "start")
     assert all(line["user_id"] == "jeff" and line["channel_url"] == "ch-1" for line in lines)
 
     logged = [r.getMessage() for r in caplog.records]

@@ -1,11 +1,13 @@
 """Tool callbacks for truloop-assistant that keep an audit trail: one JSON line per tool event.
 
 Lines go to the file named by ``TRULOOP_AUDIT_FILE`` (appended), or to the ``truloop_audit`` logger.
-Each line has the event (``start``, ``end`` or ``error``), the turn, and the call's ledger record::
+Each line has the event (``start``, ``end`` or ``error``), the turn, and the call's ledger record,
+with the call's result once it ended (secrets redacted, cut to 2 KB: ``result_cut``)::
 
     {"event": "end", "turn_id": "...", "channel_url": "...", "user_id": "jeff",
      "call": {"call_id": "...", "tool": "crm_delete_customer", "kind": "server", "status": "success",
-              "args": {"customer_id": "c-17"}, "error": null, "duration_ms": 41.2, ...}}
+              "args": {"customer_id": "c-17"}, "error": null, "duration_ms": 41.2,
+              "result": "deleted c-17", "result_cut": false, ...}}
 """
 
 from __future__ import annotations
