@@ -41,7 +41,7 @@ from .pipeline.intake import Intake
 from .pipeline.notices import Notices
 from .pipeline.queue import TurnQueue, make_queue
 from .pipeline.recovery import rescue_due
-from .pipeline.reminders import GuestReminders
+from .pipeline.reminders import AvailabilityReminders
 from .pipeline.scanner import scan_forever
 from .ratelimit import RateLimiter
 from .redis_client import connect
@@ -249,7 +249,7 @@ class Services:
                 "unhandled": partial(end_unhandled_due, self.store, self.intake),
                 "rescue": partial(rescue_due, self.drains, self.queue),
                 "gauges": Gauges(self.redis, self.queue.queue).refresh,
-                "reminders": GuestReminders(
+                "reminders": AvailabilityReminders(
                     self.redis,
                     self.backends,
                     DirectInviter(

@@ -369,16 +369,17 @@ async def test_it_cancels_the_event_just_made_when_the_request_names_none(
 # -- the organizer looks at an event's guests
 
 
-async def test_the_organizer_sees_which_dates_each_guest_gave(
+async def test_the_organizer_sees_which_dates_each_invited_person_gave(
     member: MemberAgent, jeff: AgentDeps, store: RedisEventStore, tomorrow: list[Event]
 ) -> None:
     await store.invite(tomorrow[0].event_id, [], {"lee": "en"})
-    await store.set_guest_availability(tomorrow[0].event_id, GUEST, ["2026-12-02", "2026-12-03"])
+    await store.set_availability(tomorrow[0].event_id, GUEST, ["2026-12-02", "2026-12-03"])
     answer = await Turn(member, jeff).say("내일 팀 회의 자세히 보여줘. 게스트들이 가능하다고 한 날짜도")
     assert answer.splitlines() == [
         "“팀 회의” 11월 27일 (금) 10:00–11:00",
         "주최: Jeff Kim",
-        "게스트가 가능하다고 한 날짜:",
+        "초대한 사람들이 가능하다고 한 날짜:",
+        "- mina: 아직 답하지 않았어요",  # an invitee from the directory
         "- lee: 아직 답하지 않았어요",
         "- kim: 12월 2일 (수), 12월 3일 (목)",
     ]
@@ -386,7 +387,7 @@ async def test_the_organizer_sees_which_dates_each_guest_gave(
     assert english.splitlines() == [
         "“Design review”, Fri 27 Nov 15:00–16:00",
         "Organizer: Jeff Kim",
-        "There are no guests.",
+        "Nobody is invited.",
     ]
 
 
@@ -534,3 +535,37 @@ async def test_a_guest_cannot_schedule_or_cancel(
         answer = await Turn(guest, kim).say(prompt)
         assert "the events you're invited to" in answer or "초대받은 일정 보기" in answer
     assert await cancelled(store, [dinner]) == []
+
+
+# -- an invitee from the directory, with the member agent
+
+
+@pytest.fixture
+def mina(backends: Backends, inviter: RecordingInviter) -> AgentDeps:
+    return deps_of("mina", backends, inviter)
+
+
+async def test_a_member_asks_what_they_are_invited_to_and_gives_their_dates(
+    member: MemberAgent, mina: AgentDeps, store: RedisEventStore
+) -> None:
+    dinner = await organized(
+        store,
+        "연말 디너",
+        "2026-12-18T19:00:00+09:00",
+        "2026-12-18T21:00:00+09:00",
+        invitee_user_ids=["mina"],
+        availability_deadline="2026-12-10T18:00:00+09:00",
+    )
+    turn = Turn(member, mina)
+    listed = await turn.say("what am I invited to?")
+    assert listed.splitlines()[:2] == [
+        "You're invited to:",
+        "- Fri 18 Dec 19:00–21:00 연말 디너 · organized by Jeff Kim · answer by Thu 10 Dec 18:00",
+    ]
+    saved = await turn.say("Tuesday and Wednesday work for me")
+    assert saved == "Saved your dates for “연말 디너”: Tue 1 Dec, Wed 2 Dec. The organizer can see them."
+    stored = await store.get(dinner.event_id)
+    assert stored is not None and stored.guest_availability == {"mina": ["2026-12-01", "2026-12-02"]}
+    # In one message, without looking first, in Korean.
+    again = await Turn(member, mina).say("다음 주 목요일도 괜찮아요")
+    assert again.startswith("“연말 디너”에 가능한 날짜를 저장했어요: 12월 3일 (목)")

@@ -102,7 +102,7 @@ async def test_concurrent_invites_are_all_kept(store: RedisEventStore) -> None:
 
 async def test_replacing_invitees_drops_the_removed_ones_and_their_answers(store: RedisEventStore) -> None:
     event = await make(store, "offsite", 4, 9, invitee_user_ids=["mina", "seojun"])
-    await store.set_guest_availability(event.event_id, "mina", ["2026-12-02"])
+    await store.set_availability(event.event_id, "mina", ["2026-12-02"])
     updated = await store.update(event.event_id, invitee_user_ids=["seojun", "jiwoo"])
     assert updated.invitee_user_ids == ["seojun", "jiwoo"] and updated.guest_availability == {}
     assert await store.list_invited("mina") == []
@@ -111,9 +111,7 @@ async def test_replacing_invitees_drops_the_removed_ones_and_their_answers(store
 
 async def test_guest_availability_is_saved_sorted_and_unique(store: RedisEventStore) -> None:
     event = await make(store, "dinner", 4, 19, invitee_user_ids=["mina"])
-    saved = await store.set_guest_availability(
-        event.event_id, "mina", ["2026-12-03", "2026-12-01", "2026-12-03"]
-    )
+    saved = await store.set_availability(event.event_id, "mina", ["2026-12-03", "2026-12-01", "2026-12-03"])
     assert saved.guest_availability == {"mina": ["2026-12-01", "2026-12-03"]}
 
 
@@ -130,7 +128,7 @@ async def test_missing_events_raise_and_expired_ones_leave_the_indexes(
     for call in (
         store.update("evt_000000000000", title="x"),
         store.invite("evt_000000000000", ["mina"]),
-        store.set_guest_availability("evt_000000000000", "mina", []),
+        store.set_availability("evt_000000000000", "mina", []),
     ):
         with pytest.raises(EventNotFoundError):
             await call

@@ -96,7 +96,8 @@ def test_the_offline_model_end_to_end(
     cases = len(load_cases(DEFAULT_CASES, tools).cases)
     assert out.splitlines()[0] == f"model offline: {cases} cases from {DEFAULT_CASES}"
     table = score_lines(out)
-    groups = ["time", "people", "knowledge", "memory", "places", "relay", "events", "device", "multi"]
+    groups = ["time", "people", "knowledge", "memory", "places", "relay", "events", "invitations"]
+    groups += ["device", "multi"]
     groups += ["steps", "none"]
     assert list(table) == [*groups, "overall"]
     passed, total, percent = table["overall"]

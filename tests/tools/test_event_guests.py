@@ -67,17 +67,18 @@ async def reminders(redis: Redis) -> dict[str, datetime]:
     return {m.decode(): datetime.fromtimestamp(s, SEOUL) for m, s in entries}
 
 
-async def test_each_guest_is_invited_once_in_their_chat_in_the_organizers_language(
+async def test_each_invited_person_is_invited_once_in_their_chat_in_the_organizers_language(
     backends: Backends, inviter: RecordingInviter
 ) -> None:
     event = await lunch_with_guests(
         backends, inviter, invitee_user_ids=["mina"], guest_user_ids=["guest-kim", "guest-lee", "guest-kim"]
     )
     assert event["invitee_user_ids"] == ["mina"] and event["guest_user_ids"] == ["guest-kim", "guest-lee"]
-    assert event["invitations"] == {"guest-kim": "sent", "guest-lee": "sent"}
-    assert [(to, dedup) for to, _, dedup in inviter.sent] == [
+    assert event["invitations"] == {"mina": "sent", "guest-kim": "sent", "guest-lee": "sent"}
+    assert sorted((to, dedup) for to, _, dedup in inviter.sent) == [  # sent side by side
         ("guest-kim", f"invite:{event['event_id']}:guest-kim"),
         ("guest-lee", f"invite:{event['event_id']}:guest-lee"),
+        ("mina", f"invite:{event['event_id']}:mina"),
     ]
     [text] = inviter.to("guest-kim")
     assert text == (
@@ -85,7 +86,8 @@ async def test_each_guest_is_invited_once_in_their_chat_in_the_organizers_langua
         "12월 2일 (수) 12:00–13:00 (Asia/Seoul), 장소 판교 오피스. "
         "참석할 수 있는 날짜를 이 채팅에 답장으로 알려 주세요 (11월 30일 (월) 18:00까지)."
     )
-    assert "mina" not in [to for to, _, _ in inviter.sent]  # invitees are not sent invitations here
+    # An invitee from the directory gets the same invitation, in their own time zone.
+    assert inviter.to("mina") == [text]  # mina's zone is the organizer's (Asia/Seoul)
 
     [listed] = content(await ask(backends, inviter, "get_events", **WEEK))["events"]
     assert listed["guest_user_ids"] == ["guest-kim", "guest-lee"] and listed["guest_availability"] == {}
@@ -305,3 +307,51 @@ async def test_cancel_arguments(backends: Backends, inviter: RecordingInviter) -
     assert (
         alone["told"] == {} and alone["event"]["cancel_reason"] is None
     )  # nobody to tell, no inviter needed
+
+
+async def test_invitees_added_later_are_invited_in_their_own_time_zone(
+    backends: Backends, inviter: RecordingInviter, redis: Redis
+) -> None:
+    event = await lunch_with_guests(backends, inviter, invitee_user_ids=["mina"])
+    added = content(
+        await ask(
+            backends, inviter, "invite_to_event", event_id=event["event_id"], user_ids=["mina", "sarah"]
+        )
+    )
+    assert (added["added"], added["already_invited"]) == (["sarah"], ["mina"])
+    assert added["invitations"] == {"sarah": "sent"}  # mina was invited once, at the start
+    [text] = inviter.to("sarah")
+    assert "12월 1일 (화) 19:00–20:00 (America/Los_Angeles)" in text  # noon in Seoul, in her zone
+    assert len(inviter.to("mina")) == 1
+    # Both owe their dates by the deadline: each has one reminder coming.
+    due = await reminders(redis)
+    assert set(due) == {f"{event['event_id']}:mina", f"{event['event_id']}:sarah"}
+
+
+async def test_a_change_is_told_to_everyone_invited_and_new_people_are_invited(
+    backends: Backends, inviter: RecordingInviter
+) -> None:
+    event = await lunch_with_guests(
+        backends, inviter, invitee_user_ids=["mina"], guest_user_ids=["guest-kim"]
+    )
+    inviter.sent.clear()
+    moved = content(
+        await ask(
+            backends,
+            inviter,
+            "update_event",
+            event_id=event["event_id"],
+            location="판교 2층",
+            invitee_user_ids=["mina", "sarah"],
+        )
+    )
+    assert moved["invitations"] == {"sarah": "sent"}
+    assert moved["told"] == {"mina": "sent", "guest-kim": "sent"}
+    [told] = inviter.to("mina")
+    assert told.startswith("Jeff Kim 님이 “디자인 점심” 일정을 바꿨어요: ") and "장소 판교 2층" in told
+    # A change nobody needs to hear of (the description) tells nobody.
+    inviter.sent.clear()
+    quiet = content(
+        await ask(backends, inviter, "update_event", event_id=event["event_id"], description="메뉴는 비빔밥")
+    )
+    assert quiet["told"] == {} and inviter.sent == []

@@ -50,7 +50,7 @@ async def dinner(store: RedisEventStore) -> Event:
         guests={GUEST: "ko"},
         availability_deadline="2026-12-10T18:00:00+09:00",
     )
-    return await store.set_guest_availability(event.event_id, "mina", ["2026-12-01", "2026-12-02"])
+    return await store.set_availability(event.event_id, "mina", ["2026-12-01", "2026-12-02"])
 
 
 async def ask(backends: Backends, tool: str, user: str = GUEST, **args: Any) -> str:
@@ -209,9 +209,11 @@ async def test_the_organizer_sees_every_guest_and_their_dates(backends: Backends
     await ask(backends, "update_guest_availability", event_id=dinner.event_id, available_dates=["2026-12-03"])
     details = content(await ask(backends, "get_event_details", user="jeff", event_id=dinner.event_id))
     assert details["guest_user_ids"] == [GUEST]
-    assert details["guest_availability"] == {"mina": ["2026-12-01", "2026-12-02"], GUEST: ["2026-12-03"]}
+    assert details["availability"] == {"mina": ["2026-12-01", "2026-12-02"], GUEST: ["2026-12-03"]}
+    assert details["invitee_user_ids"] == ["mina"] and details["not_answered"] == []
     guest_view = content(await ask(backends, "get_event_details", event_id=dinner.event_id))
-    assert guest_view["guest_user_ids"] is None and guest_view["guest_availability"] is None
+    assert guest_view["guest_user_ids"] is None and guest_view["availability"] is None
+    assert guest_view["invitee_user_ids"] is None and guest_view["not_answered"] is None
     answer = await ask(
         backends, "update_guest_availability", user="jeff", event_id=dinner.event_id, available_dates=[]
     )

@@ -15,7 +15,7 @@ from pydantic_ai import FunctionToolset
 from pydantic_core import PydanticUndefined
 
 from truloop_assistant.deferred.handlers import HANDLERS
-from truloop_assistant.tools import all_toolsets, guest_toolset, notification_safe_toolsets
+from truloop_assistant.tools import all_toolsets, guest_toolset, invitee_toolset, notification_safe_toolsets
 from truloop_assistant.tools.client_tools import event_client_toolset, interaction_toolset, permission_toolset
 from truloop_assistant.tools.datetime_tools import datetime_toolset
 from truloop_assistant.tools.event_tools import event_server_toolset
@@ -29,6 +29,7 @@ from truloop_assistant.tools.user_tools import user_toolset
 FUNCTION_TOOLSETS: list[FunctionToolset] = [
     datetime_toolset, user_toolset, knowledge_toolset, memory_toolset, places_toolset, relay_toolset,
     event_server_toolset, event_client_toolset, interaction_toolset, permission_toolset, guest_toolset,
+    invitee_toolset,
 ]  # fmt: skip
 
 
@@ -48,7 +49,7 @@ def test_member_tools_are_exactly_the_designed_ones() -> None:
         "search_places",
         "send_message_to_user",
         "get_events", "create_event", "update_event", "invite_to_event", "cancel_event",
-        "get_event_details",
+        "get_event_details", "list_invited_events", "update_availability",
         "get_calendar_events",
         "confirm_interaction", "get_permission_status",
     }  # fmt: skip
@@ -107,11 +108,13 @@ def tool_schemas() -> dict[str, Any]:
     schemas: dict[str, Any] = {}
     for toolset in FUNCTION_TOOLSETS:
         for name, tool in toolset.tools.items():
-            assert name not in schemas, f"two tools are named {name}"
-            schemas[name] = {
+            schema = {
                 "description": tool.tool_def.description,
                 "parameters": tool.tool_def.parameters_json_schema,
             }
+            # A tool shared by two toolsets (an invited person's, for guests and members) is one tool.
+            assert schemas.get(name, schema) == schema, f"two different tools are named {name}"
+            schemas[name] = schema
     return schemas
 
 

@@ -8,9 +8,9 @@ are optimistic transactions on its own key; the indexes are updated afterwards a
 checks what they point to, so a stale index entry is skipped (and pruned), never shown. A
 cancelled event is kept (``cancelled_at``) for whoever asks about it, but leaves every index.
 
-Guests' reminders are an index too (``keys.guest_reminders``): a write schedules one for each guest
-who newly owes their availability (or owes it by a moved deadline; see :func:`reminder_at`) and
-removes it once they answer or leave, or the event is cancelled.
+Reminders are an index too (``keys.guest_reminders``): a write schedules one for each invited person
+(invitee or guest) who newly owes their availability (or owes it by a moved deadline; see
+:func:`reminder_at`) and removes it once they answer or leave, or the event is cancelled.
 """
 
 from __future__ import annotations
@@ -33,12 +33,14 @@ return 1
 """
 
 _UPDATABLE = frozenset(
-    "title start_time end_time location description invitee_user_ids guests availability_deadline".split()
+    "title start_time end_time location description invitee_user_ids guests languages "
+    "availability_deadline".split()
 )
-"""Fields :meth:`RedisEventStore.update` changes (``guests``: guest user id -> invitation language)."""
+"""Fields :meth:`RedisEventStore.update` changes (``guests``: guest user id -> invitation language;
+``languages``: new invitees' invitation languages)."""
 
 REMINDER_LEAD = timedelta(days=1)
-"""A guest who has not given their availability is reminded this long before the deadline."""
+"""An invited person who has not given their availability is reminded this long before the deadline."""
 
 
 class Event(BaseModel):
@@ -54,14 +56,17 @@ class Event(BaseModel):
         default_factory=list, description="Invited guests: chat user ids of people outside the directory"
     )
     availability_deadline: str | None = Field(
-        default=None, description="ISO 8601 with offset: guests should give their availability by then"
+        default=None,
+        description="ISO 8601 with offset: invitees and guests should give their availability by then",
     )
     guest_availability: dict[str, list[str]] = Field(
         default_factory=dict,
-        description="User id -> dates (YYYY-MM-DD) they are available; who has not answered is missing",
+        description="Invitee or guest user id -> the dates (YYYY-MM-DD) they are available; "
+        "who has not answered is missing",
     )
     guest_languages: dict[str, str] = Field(
-        default_factory=dict, description="Guest user id -> language of their invitation and reminder"
+        default_factory=dict,
+        description="Invitee or guest user id -> the language of their invitation and reminder",
     )
     cancelled_at: str | None = Field(default=None, description="When the organizer cancelled it")
     cancel_reason: str | None = None
@@ -81,16 +86,22 @@ class Event(BaseModel):
         """Guest user id -> the language of their invitation (``""`` when not known)."""
         return {g: self.guest_languages.get(g, "") for g in self.guest_user_ids}
 
+    @property
+    def invited(self) -> list[str]:
+        """Everyone invited: the invitees, then the guests."""
+        return [*self.invitee_user_ids, *self.guest_user_ids]
+
     def is_invited(self, user_id: str) -> bool:
         """Whether the person is an invitee or a guest of the event."""
         return user_id in self.invitee_user_ids or user_id in self.guest_user_ids
 
     def owing(self) -> dict[str, str]:
-        """Guests who still owe their availability -> the deadline they owe it by (none once cancelled)."""
+        """Invited people who still owe their availability -> the deadline they owe it by (none once
+        cancelled, nor without a deadline)."""
         deadline = self.availability_deadline
         if deadline is None or self.cancelled_at is not None:
             return {}
-        return {g: deadline for g in self.guest_user_ids if g not in self.guest_availability}
+        return {p: deadline for p in self.invited if p not in self.guest_availability}
 
 
 class EventNotFoundError(LookupError):
@@ -116,8 +127,10 @@ class EventStore(Protocol):
         invitee_user_ids: Iterable[str] = (),
         availability_deadline: str | None = None,
         guests: Mapping[str, str] | None = None,
+        languages: Mapping[str, str] | None = None,
     ) -> Event:
-        """``guests``: guest user id -> the language of their invitation (reminders use it too)."""
+        """``guests``: guest user id -> the language of their invitation (reminders use it too);
+        ``languages``: the same for invitees."""
         ...
 
     async def update(self, event_id: str, **changes: Any) -> Event:
@@ -125,17 +138,22 @@ class EventStore(Protocol):
         ...
 
     async def invite(
-        self, event_id: str, user_ids: Iterable[str], guests: Mapping[str, str] | None = None
+        self,
+        event_id: str,
+        user_ids: Iterable[str],
+        guests: Mapping[str, str] | None = None,
+        languages: Mapping[str, str] | None = None,
     ) -> Event:
-        """Add invitees and guests (invited ones stay as they are); raises :class:`EventNotFoundError`."""
+        """Add invitees and guests (invited ones stay as they are; ``languages``: the new invitees'
+        invitation languages); raises :class:`EventNotFoundError`."""
         ...
 
     async def cancel(self, event_id: str, *, reason: str | None = None) -> Event:
         """Mark the event cancelled (a cancelled one stays as it was); raises :class:`EventNotFoundError`."""
         ...
 
-    async def set_guest_availability(self, event_id: str, guest_id: str, dates: list[str]) -> Event:
-        """Replace a guest's available dates; raises :class:`EventNotFoundError`."""
+    async def set_availability(self, event_id: str, user_id: str, dates: list[str]) -> Event:
+        """Replace an invitee's or guest's available dates; raises :class:`EventNotFoundError`."""
         ...
 
     async def list_invited(self, user_id: str) -> list[Event]:
@@ -175,15 +193,22 @@ def new_event_id() -> str:
     return "evt_" + secrets.token_hex(6)
 
 
-def _people(event: Event, invitees: Iterable[str], guests: Mapping[str, str]) -> dict[str, Any]:
-    """The changes that make these the invited people (known languages kept); others' answers go."""
-    invited, languages = _dedupe(invitees), {**guests, **event.guest_languages}
-    everyone = {*invited, *guests}
+def _people(
+    event: Event,
+    invitees: Iterable[str],
+    guests: Mapping[str, str],
+    languages: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The changes that make these the invited people (known languages kept, ``languages`` added for
+    new invitees); others' answers go."""
+    invited = _dedupe(invitees)
+    known = {**(languages or {}), **guests, **event.guest_languages}
+    everyone = [*invited, *guests]
     return {
         "invitee_user_ids": invited,
         "guest_user_ids": list(guests),
         "guest_availability": {k: v for k, v in event.guest_availability.items() if k in everyone},
-        "guest_languages": {g: languages[g] for g in guests if languages.get(g)},
+        "guest_languages": {p: known[p] for p in everyone if known.get(p)},
     }
 
 
@@ -275,8 +300,11 @@ class RedisEventStore:
         invitee_user_ids: Iterable[str] = (),
         availability_deadline: str | None = None,
         guests: Mapping[str, str] | None = None,
+        languages: Mapping[str, str] | None = None,
     ) -> Event:
         stamp = self._stamp()
+        invitees = _dedupe(invitee_user_ids)
+        known = {**(languages or {}), **(guests or {})}
         event = Event(
             event_id=new_event_id(),
             owner_id=owner_id,
@@ -285,9 +313,9 @@ class RedisEventStore:
             end_time=end_time,
             location=location,
             description=description,
-            invitee_user_ids=_dedupe(invitee_user_ids),
+            invitee_user_ids=invitees,
             guest_user_ids=list(guests or {}),
-            guest_languages={g: lang for g, lang in (guests or {}).items() if lang},
+            guest_languages={p: known[p] for p in [*invitees, *(guests or {})] if known.get(p)},
             availability_deadline=availability_deadline,
             created_at=stamp,
             updated_at=stamp,
@@ -330,20 +358,25 @@ class RedisEventStore:
 
         def change(event: Event) -> dict[str, Any]:
             update = dict(changes)
+            languages = update.pop("languages", None)
             if {"invitee_user_ids", "guests"} & update.keys():
                 invitees = update.pop("invitee_user_ids", event.invitee_user_ids)
-                update.update(_people(event, invitees, update.pop("guests", event.guests)))
+                update.update(_people(event, invitees, update.pop("guests", event.guests), languages))
             return update
 
         return await self._mutate(event_id, change)
 
     async def invite(
-        self, event_id: str, user_ids: Iterable[str], guests: Mapping[str, str] | None = None
+        self,
+        event_id: str,
+        user_ids: Iterable[str],
+        guests: Mapping[str, str] | None = None,
+        languages: Mapping[str, str] | None = None,
     ) -> Event:
         new, new_guests = list(user_ids), dict(guests or {})
 
         def change(event: Event) -> dict[str, Any]:
-            return _people(event, [*event.invitee_user_ids, *new], {**new_guests, **event.guests})
+            return _people(event, [*event.invitee_user_ids, *new], {**new_guests, **event.guests}, languages)
 
         return await self._mutate(event_id, change)
 
@@ -353,10 +386,10 @@ class RedisEventStore:
 
         return await self._mutate(event_id, change)
 
-    async def set_guest_availability(self, event_id: str, guest_id: str, dates: list[str]) -> Event:
+    async def set_availability(self, event_id: str, user_id: str, dates: list[str]) -> Event:
         return await self._mutate(
             event_id,
-            lambda event: {"guest_availability": {**event.guest_availability, guest_id: sorted(set(dates))}},
+            lambda event: {"guest_availability": {**event.guest_availability, user_id: sorted(set(dates))}},
         )
 
     async def list_invited(self, user_id: str) -> list[Event]:

@@ -8,14 +8,16 @@ CAPABILITIES = Text(
     ko="저는 오프라인 개발용 모델이라 몇 가지 요청만 이해해요: 지금 시간(다른 도시 포함), 날짜의 요일, "
     "이번 주 캘린더 일정, 일정 만들기(예: '내일 오후 3시에 팀 회의 잡아줘', "
     "게스트도 초대: '내일 12시에 점심 잡아줘 @mina 게스트 @kim 금요일까지 답'), "
-    "일정 취소(예: '점심 약속 취소해줘'), 사내 문서 검색(예: '연차 정책 알려줘'), "
+    "일정 취소(예: '점심 약속 취소해줘'), 초대받은 일정 보기(예: '초대받은 거 뭐 있어?')와 "
+    "가능한 날짜 알려 주기(예: '화요일이랑 수요일 괜찮아요'), 사내 문서 검색(예: '연차 정책 알려줘'), "
     "사람 찾기(예: 'mina 연락처'), 기억하기(예: '기억해줘: 나는 창가 자리를 좋아해').",
     en="I'm the offline development model, so I only understand a few requests: the current time (also in "
     "other cities), the day of the week of a date, this week's calendar, creating an event ('schedule a team "
     "meeting tomorrow at 3pm', also with guests: 'schedule a lunch tomorrow at noon with @mina and guest "
-    "@kim, answers by friday'), cancelling one ('cancel the lunch'), searching the handbook ('what is the "
-    "vacation policy?'), finding people ('who is mina?') and remembering things ('remember that I like "
-    "window seats').",
+    "@kim, answers by friday'), cancelling one ('cancel the lunch'), what you are invited to ('what am "
+    "I invited to?') and your dates for it ('Tuesday and Wednesday work for me'), searching the handbook "
+    "('what is the vacation policy?'), finding people ('who is mina?') and remembering things ('remember "
+    "that I like window seats').",
 )
 GUEST_CAPABILITIES = Text(
     ko="저는 오프라인 개발용 모델이라 몇 가지 요청만 이해해요: "
@@ -59,6 +61,7 @@ COULD_NOT = {
     ),
     "get_event_details": Text(ko="일정 정보를 확인하지 못했어요", en="I couldn't get the event's details"),
     "update_guest_availability": Text(ko="가능한 날짜를 저장하지 못했어요", en="I couldn't save your dates"),
+    "update_availability": Text(ko="가능한 날짜를 저장하지 못했어요", en="I couldn't save your dates"),
 }
 COULD_NOT_RUN = Text(ko="{tool} 도구를 실행하지 못했어요", en="I couldn't run {tool}")
 FAILED = Text(ko="{action}. {hint}", en="{action}. {hint}")
@@ -167,8 +170,8 @@ ORGANIZER = Text(ko="주최", en="Organizer")
 ABOUT = Text(ko="내용", en="Details")
 DEADLINE = Text(ko="답변 마감", en="Answer by")
 YOUR_DATES_LABEL = Text(ko="보낸 가능한 날짜", en="Your dates")
-GUESTS_DATES = Text(ko="게스트가 가능하다고 한 날짜:", en="Guests' dates:")
-NO_GUESTS = Text(ko="게스트는 없어요.", en="There are no guests.")
+GUESTS_DATES = Text(ko="초대한 사람들이 가능하다고 한 날짜:", en="The invited people's dates:")
+NO_GUESTS = Text(ko="초대한 사람은 없어요.", en="Nobody is invited.")
 NO_ANSWER_YET = Text(ko="아직 답하지 않았어요", en="no answer yet")
 DATES_SAVED = Text(
     ko="“{title}”에 가능한 날짜를 저장했어요: {dates}. 주최자가 확인할 수 있어요.",

@@ -104,7 +104,7 @@ INVITATION = Text(
     en="{organizer} invites you to “{title}”: {when}{place}. "
     "Reply here with the dates you're available{deadline}.",
 )
-"""A guest's invitation; ``{when}`` in the organizer's time zone, which it names."""
+"""An invitation (an invitee's or a guest's); ``{when}`` in a time zone it names."""
 INVITATION_PLACE = Text(ko=", 장소 {place}", en=", at {place}")
 INVITATION_DEADLINE = Text(ko=" ({deadline}까지)", en=" by {deadline}")
 AVAILABILITY_REMINDER = Text(
@@ -113,7 +113,14 @@ AVAILABILITY_REMINDER = Text(
     en="A reminder: {organizer} is waiting for the dates you're available for “{title}” ({when}). "
     "Please reply here by {deadline}.",
 )
-"""Sent once to a guest who has not given their availability, before the deadline."""
+"""Sent once to an invited person who has not given their availability, before the deadline."""
+EVENT_CHANGED = Text(
+    ko="{organizer} 님이 “{title}” 일정을 바꿨어요: {when}{place}. "
+    "참석할 수 있는 날짜가 달라졌다면 이 채팅에 답장으로 알려 주세요{deadline}.",
+    en="{organizer} changed “{title}”: now {when}{place}. "
+    "If the dates you're available have changed, reply here{deadline}.",
+)
+"""An invited person is told the event's title, time, place or deadline changed."""
 EVENT_CANCELLED = Text(
     ko="{organizer} 님이 “{title}” ({when}) 일정을 취소했어요.{reason}",
     en="{organizer} cancelled “{title}” ({when}).{reason}",

@@ -1,11 +1,12 @@
-"""Guests who have not given their availability get one reminder before the deadline.
+"""Invited people (invitees and guests) who have not given their availability get one reminder
+before the deadline.
 
 The event store keeps when each is due in Redis (``keys.guest_reminders``; see
 :func:`~truloop_assistant.backends.events.reminder_at` for when), so nothing depends on a timer in
 one process: every worker scans once a second. A scanner claims a due reminder atomically by moving
 it ``keys.REMINDER_LEASE_S`` ahead (one scanner wins), sends it, then removes it; if its worker dies
 or the channel is down meanwhile, the reminder comes due again after the lease and the retry carries
-the same ``dedup_id``, so the guest sees it once. A guest who answered, left the event, or whose
+the same ``dedup_id``, so the person sees it once. Someone who answered, left the event, or whose
 event was cancelled has no entry any more; one whose deadline passed is dropped unsent.
 """
 
@@ -21,7 +22,7 @@ from redis.asyncio import Redis
 
 from ..backends import Backends
 from ..backends.events import Event
-from ..backends.users import UserDirectoryError
+from ..backends.users import UserDirectoryError, UserProfile
 from ..channels.base import ChannelSendError
 from ..channels.relay import RelayError
 from ..store import keys
@@ -50,8 +51,8 @@ return 0
 """
 
 
-class GuestReminders:
-    """The reminder scan: claim what is due, check it still holds, deliver it in the guest's channel."""
+class AvailabilityReminders:
+    """The reminder scan: claim what is due, check it still holds, deliver it in the person's channel."""
 
     def __init__(self, redis: Redis, backends: Backends, inviter: Inviter, *, timezone: ZoneInfo) -> None:
         self.redis = redis
@@ -105,15 +106,21 @@ class GuestReminders:
         log.info("reminded %s to give their availability for %s", guest, event_id)
         return True
 
-    async def _text(self, event: Event, guest: str) -> str:
-        try:
-            owner = await self.backends.users.get_profile(event.owner_id)
-        except UserDirectoryError:
-            owner = None
-        stored = as_language(event.guest_languages.get(guest), "en")
-        language = await self.inviter.known_language(guest) or stored
+    async def _text(self, event: Event, person: str) -> str:
+        """In the person's language; an invitee's own time zone, a guest's the organizer's."""
+        owner = await self._profile(event.owner_id)
+        invitee = await self._profile(person) if person in event.invitee_user_ids else None
+        stored = as_language(event.guest_languages.get(person), "en")
+        language = await self.inviter.known_language(person) or stored
         organizer = owner.name if owner else event.owner_id
-        return reminder(event, organizer=organizer, language=language, zone=zone_of(owner, self.timezone))
+        zone = zone_of(invitee or owner, self.timezone)
+        return reminder(event, organizer=organizer, language=language, zone=zone)
+
+    async def _profile(self, user_id: str) -> UserProfile | None:
+        try:
+            return await self.backends.users.get_profile(user_id)
+        except UserDirectoryError:
+            return None
 
     async def _done(self, member: str, at: float) -> None:
         await self._finish(keys=[keys.guest_reminders()], args=[member, repr(at + keys.REMINDER_LEASE_S)])

@@ -7,7 +7,7 @@ from pydantic_ai import AbstractToolset, CombinedToolset, FunctionToolset
 from .client_tools import event_client_toolset, interaction_toolset, permission_toolset
 from .datetime_tools import datetime_toolset
 from .event_tools import event_server_toolset
-from .guest_tools import guest_toolset, organizer_toolset
+from .guest_tools import guest_toolset, invitee_toolset
 from .knowledge_tools import knowledge_toolset
 from .memory_tools import memory_toolset
 from .places_tools import places_toolset
@@ -25,7 +25,7 @@ all_toolsets = [
     places_toolset,
     relay_toolset,
     event_toolset,
-    organizer_toolset,
+    invitee_toolset,
     interaction_toolset,
     permission_toolset,
 ]
@@ -70,8 +70,8 @@ __all__ = [
     "guest_toolset",
     "guest_toolsets",
     "interaction_toolset",
+    "invitee_toolset",
     "notification_safe_toolsets",
-    "organizer_toolset",
     "permission_toolset",
     "tool_names",
 ]

@@ -1,7 +1,8 @@
-"""What the assistant itself tells people about an event: invitations, reminders and cancellations.
+"""What the assistant itself tells people about an event: invitations, reminders, changes and
+cancellations.
 
 Written by the server, not the model, in the person's language. Times read in one time zone, which
-the text names: a guest's own zone is not known, so it is the organizer's.
+the text names: an invitee's own (from the directory); a guest's is not known, so the organizer's.
 """
 
 from __future__ import annotations
@@ -47,14 +48,19 @@ def event_time(event: Event, zone: ZoneInfo, language: Language) -> str:
     return f"{moment(event.start_time, zone, language)}{until} ({zone.key})"
 
 
-def invitation(event: Event, *, organizer: str, language: Language, zone: ZoneInfo) -> str:
-    """A guest's invitation: who invites them to what and when, and that they answer in this chat."""
+def _place_and_deadline(event: Event, language: Language, zone: ZoneInfo) -> tuple[str, str]:
     place = texts.INVITATION_PLACE(language, place=event.location) if event.location else ""
     deadline = ""
     if event.availability_deadline:
         deadline = texts.INVITATION_DEADLINE(
             language, deadline=moment(event.availability_deadline, zone, language)
         )
+    return place, deadline
+
+
+def invitation(event: Event, *, organizer: str, language: Language, zone: ZoneInfo) -> str:
+    """An invitation: who invites them to what and when, and that they answer in this chat."""
+    place, deadline = _place_and_deadline(event, language, zone)
     return texts.INVITATION(
         language,
         organizer=organizer,
@@ -65,8 +71,21 @@ def invitation(event: Event, *, organizer: str, language: Language, zone: ZoneIn
     )
 
 
+def change_notice(event: Event, *, organizer: str, language: Language, zone: ZoneInfo) -> str:
+    """Tells an invited person the event changed: what it is now, and that their answer may change."""
+    place, deadline = _place_and_deadline(event, language, zone)
+    return texts.EVENT_CHANGED(
+        language,
+        organizer=organizer,
+        title=event.title,
+        when=event_time(event, zone, language),
+        place=place,
+        deadline=deadline,
+    )
+
+
 def reminder(event: Event, *, organizer: str, language: Language, zone: ZoneInfo) -> str:
-    """The one reminder of a guest who has not given their availability (the event has a deadline)."""
+    """The one reminder of an invited person who has not given their availability (there is a deadline)."""
     assert event.availability_deadline is not None
     return texts.AVAILABILITY_REMINDER(
         language,

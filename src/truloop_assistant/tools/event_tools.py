@@ -1,7 +1,8 @@
 """Tools for events kept by the app (not the phone's calendar): list, create, change, invite, cancel.
 
-Invitees are directory users; guests are chat users outside the directory, who get their invitation
-in a 1:1 channel with the assistant (see :mod:`.invitations`) and answer there with their dates.
+Invitees are directory users; guests are chat users outside the directory. Each gets their
+invitation in a 1:1 channel with the assistant (see :mod:`.invitations`) and answers there with
+their dates; they are told there when the event changes or is cancelled.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .event_checks import (
     validate_invite,
     validate_update,
 )
-from .invitations import guest_languages, invite_guests, tell_cancelled
+from .invitations import invite_languages, invite_people, tell_cancelled, tell_changed
 from .marks import DESTRUCTIVE
 from .validation import date_range
 
@@ -42,14 +43,19 @@ Location = Annotated[str, StringConstraints(strip_whitespace=True, max_length=30
 Details = Annotated[str, StringConstraints(strip_whitespace=True, max_length=4000)]
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)]
 
-_DEADLINE = "ISO 8601 with UTC offset by which guests should give their availability; not after the start"
+_DEADLINE = (
+    "ISO 8601 with UTC offset by which invitees and guests should give their availability; "
+    "not after the start"
+)
 _INVITEES = f"Directory user ids to invite, at most {MAX_USER_IDS} (find them with search_users)"
 _GUESTS = (
     f"Chat user ids of people outside the directory to invite as guests, at most {MAX_USER_IDS} "
     "(never directory users: those go with the invitees). Each gets an invitation in a chat with the "
     "assistant and answers there with the dates they are available"
 )
-_INVITATIONS = "Guest user id -> 'sent', or why their invitation was not delivered (they are invited anyway)"
+_INVITATIONS = (
+    "Invitee or guest user id -> 'sent', or why their invitation was not delivered (they are invited anyway)"
+)
 
 
 class EventList(BaseModel):
@@ -58,6 +64,14 @@ class EventList(BaseModel):
 
 class ScheduledEvent(Event):
     invitations: dict[str, str] = Field(default_factory=dict, description=_INVITATIONS)
+
+
+class UpdatedEvent(ScheduledEvent):
+    told: dict[str, str] = Field(
+        default_factory=dict,
+        description="Invitee or guest user id (invited before) -> 'sent', or why they could not be told "
+        "of the change in their chat",
+    )
 
 
 class InviteResult(BaseModel):
@@ -118,6 +132,7 @@ async def create_event(
     invitees, guests = await check_create(
         ctx, start_time, end_time, invitee_user_ids, availability_deadline, guest_user_ids
     )
+    languages = await invite_languages(ctx, [*invitees, *guests])
     event = await ctx.deps.require_backends().events.create(
         ctx.deps.user_id,
         title=title,
@@ -127,9 +142,10 @@ async def create_event(
         description=description or None,
         invitee_user_ids=invitees,
         availability_deadline=availability_deadline.isoformat() if availability_deadline else None,
-        guests=await guest_languages(ctx, guests),
+        guests={g: languages[g] for g in guests},
+        languages={i: languages[i] for i in invitees},
     )
-    return ScheduledEvent(**event.model_dump(), invitations=await invite_guests(ctx, event, guests))
+    return ScheduledEvent(**event.model_dump(), invitations=await invite_people(ctx, event, event.invited))
 
 
 @event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_update)
@@ -170,8 +186,9 @@ async def update_event(
             "invite_to_event instead"
         ),
     ] = None,
-) -> ScheduledEvent:
-    """Change an event the current user organizes; only the given fields change."""
+) -> UpdatedEvent:
+    """Change an event the current user organizes; only the given fields change. Everyone invited is
+    told of a new title, time, place or deadline in their chat; new invitees and guests are invited."""
     event, changes = await planned_update(
         ctx,
         event_id,
@@ -186,14 +203,22 @@ async def update_event(
     )
     guests: list[str] | None = changes.pop("guest_user_ids", None)
     new_guests = [g for g in guests or [] if g not in event.guest_user_ids]
+    new_invitees = [i for i in changes.get("invitee_user_ids") or [] if i not in event.invitee_user_ids]
+    languages = await invite_languages(ctx, [*new_invitees, *new_guests])
     if guests is not None:  # the whole new list: known guests keep their language
-        languages = {**event.guests, **await guest_languages(ctx, new_guests)}
-        changes["guests"] = {g: languages[g] for g in guests}
+        known = {**event.guests, **languages}
+        changes["guests"] = {g: known[g] for g in guests}
+    if new_invitees:
+        changes["languages"] = {i: languages[i] for i in new_invitees}
     try:
         updated = await ctx.deps.require_backends().events.update(event.event_id, **changes)
     except EventNotFoundError:
         raise ToolFailed(f"there is no event with id {event_id!r}") from None
-    return ScheduledEvent(**updated.model_dump(), invitations=await invite_guests(ctx, updated, new_guests))
+    return UpdatedEvent(
+        **updated.model_dump(),
+        invitations=await invite_people(ctx, updated, [*new_invitees, *new_guests]),
+        told=await tell_changed(ctx, event, updated),
+    )
 
 
 @event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_invite)
@@ -206,20 +231,25 @@ async def invite_to_event(
     """Invite more people (directory users, guests, or both) to an event the current user organizes."""
     event, ids, guests = await check_invite(ctx, event_id, user_ids, guest_user_ids)
     already = [i for i in ids if i in event.invitee_user_ids]
+    added = [i for i in ids if i not in already]
     new_guests = [g for g in guests if g not in event.guest_user_ids]
+    languages = await invite_languages(ctx, [*added, *new_guests])
     try:
         updated = await ctx.deps.require_backends().events.invite(
-            event.event_id, ids, await guest_languages(ctx, new_guests)
+            event.event_id,
+            ids,
+            {g: languages[g] for g in new_guests},
+            languages={i: languages[i] for i in added},
         )
     except EventNotFoundError:
         raise ToolFailed(f"there is no event with id {event_id!r}") from None
     return InviteResult(
         event=updated,
-        added=[i for i in ids if i not in already],
+        added=added,
         already_invited=already,
         guests_added=new_guests,
         guests_already_invited=[g for g in guests if g not in new_guests],
-        invitations=await invite_guests(ctx, updated, new_guests),
+        invitations=await invite_people(ctx, updated, [*added, *new_guests]),
     )
 
 

@@ -1,17 +1,19 @@
-"""Tools for invited guests: see the events they are invited to and say which dates suit them.
+"""Tools for invited people: see the events they are invited to and say which dates suit them.
 
-The guest is the current user (``ctx.deps.user_id``), who got an invitation in their chat with the
-assistant; they see only events they are invited to, and never other guests' availability or
-anyone's contacts. The event's organizer sees every guest and their dates instead.
+Both kinds of invited people use them: guests (chat users outside the directory, served by the guest
+agent) and invitees from the directory (members, whose agent has every other tool too). The invited
+person is the current user (``ctx.deps.user_id``), who got an invitation in their chat with the
+assistant; they see only events they are invited to, never others' availability or contacts. The
+event's organizer sees everyone invited and their dates instead.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated
 
 from pydantic import BaseModel, Field
-from pydantic_ai import FunctionToolset, RunContext, ToolFailed
+from pydantic_ai import FunctionToolset, RunContext, Tool, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError
 from ..backends.users import UserDirectoryError
@@ -23,7 +25,7 @@ from .validation import available_dates as checked_dates
 guest_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
 
-class GuestEventView(BaseModel):
+class InvitedEventView(BaseModel):
     event_id: str
     title: str
     start_time: str = Field(description="ISO 8601 with UTC offset")
@@ -33,17 +35,24 @@ class GuestEventView(BaseModel):
     organizer_name: str | None = Field(description="The organizer's name, if the directory knows them")
     availability_deadline: str | None = Field(description="Give your availability by then (ISO 8601)")
     your_available_dates: list[str] = Field(description="The dates you said you are available (YYYY-MM-DD)")
+    invitee_user_ids: list[str] | None = Field(
+        default=None, description="Only when you organize the event: the invited directory users"
+    )
     guest_user_ids: list[str] | None = Field(
         default=None, description="Only when you organize the event: its guests"
     )
-    guest_availability: dict[str, list[str]] | None = Field(
+    availability: dict[str, list[str]] | None = Field(
         default=None,
-        description="Only when you organize the event: each guest's dates; who has not answered is missing",
+        description="Only when you organize the event: each invitee's and guest's dates (YYYY-MM-DD); "
+        "who has not answered is missing",
+    )
+    not_answered: list[str] | None = Field(
+        default=None, description="Only when you organize the event: who has not given their dates yet"
     )
 
 
 class InvitedEvents(BaseModel):
-    events: list[GuestEventView] = Field(description="Events you are invited to, sorted by start time")
+    events: list[InvitedEventView] = Field(description="Events you are invited to, sorted by start time")
 
 
 class AvailabilitySaved(BaseModel):
@@ -52,13 +61,13 @@ class AvailabilitySaved(BaseModel):
     available_dates: list[str] = Field(description="The dates saved, sorted (YYYY-MM-DD)")
 
 
-async def _view(ctx: RunContext[AgentDeps], event: Event) -> GuestEventView:
+async def _view(ctx: RunContext[AgentDeps], event: Event) -> InvitedEventView:
     organizes = event.owner_id == ctx.deps.user_id
     try:
         organizer = await ctx.deps.require_backends().users.get_profile(event.owner_id)
     except UserDirectoryError:
         organizer = None  # the name is a nicety; the event is still worth showing
-    return GuestEventView(
+    return InvitedEventView(
         event_id=event.event_id,
         title=event.title,
         start_time=event.start_time,
@@ -68,8 +77,10 @@ async def _view(ctx: RunContext[AgentDeps], event: Event) -> GuestEventView:
         organizer_name=organizer.name if organizer else None,
         availability_deadline=event.availability_deadline,
         your_available_dates=event.guest_availability.get(ctx.deps.user_id, []),
+        invitee_user_ids=event.invitee_user_ids if organizes else None,
         guest_user_ids=event.guest_user_ids if organizes else None,
-        guest_availability=event.guest_availability if organizes else None,
+        availability=event.guest_availability if organizes else None,
+        not_answered=[p for p in event.invited if p not in event.guest_availability] if organizes else None,
     )
 
 
@@ -93,31 +104,51 @@ async def list_invited_events(ctx: RunContext[AgentDeps]) -> InvitedEvents:
 
 
 @guest_toolset.tool
-async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> GuestEventView:
+async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> InvitedEventView:
     """Show an event the current user is invited to or organizes: time, place, organizer and their own
-    availability; to its organizer, also every guest and the dates they are available."""
+    availability; to its organizer, also everyone invited (invitees and guests), the dates each is
+    available and who has not answered."""
     return await _view(ctx, await _invited_event(ctx, event_id, organizer=True))
 
 
-organizer_toolset: FunctionToolset[AgentDeps] = FunctionToolset([get_event_details])
-"""What members use of the guest tools: an event's details, with every guest's dates for its organizer."""
+AvailableDates = Annotated[
+    list[IsoDate],
+    Field(
+        max_length=MAX_AVAILABLE_DATES,
+        description=f"Every date (YYYY-MM-DD) the user can attend, today or later and not after the "
+        f"event's availability deadline, at most {MAX_AVAILABLE_DATES}; replaces what they said before. "
+        "An empty list means none of the dates work",
+    ),
+]
 
 
 @guest_toolset.tool(metadata=CHANGES)
 async def update_guest_availability(
-    ctx: RunContext[AgentDeps],
-    event_id: EventId,
-    available_dates: Annotated[
-        list[IsoDate],
-        Field(
-            max_length=MAX_AVAILABLE_DATES,
-            description=f"Every date (YYYY-MM-DD) the user can attend, today or later and not after the "
-            f"event's availability deadline, at most {MAX_AVAILABLE_DATES}; replaces what they said before. "
-            "An empty list means none of the dates work",
-        ),
-    ],
+    ctx: RunContext[AgentDeps], event_id: EventId, available_dates: AvailableDates
 ) -> AvailabilitySaved:
     """Save the dates on which the current user, an invited guest, is available for an event."""
+    return await _save_availability(ctx, event_id, available_dates)
+
+
+async def update_availability(
+    ctx: RunContext[AgentDeps], event_id: EventId, available_dates: AvailableDates
+) -> AvailabilitySaved:
+    """Save the dates on which the current user is available for an event they are invited to (find
+    its id with list_invited_events); the organizer sees them."""
+    return await _save_availability(ctx, event_id, available_dates)
+
+
+invitee_toolset: FunctionToolset[AgentDeps] = FunctionToolset(
+    [list_invited_events, get_event_details, Tool(update_availability, metadata=CHANGES)]
+)
+"""What members use of these tools: their invitations and their dates, and, as organizers, an
+event's details with everyone's dates."""
+
+
+async def _save_availability(
+    ctx: RunContext[AgentDeps], event_id: str, available_dates: list[date]
+) -> AvailabilitySaved:
+    """Save the invited current user's dates (the same rules for invitees and guests)."""
     event = await _invited_event(ctx, event_id)
     now = ctx.deps.now()
     today, last = now.date(), None
@@ -131,7 +162,7 @@ async def update_guest_availability(
             )
     dates = checked_dates(available_dates, today=today, last=last)
     try:
-        saved = await ctx.deps.require_backends().events.set_guest_availability(
+        saved = await ctx.deps.require_backends().events.set_availability(
             event.event_id, ctx.deps.user_id, [d.isoformat() for d in dates]
         )
     except EventNotFoundError:

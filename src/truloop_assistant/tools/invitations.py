@@ -1,4 +1,5 @@
-"""Invitations and cancellations the event tools send, each in the person's 1:1 channel with the assistant.
+"""Invitations, changes and cancellations the event tools send, each in the invited person's (invitee's
+or guest's) 1:1 channel with the assistant.
 
 They go through the :class:`~.deps.Inviter` port, once per event and person (the ``dedup_id``), from a
 confirmed tool call that itself runs once. One person's failed delivery does not stop the others, nor
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from zoneinfo import ZoneInfo
 
 from pydantic_ai import RunContext, ToolFailed
 from pydantic_ai.messages import UserPromptPart
@@ -18,7 +20,7 @@ from ..backends.events import Event
 from ..backends.users import UserDirectoryError, UserProfile
 from ..i18n import Language, language_of
 from .deps import AgentDeps, Inviter
-from .event_messages import as_language, cancellation, invitation, zone_of
+from .event_messages import as_language, cancellation, change_notice, invitation, zone_of
 
 log = logging.getLogger(__name__)
 
@@ -70,13 +72,16 @@ async def _known_language(inviter: Inviter, user_id: str) -> Language | None:
         return None
 
 
-async def guest_languages(ctx: RunContext[AgentDeps], guests: list[str]) -> dict[str, str]:
-    """Guest -> the language to write to them in: theirs if they wrote to the assistant, else the user's."""
-    if not guests:
+async def invite_languages(ctx: RunContext[AgentDeps], people: list[str]) -> dict[str, str]:
+    """Person -> the language to write to them in: theirs if they wrote to the assistant, else the
+    user's. Without an inviter (nobody can be written to) the user's."""
+    if not people:
         return {}
-    inviter, fallback = require_inviter(ctx), message_language(ctx)
-    known = await asyncio.gather(*(_known_language(inviter, g) for g in guests))
-    return {g: language or fallback for g, language in zip(guests, known, strict=True)}
+    inviter, fallback = inviter_of(ctx.deps), message_language(ctx)
+    if inviter is None:
+        return dict.fromkeys(people, fallback)
+    known = await asyncio.gather(*(_known_language(inviter, p) for p in people))
+    return {p: language or fallback for p, language in zip(people, known, strict=True)}
 
 
 async def _deliver_all(
@@ -97,38 +102,76 @@ async def _deliver_all(
     return dict(zip(people, await asyncio.gather(*(one(p) for p in people)), strict=True))
 
 
-async def invite_guests(ctx: RunContext[AgentDeps], event: Event, guests: list[str]) -> dict[str, str]:
-    """Send each of ``guests`` their invitation to ``event``: guest -> 'sent' or why not."""
-    if not guests:
-        return {}
-    inviter, fallback = require_inviter(ctx), message_language(ctx)
-    owner = await _profile(ctx, event.owner_id)
-    organizer, zone = owner.name if owner else event.owner_id, ctx.deps.timezone
-
-    async def write(guest: str) -> str:
-        language = as_language(event.guest_languages.get(guest), fallback)
-        return invitation(event, organizer=organizer, language=language, zone=zone)
-
-    return await _deliver_all(inviter, guests, write, f"invite:{event.event_id}")
+Write = Callable[[Event, str, Language, ZoneInfo], str]
+"""Writes what a person is told about an event: (event, organizer's name, language, time zone) -> text."""
 
 
-async def tell_cancelled(ctx: RunContext[AgentDeps], event: Event) -> dict[str, str]:
-    """Tell every invitee and guest that ``event`` was cancelled: person -> 'sent' or why not."""
-    people = [*event.invitee_user_ids, *event.guest_user_ids]
-    inviter = inviter_of(ctx.deps)
+async def _tell(
+    ctx: RunContext[AgentDeps],
+    event: Event,
+    people: list[str],
+    write: Write,
+    dedup: str,
+    *,
+    stored_language: bool = False,
+) -> dict[str, str]:
+    """Tell each of ``people`` about ``event`` in their 1:1 channel: person -> 'sent' or why not.
+
+    Each in their language (what they last wrote to the assistant in, else the one their invitation
+    was in, else the user's; with ``stored_language``, the invitation's, just looked up); an invitee
+    in their own time zone, a guest in the organizer's (theirs is not known). The organizer is never
+    told about their own event.
+    """
+    people = [p for p in people if p != event.owner_id]
     if not people:
         return {}
+    inviter = inviter_of(ctx.deps)
     if inviter is None:
         return dict.fromkeys(people, "not delivered: messaging people is not available on this server")
     fallback = message_language(ctx)
     owner = await _profile(ctx, event.owner_id)
     organizer = owner.name if owner else event.owner_id
 
-    async def write(person: str) -> str:
+    async def text(person: str) -> str:
         profile = await _profile(ctx, person) if person in event.invitee_user_ids else None
-        stored = as_language(event.guest_languages.get(person), fallback)
-        language = await _known_language(inviter, person) or stored
-        zone = zone_of(profile, ctx.deps.timezone)
+        language = as_language(event.guest_languages.get(person), fallback)
+        if not stored_language:
+            language = await _known_language(inviter, person) or language
+        return write(event, organizer, language, zone_of(profile, ctx.deps.timezone))
+
+    return await _deliver_all(inviter, people, text, dedup)
+
+
+async def invite_people(ctx: RunContext[AgentDeps], event: Event, people: list[str]) -> dict[str, str]:
+    """Send each of ``people`` (invitees and guests) their invitation: person -> 'sent' or why not."""
+
+    def write(event: Event, organizer: str, language: Language, zone: ZoneInfo) -> str:
+        return invitation(event, organizer=organizer, language=language, zone=zone)
+
+    return await _tell(ctx, event, people, write, f"invite:{event.event_id}", stored_language=True)
+
+
+NOTICEABLE = ("title", "start_time", "end_time", "location", "availability_deadline")
+"""What invited people are told about when it changes."""
+
+
+async def tell_changed(ctx: RunContext[AgentDeps], before: Event, after: Event) -> dict[str, str]:
+    """Tell everyone invited before and still invited what changed: person -> 'sent' or why not."""
+    changed = [field for field in NOTICEABLE if getattr(before, field) != getattr(after, field)]
+    if not changed:
+        return {}
+    people = [p for p in after.invited if before.is_invited(p)]
+
+    def write(event: Event, organizer: str, language: Language, zone: ZoneInfo) -> str:
+        return change_notice(event, organizer=organizer, language=language, zone=zone)
+
+    return await _tell(ctx, after, people, write, f"change:{after.event_id}:{after.updated_at}")
+
+
+async def tell_cancelled(ctx: RunContext[AgentDeps], event: Event) -> dict[str, str]:
+    """Tell every invitee and guest that ``event`` was cancelled: person -> 'sent' or why not."""
+
+    def write(event: Event, organizer: str, language: Language, zone: ZoneInfo) -> str:
         return cancellation(event, organizer=organizer, language=language, zone=zone)
 
-    return await _deliver_all(inviter, people, write, f"cancel:{event.event_id}")
+    return await _tell(ctx, event, event.invited, write, f"cancel:{event.event_id}")

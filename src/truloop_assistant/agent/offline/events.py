@@ -48,7 +48,9 @@ _DETAILS = re.compile(
 )
 _ABOUT_AN_EVENT = re.compile(
     r"일정|약속|회의|미팅|모임|점심|저녁|식사|회식|행사|파티|게스트|"
-    r"\b(?:event|meeting|lunch|dinner|call|appointment|review|sync|session|interview|standup|party|guests?)\b",
+    # "review에": a Korean particle may follow an English word directly
+    r"\b(?:event|meeting|lunch|dinner|call|appointment|review|sync|session|interview|standup|party|guests?)"
+    r"(?![a-z])",
     re.IGNORECASE,
 )
 _DETAILS_FILLER = re.compile(
@@ -212,7 +214,7 @@ def _recent_event_ids(messages: Sequence[ModelMessage]) -> list[str]:
 
 
 def known_invitations(messages: Sequence[ModelMessage]) -> tuple[list[Event], list[Event]]:
-    """Events a guest has seen in this conversation: all of them (latest view of each), and those
+    """Events an invited person has seen in this conversation: all of them (latest view of each), and those
     of the latest look."""
     known: dict[str, Event] = {}
     latest: list[Event] = []
@@ -228,7 +230,7 @@ def known_invitations(messages: Sequence[ModelMessage]) -> tuple[list[Event], li
 
 
 def invitation_meant(known: list[Event], latest: list[Event], text: str) -> Event | None:
-    """The invitation a guest's message is about: named by title, else the only one in view."""
+    """The invitation an invited person's message is about: named by title, else the only one in view."""
     by_title = _pick(latest + known, text, [], vague=False)
     if by_title is not None:
         return by_title
@@ -241,10 +243,17 @@ def _lines(events: Sequence[Event], lang: Language, zone: ZoneInfo) -> str:
     return "\n".join(event_line(e, lang, zone) for e in events)
 
 
-def save_dates(event: Event, dates: list[str]) -> ToolCallPart:
-    return ToolCallPart(
-        "update_guest_availability", {"event_id": event["event_id"], "available_dates": dates}
-    )
+AVAILABILITY_TOOLS = ("update_availability", "update_guest_availability")
+"""How an invited person gives their dates: a member's tool, a guest's tool."""
+
+
+def availability_tool(tools: set[str]) -> str | None:
+    """The tool that saves the current person's dates, if they have one."""
+    return next((t for t in AVAILABILITY_TOOLS if t in tools), None)
+
+
+def save_dates(event: Event, dates: list[str], tool: str) -> ToolCallPart:
+    return ToolCallPart(tool, {"event_id": event["event_id"], "available_dates": dates})
 
 
 def which_invitation(events: Sequence[Event], lang: Language, now: datetime) -> TextPart:
@@ -277,12 +286,12 @@ def follow_up(
     if "get_events" in found and "get_event_details" in tools and wants_details(text):
         return _details(_events(found["get_events"]), text, history, now, lang)
     dates = available_dates(text, now)
-    if "list_invited_events" in found and "update_guest_availability" in tools and dates:
+    if "list_invited_events" in found and (tool := availability_tool(tools)) and dates:
         events = _events(found["list_invited_events"])
         if not events:
             return TextPart(say.NOT_INVITED_TO_ANSWER(lang))
         meant = invitation_meant(events, events, text)
-        return save_dates(meant, dates) if meant else which_invitation(events, lang, now)
+        return save_dates(meant, dates, tool) if meant else which_invitation(events, lang, now)
     return None
 
 

@@ -16,6 +16,7 @@ from ...tools.places_tools import MAX_PLACE_CHARS
 from .days import DAY_PHRASE, named_day
 from .events import (
     Event,
+    availability_tool,
     available_dates,
     events_lookup,
     invitation_meant,
@@ -143,7 +144,9 @@ def choose(
     whole, prompt = prompt, without_addressee(prompt)
     text, ko = prompt.lower().strip(), lang == "ko"
     known, latest = known_invitations(history)
-    if guest_answer := _guest_dates(text, now, tools, known, latest, lang):
+    if _answers_an_invitation(text, tools, known) and (
+        guest_answer := _guest_dates(text, now, tools, known, latest, lang)
+    ):
         return guest_answer
     intents = (
         _remember,
@@ -167,14 +170,33 @@ def choose(
     return TextPart((say.GUEST_CAPABILITIES if guest else say.CAPABILITIES)(lang))
 
 
+_FOR_ME = re.compile(
+    r"가능해|가능합니다|괜찮아|괜찮습니다|참석\s*(?:가능|할\s*수)|"
+    r"\b(?:works? for me|i can make it|i'm available|i am available|i'm free on|good for me|suits? me)\b",
+    re.IGNORECASE,
+)
+
+
+def _answers_an_invitation(text: str, tools: set[str], known: list[Event]) -> bool:
+    """Whether dates in the message answer an invitation. A guest's always do (it is all they talk
+    about); a member's when they have looked at their invitations here, or say the dates work for
+    them, and ask for nothing else (a booking, a cancellation, an event's details)."""
+    if "get_events" not in tools:
+        return True
+    if _CREATE.search(text) or wants_cancel(text) or wants_details(text):
+        return False
+    return bool(known) or bool(_FOR_ME.search(text))
+
+
 def _guest_dates(
     text: str, now: datetime, tools: set[str], known: list[Event], latest: list[Event], lang: Language
 ) -> ModelResponsePart | None:
-    """A guest giving their dates: saved for the event in view, or the invitations looked up first."""
-    if "update_guest_availability" not in tools or not (dates := available_dates(text, now)):
+    """An invited person giving their dates: saved for the event in view, or the invitations looked
+    up first."""
+    if (tool := availability_tool(tools)) is None or not (dates := available_dates(text, now)):
         return None
     if meant := invitation_meant(known, latest, text):
-        return save_dates(meant, dates)
+        return save_dates(meant, dates, tool)
     if known:
         return which_invitation(latest or known, lang, now)
     return ToolCallPart("list_invited_events", {}) if "list_invited_events" in tools else None
@@ -201,9 +223,12 @@ def _invitations(
     latest: list[Event],
     tools: set[str],
 ) -> ToolCallPart | None:
-    """What a guest is invited to; one event's details when they ask about the one in view."""
+    """What a guest is invited to; one event's details when they ask about the one in view. A member
+    (who has every other tool) only when they ask about invitations in so many words."""
     if "list_invited_events" not in tools:
         return None
+    if "get_events" in tools:
+        return ToolCallPart("list_invited_events", {}) if _INVITED.search(text) else None
     if _DETAILS.search(text) and (meant := invitation_meant(known, latest, text)):
         return ToolCallPart("get_event_details", {"event_id": meant["event_id"]})
     if _INVITED.search(text) or _DETAILS.search(text):

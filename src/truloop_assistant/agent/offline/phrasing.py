@@ -252,13 +252,13 @@ def _details(data: Any, lang: Language, zone: ZoneInfo) -> str:
             lines.append(f"{label(lang)}: {event[key]}")
     if event.get("availability_deadline"):
         lines.append(f"{say.DEADLINE(lang)}: {_moment(event['availability_deadline'], lang, zone)}")
-    guests = event.get("guest_user_ids")
-    if guests is not None:  # the organizer's view: every guest's answer
-        answers = event.get("guest_availability") or {}
-        lines.append((say.GUESTS_DATES if guests else say.NO_GUESTS)(lang))
-        for guest in guests:
-            dates = answers.get(guest)
-            lines.append(f"- {guest}: {_days(dates, lang) if dates else say.NO_ANSWER_YET(lang)}")
+    if event.get("guest_user_ids") is not None:  # the organizer's view: everyone's answer
+        invited = [*(event.get("invitee_user_ids") or []), *event["guest_user_ids"]]
+        answers = event.get("availability") or {}
+        lines.append((say.GUESTS_DATES if invited else say.NO_GUESTS)(lang))
+        for person in invited:
+            dates = answers.get(person)
+            lines.append(f"- {person}: {_days(dates, lang) if dates else say.NO_ANSWER_YET(lang)}")
     elif event.get("your_available_dates"):
         lines.append(f"{say.YOUR_DATES_LABEL(lang)}: {_days(event['your_available_dates'], lang)}")
     else:
@@ -330,6 +330,7 @@ _PHRASES = {
     "list_invited_events": _invitations,
     "get_event_details": _details,
     "update_guest_availability": _dates_saved,
+    "update_availability": _dates_saved,
     "search_knowledge_base": _knowledge,
     "search_users": _people,
     "save_memory": _saved,

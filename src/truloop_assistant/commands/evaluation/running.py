@@ -35,6 +35,9 @@ EVAL_USER = "jeff"
 """The sample user the requests run as."""
 SEED_EVENTS = (("팀 회의", time(10, 0)), ("Design review", time(15, 0)))
 """Events the user organizes tomorrow, for requests that change or invite to one."""
+SEED_INVITATION = ("Quarterly planning", "mina", 5, time(14, 0), 3)
+"""An event the user is invited to: title, organizer, in how many days, when, and the availability
+deadline (in days, at 18:00), for requests about invitations and dates."""
 SEED_MEMORY = "나는 창가 자리를 좋아해"
 """A memory the user has, for requests that look it up or forget it."""
 CONCURRENCY = 4
@@ -59,7 +62,8 @@ class Mailbox:
 async def eval_backends(
     redis: Redis, timezone: ZoneInfo, now: datetime, knowledge: KnowledgeBase
 ) -> Backends:
-    """The keyless defaults on ``redis``, holding the sample directory, two events and one memory."""
+    """The keyless defaults on ``redis``, holding the sample directory, two events the user organizes,
+    one they are invited to, and one memory."""
     users = RedisUserDirectory(redis)
     await users.import_users(load_users_file(SAMPLE_USERS_FILE))
     events = RedisEventStore(redis)
@@ -68,6 +72,18 @@ async def eval_backends(
         start = datetime.combine(tomorrow, at, tzinfo=timezone)
         end = start + timedelta(hours=1)
         await events.create(EVAL_USER, title=title, start_time=start.isoformat(), end_time=end.isoformat())
+    title, organizer, days, at, deadline_days = SEED_INVITATION
+    today = now.astimezone(timezone).date()
+    start = datetime.combine(today + timedelta(days=days), at, tzinfo=timezone)
+    deadline = datetime.combine(today + timedelta(days=deadline_days), time(18, 0), tzinfo=timezone)
+    await events.create(
+        organizer,
+        title=title,
+        start_time=start.isoformat(),
+        end_time=(start + timedelta(hours=1)).isoformat(),
+        invitee_user_ids=[EVAL_USER],
+        availability_deadline=deadline.isoformat(),
+    )
     memory = RedisMemoryStore(redis)
     await memory.save(EVAL_USER, SEED_MEMORY)
     return Backends(users=users, events=events, knowledge=knowledge, memory=memory, places=None)
