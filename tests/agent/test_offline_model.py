@@ -205,3 +205,45 @@ async def test_missing_tool_falls_back_to_capability_reply(deps: AgentDeps) -> N
     )
     result = await agent.run("이번 주 일정 알려줘", deps=deps)
     assert "오프라인 개발용 모델" in result.output
+
+
+@pytest.mark.parametrize(
+    ("prompt", "permission"),
+    [
+        ("Is the app allowed to use my location?", "location"),
+        ("폰에서 캘린더 권한 허용돼 있어?", "calendar.read"),
+    ],
+)
+async def test_a_permission_question_asks_the_phone_for_that_permission(
+    agent: MemberAgent, deps: AgentDeps, prompt: str, permission: str
+) -> None:
+    result = await agent.run(prompt, deps=deps)
+    assert isinstance(result.output, DeferredToolRequests)
+    [call] = result.output.calls
+    assert (call.tool_name, call.args_as_dict()["permission"]) == ("get_permission_status", permission)
+    answered = await agent.run(
+        message_history=result.all_messages(),
+        deferred_tool_results=DeferredToolResults(
+            calls={call.tool_call_id: {"status": "denied", "canPromptAgain": True}}
+        ),
+        deps=deps,
+    )
+    assert "denied" in answered.output
+
+
+@pytest.mark.parametrize(
+    ("prompt", "tool", "args"),
+    [
+        ("What's my email address?", "get_user_profile", {}),
+        ("내 직함이 뭐였지?", "get_user_profile", {}),
+        ("사무실 근처 점심 맛집 찾아줘", "search_memories", {"query": "사무실"}),
+        ("find a quiet cafe near the office", "search_memories", {"query": "office"}),
+    ],
+)
+async def test_what_is_the_users_own_is_looked_up_not_guessed(
+    agent: MemberAgent, deps: AgentDeps, prompt: str, tool: str, args: dict[str, Any]
+) -> None:
+    """The user's own profile is not a search for them; "the office" is in their memories, not a place."""
+    result = await agent.run(prompt, deps=deps)
+    calls = [p for m in result.new_messages() for p in m.parts if getattr(p, "part_kind", "") == "tool-call"]
+    assert [(c.tool_name, c.args_as_dict()) for c in calls][:1] == [(tool, args)]

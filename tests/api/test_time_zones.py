@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.tools.support import fixed
 from truloop_assistant.agent.offline import build_offline_model
@@ -29,3 +34,27 @@ async def test_tomorrow_at_three_is_the_persons_three_oclock(start_server: Any, 
         await h.answer(rpc["id"], result={"confirmed": True}, user="sarah")
         [reply] = await h.replies(1, channel="sarah-1")
         assert "15:00" in reply.text
+
+
+async def test_every_run_is_told_who_the_user_is_and_the_time_where_they_are(
+    start_server: Any, directory: Any
+) -> None:
+    told: list[str] = []
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        told.append(info.instructions or "")
+        return ModelResponse(parts=[TextPart("ok")])
+
+    async with start_server(model=FunctionModel(answer)) as h:
+        await h.user_says("what's on tomorrow?", user="sarah", channel="sarah-1")
+        await h.replies(1, channel="sarah-1")
+    [instructions] = told
+    now = datetime.now(ZoneInfo("America/Los_Angeles"))
+    shown = re.search(r"Now it is (\w+) (\S+) (\d\d:\d\d) there \(UTC([+-]\d\d:\d\d)\)\.", instructions)
+    assert shown is not None, instructions
+    weekday, day, at, offset = shown.groups()
+    moment = datetime.fromisoformat(f"{day}T{at}:00{offset}")
+    assert abs((moment - now).total_seconds()) < 120 and weekday == moment.strftime("%A")
+    assert offset in ("-08:00", "-07:00")  # Los Angeles, standard or summer time
+    assert "The user is Sarah Johnson (user id sarah)" in instructions
+    assert "The user's time zone is America/Los_Angeles." in instructions

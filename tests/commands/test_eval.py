@@ -97,7 +97,7 @@ def test_the_offline_model_end_to_end(
     assert out.splitlines()[0] == f"model offline: {cases} cases from {DEFAULT_CASES}"
     table = score_lines(out)
     groups = ["time", "people", "knowledge", "memory", "places", "relay", "events", "invitations"]
-    groups += ["device", "multi"]
+    groups += ["context", "device", "multi"]
     groups += ["steps", "none"]
     assert list(table) == [*groups, "overall"]
     passed, total, percent = table["overall"]

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 from pydantic_ai.messages import ToolCallPart
 
 from truloop_assistant.backends import Backends
+from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.deferred.approvals import ApprovalContext, describe_approval
 
 SEOUL = ZoneInfo("Asia/Seoul")
@@ -64,3 +65,17 @@ async def test_an_update_that_removes_things_says_what_goes() -> None:
     deadline = {"event_id": "evt_1", "availability_deadline": "", "title": "점심"}
     params = await describe_approval(ToolCallPart("update_event", deadline), korean)
     assert params["message"].endswith(": 제목 → “점심”; 응답 마감 삭제.")
+
+
+async def test_moving_the_start_shows_where_the_end_goes(redis: Any) -> None:
+    events = RedisEventStore(redis)
+    event = await events.create(
+        "jeff", title="Design review", start_time=MEETING["start_time"], end_time="2026-12-02T04:30:00Z"
+    )
+    backends = Backends(users=None, events=events, knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
+    context = ApprovalContext(language="en", timezone=SEOUL, backends=backends)
+    moved = {"event_id": event.event_id, "start_time": "2026-12-02T07:00:00Z"}
+    params = await describe_approval(ToolCallPart("update_event", moved), context)
+    assert params["message"] == (
+        "Change “Design review” Wed 2 Dec 12:00–13:30: time → Wed 2 Dec 16:00–17:30."
+    )  # the event keeps its 90 minutes

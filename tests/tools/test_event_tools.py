@@ -319,3 +319,50 @@ async def test_bad_change_arguments_ask_for_a_fix(
     assert list(problems) == [field] and message in problems[field]
     [stored] = await listed(backends)
     assert stored == event
+
+
+async def test_moving_the_start_alone_keeps_the_length(backends: Backends) -> None:
+    event = await create(backends, end_time="2026-12-02T13:30:00+09:00")  # 90 minutes
+    moved = event_of(
+        await ask(
+            backends, "update_event", event_id=event["event_id"], start_time="2026-12-02T16:00:00+09:00"
+        )
+    )
+    assert (moved["start_time"], moved["end_time"]) == (
+        "2026-12-02T16:00:00+09:00",
+        "2026-12-02T17:30:00+09:00",
+    )
+
+
+async def test_events_are_found_without_a_range_by_their_title_with_the_invitations(
+    backends: Backends,
+) -> None:
+    """ "The review I set up last time": a month back to a year ahead; the user's invitations too."""
+    last_week = await create(
+        backends,
+        title="Design review",
+        start_time="2026-11-20T15:00:00+09:00",
+        end_time="2026-11-20T16:00:00+09:00",
+    )
+    await create(
+        backends,
+        title="Budget sync",
+        start_time="2027-06-01T10:00:00+09:00",
+        end_time="2027-06-01T11:00:00+09:00",
+    )
+    await create(
+        backends,
+        title="Old review",
+        start_time="2026-09-01T10:00:00+09:00",
+        end_time="2026-09-01T11:00:00+09:00",
+    )
+    invited = content(await ask(backends, "create_event", user="mina", **LUNCH, invitee_user_ids=["jeff"]))
+
+    found = content(await ask(backends, "get_events", query="review"))
+    assert [e["event_id"] for e in found["events"]] == [last_week["event_id"]]  # not the one 3 months ago
+    everything = content(await ask(backends, "get_events"))
+    assert [e["title"] for e in everything["events"]] == ["Design review", "Budget sync"]
+    [mine] = everything["invited"]
+    assert (mine["event_id"], mine["organizer_name"]) == (invited["event_id"], "박민아")
+    assert mine["availability"] is None and mine["invitee_user_ids"] is None  # the organizer's only
+    assert content(await ask(backends, "get_events", query="점심"))["invited"][0]["title"] == "디자인 점심"

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from pydantic_ai import (
     DeferredToolRequests,
@@ -31,7 +31,7 @@ from pydantic_ai import (
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from ..backends import Backends
-from ..backends.users import UserDirectoryError
+from ..backends.users import UserDirectoryError, UserProfile
 from ..channels.base import InboundMessage
 from ..config import Settings
 from ..deferred.approvals import ApprovalContext
@@ -50,6 +50,7 @@ from ..store.transcript import Transcript
 from ..store.turns import TurnStore
 from ..tools.callbacks import ToolCallbacks
 from ..tools.deps import AgentDeps, RelayWriter, utcnow
+from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
 from .calls import call_refs, failed_locally
 from .context import turn_instructions
@@ -246,7 +247,8 @@ class TurnRunner:
         prompt: str | None = None,
         results: DeferredToolResults | None = None,
     ) -> None:
-        zone = await self._zone(turn.user_id)
+        profile = await self._profile(turn.user_id)
+        zone = zone_of(profile, self.timezone)
         deps = AgentDeps(
             user_id=turn.user_id,
             channel_url=turn.channel_url,
@@ -265,7 +267,16 @@ class TurnRunner:
         with log_context(channel=turn.channel_url, turn_id=turn.turn_id, user=turn.user_id):
             try:
                 await self._step(
-                    turn, agent, history, consumed, deps, usage, began, prompt=prompt, results=results
+                    turn,
+                    agent,
+                    history,
+                    consumed,
+                    deps,
+                    usage,
+                    began,
+                    prompt=prompt,
+                    results=results,
+                    name=profile.name if profile else None,
                 )
             finally:
                 TURN_SECONDS.observe(time.perf_counter() - started)
@@ -282,6 +293,7 @@ class TurnRunner:
         *,
         prompt: str | None,
         results: DeferredToolResults | None,
+        name: str | None,
     ) -> None:
         zone = deps.timezone
         try:
@@ -293,7 +305,11 @@ class TurnRunner:
                     message_history=history,
                     deferred_tool_results=results,
                     instructions=turn_instructions(
-                        zone, turn.user_id, await self.transcript.recent(turn.channel_url)
+                        zone,
+                        turn.user_id,
+                        await self.transcript.recent(turn.channel_url),
+                        now=deps.now(),
+                        name=name,
                     ),
                     deps=deps,
                     usage=usage,
@@ -431,17 +447,15 @@ class TurnRunner:
 
     async def _zone(self, user_id: str) -> ZoneInfo:
         """The person's time zone from the directory; the server's default when unknown or invalid."""
+        return zone_of(await self._profile(user_id), self.timezone)
+
+    async def _profile(self, user_id: str) -> UserProfile | None:
+        """The person's directory profile; None when unknown, or when the directory cannot say."""
         users = self.backends.users if self.backends else None
         try:
-            profile = await users.get_profile(user_id) if users is not None else None
+            return await users.get_profile(user_id) if users is not None else None
         except UserDirectoryError:
-            return self.timezone
-        if profile is None or not profile.timezone:
-            return self.timezone
-        try:
-            return ZoneInfo(profile.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            return self.timezone
+            return None
 
     async def _role(self, user_id: str) -> AgentRole:
         """'member' for people in the directory, 'guest' for everyone else (invited guests).

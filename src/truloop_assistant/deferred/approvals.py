@@ -21,6 +21,7 @@ from ..i18n.dates import short_day
 
 if TYPE_CHECKING:
     from ..backends import Backends
+    from ..backends.events import Event
 
 log = logging.getLogger(__name__)
 
@@ -87,10 +88,14 @@ async def _names(user_ids: list[str] | None, ctx: ApprovalContext) -> str:
 
 async def _event_title(event_id: str, ctx: ApprovalContext) -> tuple[str, str]:
     """The event's title and time, or its id when it cannot be found."""
-    event = await ctx.backends.events.get(event_id) if ctx.backends else None
+    event = await _event(event_id, ctx)
     if event is None:
         return event_id, ""
     return f"“{event.title}”", _when(event.start_time, event.end_time, ctx)
+
+
+async def _event(event_id: str, ctx: ApprovalContext) -> Event | None:
+    return await ctx.backends.events.get(event_id) if ctx.backends else None
 
 
 async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
@@ -108,6 +113,18 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
     return texts.CREATE_EVENT_TITLE(lang), text
 
 
+async def _moved_end(args: dict[str, Any], ctx: ApprovalContext) -> str | None:
+    """Where the end goes when only the start moves: the event keeps its length."""
+    event = await _event(str(args.get("event_id", "")), ctx)
+    if event is None or not args.get("start_time"):
+        return None
+    try:
+        start = datetime.fromisoformat(str(args["start_time"]))
+    except ValueError:
+        return None
+    return (start + (event.end - event.start)).isoformat()
+
+
 async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
     lang = ctx.language
     title, when = await _event_title(str(args.get("event_id", "")), ctx)
@@ -115,9 +132,8 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
     if args.get("title"):
         changes.append(texts.CHANGED_TITLE(lang, value=args["title"]))
     if args.get("start_time") or args.get("end_time"):
-        changes.append(
-            texts.CHANGED_TIME(lang, value=_when(args.get("start_time"), args.get("end_time"), ctx))
-        )
+        end = args.get("end_time") or await _moved_end(args, ctx)
+        changes.append(texts.CHANGED_TIME(lang, value=_when(args.get("start_time"), end, ctx)))
     # A field given empty removes what the event had: the dialog says so.
     if args.get("location"):
         changes.append(texts.CHANGED_PLACE(lang, value=args["location"]))

@@ -170,6 +170,11 @@ ORGANIZER = Text(ko="주최", en="Organizer")
 ABOUT = Text(ko="내용", en="Details")
 DEADLINE = Text(ko="답변 마감", en="Answer by")
 YOUR_DATES_LABEL = Text(ko="보낸 가능한 날짜", en="Your dates")
+CHECKING_PERMISSION = Text(ko="권한을 확인하고 있어요…", en="Checking a permission…")
+PERMISSION_STATUS = Text(
+    ko="휴대폰의 권한 상태: {status}{again}", en="The permission on your phone is {status}{again}"
+)
+PERMISSION_CAN_ASK = Text(ko=" (다시 요청할 수 있어요)", en=" (the app can ask for it again)")
 GUESTS_DATES = Text(ko="초대한 사람들이 가능하다고 한 날짜:", en="The invited people's dates:")
 NO_GUESTS = Text(ko="초대한 사람은 없어요.", en="Nobody is invited.")
 NO_ANSWER_YET = Text(ko="아직 답하지 않았어요", en="no answer yet")

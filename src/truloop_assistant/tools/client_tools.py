@@ -23,6 +23,10 @@ Notification = Annotated[
     Field(description="Short text shown to the user while their phone works on this, in the user's language"),
 ]
 Permission = Annotated[str, StringConstraints(max_length=64)]
+PERMISSIONS = (
+    "calendar.read, calendar.write, contacts.read, location, notifications, camera, photos, microphone"
+)
+"""The OS permission names the app understands (the protocol takes any name; these are the common ones)."""
 ButtonLabel = Annotated[str, StringConstraints(max_length=40)]
 
 event_client_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
@@ -46,7 +50,8 @@ async def get_calendar_events(
         ),
     ],
 ) -> CalendarEventsResult:
-    """Read the events in the user's phone calendar between two date-times."""
+    """Read the events in the user's phone calendar between two date-times. Events made in this app
+    are in get_events: to know whether the user is free, look at both."""
     date_range(start_date, end_date)
     raise CallDeferred()
 
@@ -69,10 +74,12 @@ async def confirm_interaction(
     cancel_label: Annotated[ButtonLabel | None, Field(description="Label of the cancel button")] = None,
     permission: Annotated[
         Permission | None,
-        Field(description="OS permission to request if the user confirms, e.g. 'calendar.read'"),
+        Field(description=f"OS permission to request if the user confirms, one of: {PERMISSIONS}"),
     ] = None,
 ) -> ConfirmResult:
-    """Ask the user to confirm something in a dialog on their phone (optionally also an OS permission)."""
+    """Ask the user a yes/no question in a dialog on their phone (optionally also for an OS permission).
+    Not before creating, changing or cancelling events, messaging someone or forgetting a memory:
+    those tools open their own confirmation dialog."""
     raise CallDeferred()
 
 
@@ -83,7 +90,7 @@ async def get_permission_status(
     permission: Annotated[
         Permission,
         StringConstraints(strip_whitespace=True, min_length=1),
-        Field(description="OS permission to check, e.g. 'calendar.read'"),
+        Field(description=f"OS permission to check, one of: {PERMISSIONS}"),
     ],
 ) -> PermissionStatusResult:
     """Check whether an OS permission is granted on the user's phone, without asking for it."""

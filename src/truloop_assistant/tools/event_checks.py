@@ -108,6 +108,8 @@ async def planned_update(
     if description is not None:
         changes["description"] = description or None
     start = start_time or event.start
+    if start_time is not None and end_time is None:  # moved: it keeps its length
+        end_time = start_time + (event.end - event.start)
     if start_time is not None or end_time is not None:
         end_after_start(start, end_time or event.end)
         if start_time is not None:

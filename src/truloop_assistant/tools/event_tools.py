@@ -7,6 +7,7 @@ their dates; they are told there when the event changes or is cancelled.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
@@ -32,6 +33,7 @@ from .event_checks import (
     validate_invite,
     validate_update,
 )
+from .guest_tools import InvitedEventView, invited_view
 from .invitations import invite_languages, invite_people, tell_cancelled, tell_changed
 from .marks import DESTRUCTIVE
 from .validation import date_range
@@ -42,6 +44,7 @@ Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, ma
 Location = Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]
 Details = Annotated[str, StringConstraints(strip_whitespace=True, max_length=4000)]
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)]
+Query = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
 
 _DEADLINE = (
     "ISO 8601 with UTC offset by which invitees and guests should give their availability; "
@@ -59,7 +62,10 @@ _INVITATIONS = (
 
 
 class EventList(BaseModel):
-    events: list[Event] = Field(description="The events, sorted by start time")
+    events: list[Event] = Field(description="Events the user organizes, sorted by start time")
+    invited: list[InvitedEventView] = Field(
+        description="Events the user is invited to (by someone else), sorted by start time"
+    )
 
 
 class ScheduledEvent(Event):
@@ -90,25 +96,53 @@ class CancelResult(BaseModel):
     )
 
 
+LOOK_BACK = timedelta(days=30)
+"""How far back ``get_events`` looks without a start ("the review I set up last time")."""
+LOOK_AHEAD = timedelta(days=335)
+"""How far ahead it looks from there without an end (with the look back: the 366 days it allows)."""
+
+
 @event_server_toolset.tool
 async def get_events(
     ctx: RunContext[AgentDeps],
     start_date: Annotated[
-        DateTimeWithOffset,
-        Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00"),
-    ],
-    end_date: Annotated[
-        DateTimeWithOffset,
+        OptionalDateTimeWithOffset,
         Field(
-            description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00; "
-            "not before the start and at most 366 days after it"
+            description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00; "
+            "omit for 30 days ago"
         ),
-    ],
+    ] = None,
+    end_date: Annotated[
+        OptionalDateTimeWithOffset,
+        Field(
+            description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00; not before the start "
+            "and at most 366 days after it; omit for the coming year"
+        ),
+    ] = None,
+    query: Annotated[
+        Query | None,
+        Field(description="Words of the title or description to look for, e.g. 'review'; omit for all"),
+    ] = None,
 ) -> EventList:
-    """List the events the current user organizes between two date-times, with guests' available dates."""
-    date_range(start_date, end_date)
-    events = await ctx.deps.require_backends().events.list_events(ctx.deps.user_id, start_date, end_date)
-    return EventList(events=events)
+    """List the app's events (not the phone calendar's) in a time range: those the current user
+    organizes, with everyone's available dates, and those they are invited to. Without dates it
+    looks from 30 days ago to a year ahead, so an event can be found by its title alone."""
+    start = start_date or ctx.deps.now() - LOOK_BACK
+    end = end_date or start + LOOK_BACK + LOOK_AHEAD
+    date_range(start, end)
+    events = ctx.deps.require_backends().events
+    organized = await events.list_events(ctx.deps.user_id, start, end)
+    invited = [e for e in await events.list_invited(ctx.deps.user_id) if e.start < end and e.end > start]
+    words = (query or "").lower().split()
+
+    def matches(event: Event) -> bool:
+        text = f"{event.title} {event.description or ''}".lower()
+        return all(word in text for word in words)
+
+    return EventList(
+        events=[e for e in organized if matches(e)],
+        invited=[await invited_view(ctx, e) for e in invited if matches(e)],
+    )
 
 
 @event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_create)
@@ -120,7 +154,11 @@ async def create_event(
         Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T14:00:00+09:00"),
     ],
     end_time: Annotated[
-        DateTimeWithOffset, Field(description="End, ISO 8601 with UTC offset; after the start")
+        DateTimeWithOffset,
+        Field(
+            description="End, ISO 8601 with UTC offset; after the start. When the user gives no length: "
+            "one hour (30 minutes for a coffee or a call)"
+        ),
     ],
     location: Annotated[Location | None, Field(description="Where it takes place")] = None,
     description: Annotated[Details | None, Field(description="Details for the invitees")] = None,
@@ -128,7 +166,9 @@ async def create_event(
     availability_deadline: Annotated[OptionalDateTimeWithOffset, Field(description=_DEADLINE)] = None,
     guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
 ) -> ScheduledEvent:
-    """Create an event in the app, organized by the current user, optionally inviting people."""
+    """Create an event in the app, organized by the current user, optionally inviting people. The
+    user confirms it in a dialog on their phone that this call opens itself: do not ask with
+    confirm_interaction first."""
     invitees, guests = await check_create(
         ctx, start_time, end_time, invitee_user_ids, availability_deadline, guest_user_ids
     )
@@ -154,11 +194,15 @@ async def update_event(
     event_id: EventId,
     title: Annotated[Title | None, Field(description="New title; omit to keep")] = None,
     start_time: Annotated[
-        OptionalDateTimeWithOffset, Field(description="New start, ISO 8601 with offset; omit to keep")
+        OptionalDateTimeWithOffset,
+        Field(
+            description="New start, ISO 8601 with offset; omit to keep. Alone it moves the event: "
+            "the end moves with it, keeping its length"
+        ),
     ] = None,
     end_time: Annotated[
         OptionalDateTimeWithOffset,
-        Field(description="New end, ISO 8601 with offset, after the start; omit to keep"),
+        Field(description="New end, ISO 8601 with offset, after the start; omit to keep (or to move it)"),
     ] = None,
     location: Annotated[
         Location | None, Field(description="New location; omit to keep, empty string to remove")

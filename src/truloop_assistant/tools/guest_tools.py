@@ -61,7 +61,8 @@ class AvailabilitySaved(BaseModel):
     available_dates: list[str] = Field(description="The dates saved, sorted (YYYY-MM-DD)")
 
 
-async def _view(ctx: RunContext[AgentDeps], event: Event) -> InvitedEventView:
+async def invited_view(ctx: RunContext[AgentDeps], event: Event) -> InvitedEventView:
+    """The event as the current user may see it: in full when they organize it, else their own part."""
     organizes = event.owner_id == ctx.deps.user_id
     try:
         organizer = await ctx.deps.require_backends().users.get_profile(event.owner_id)
@@ -100,7 +101,7 @@ async def _invited_event(ctx: RunContext[AgentDeps], event_id: str, *, organizer
 async def list_invited_events(ctx: RunContext[AgentDeps]) -> InvitedEvents:
     """List the events the current user is invited to."""
     events = await ctx.deps.require_backends().events.list_invited(ctx.deps.user_id)
-    return InvitedEvents(events=[await _view(ctx, e) for e in events])
+    return InvitedEvents(events=[await invited_view(ctx, e) for e in events])
 
 
 @guest_toolset.tool
@@ -108,7 +109,7 @@ async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> In
     """Show an event the current user is invited to or organizes: time, place, organizer and their own
     availability; to its organizer, also everyone invited (invitees and guests), the dates each is
     available and who has not answered."""
-    return await _view(ctx, await _invited_event(ctx, event_id, organizer=True))
+    return await invited_view(ctx, await _invited_event(ctx, event_id, organizer=True))
 
 
 AvailableDates = Annotated[

@@ -42,7 +42,10 @@ async def search_places(
     ],
     near: Annotated[
         _Where | None,
-        Field(description="Where: a neighbourhood, city or landmark, e.g. '강남역' or 'Shibuya'"),
+        Field(
+            description="Where: a neighbourhood, city or landmark, e.g. '강남역' or 'Shibuya'. Not 'the "
+            "office' or 'home': find where those are in search_memories first, or ask the user"
+        ),
     ] = None,
     limit: Annotated[int, Field(ge=1, le=10, description="How many places to return at most")] = 5,
 ) -> PlacesResult:

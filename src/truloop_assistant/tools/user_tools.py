@@ -97,7 +97,8 @@ async def get_user_profile(
     ctx: RunContext[AgentDeps],
     user_id: Annotated[UserId | None, Field(description="The user's id; omit for the current user")] = None,
 ) -> Person:
-    """Return a user's profile (name, username, contacts, groups, title, time zone) from the directory."""
+    """Return one person's full profile (name, username, contacts, groups, title, time zone) by user id;
+    without a user id, the current user's own ("my e-mail", "what is my title?")."""
     target = user_id if user_id is not None else ctx.deps.user_id
     profile = await directory_call(ctx.deps.require_backends().users.get_profile(target))
     if profile is None:
@@ -120,7 +121,9 @@ async def search_users(
     ] = None,
     limit: Annotated[int, Field(ge=1, le=50, description="Most users to return, 1 to 50")] = 10,
 ) -> UserSearchResult:
-    """Find users in the directory by name, username, group or contact (partial, case-insensitive)."""
+    """Find people in the directory by name, username, group or contact (partial, case-insensitive):
+    every match with their user id, for people the user names. Not for the user themself: their own
+    profile is get_user_profile without a user id."""
     users = await directory_call(ctx.deps.require_backends().users.search(query, by=by, limit=limit))
     visibility = _visibility(ctx)
     found = []

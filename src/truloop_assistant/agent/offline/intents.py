@@ -155,7 +155,10 @@ def choose(
         partial(_organizer_details, tools=tools),
         partial(_invitations, known=known, latest=latest, tools=tools),
         _create_event,
+        _near_somewhere_of_theirs,
         _places,
+        _my_profile,
+        _permission,
         lambda _, text, ko, now: _find_user(whole, text, ko, now),  # "@mina 연락처": mina is asked about
         _weekday,
         _calendar,
@@ -375,6 +378,49 @@ def _places(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | N
     if not any(w in text for w in _PLACE_WORDS):
         return None
     return ToolCallPart("search_places", {"query": prompt.strip()[:MAX_PLACE_CHARS]})
+
+
+_MY_PROFILE = re.compile(
+    r"\bmy (?:e-?mail|phone number|number|title|job title|profile|groups?|team|username|employee id)\b|"
+    r"(?<![가-힣])(?:내|제)\s*(?:이메일|메일|전화번호|번호|직함|직책|프로필|그룹|팀|아이디)",
+    re.IGNORECASE,
+)
+_PERMISSION_ASKED = re.compile(r"권한|허용|\b(?:permission|allowed|access)\b", re.IGNORECASE)
+_PERMISSIONS = (
+    (re.compile(r"위치|\blocation\b", re.I), "location"),
+    (re.compile(r"연락처|\bcontacts?\b", re.I), "contacts.read"),
+    (re.compile(r"카메라|\bcamera\b", re.I), "camera"),
+    (re.compile(r"알림|\bnotifications?\b", re.I), "notifications"),
+    (re.compile(r"사진|\bphotos?\b", re.I), "photos"),
+    (re.compile(r"마이크|\bmicrophone\b", re.I), "microphone"),
+    (re.compile(r"캘린더|달력|\bcalendar\b", re.I), "calendar.read"),
+)
+_THEIR_PLACE = re.compile(
+    r"사무실|회사|(?<![가-힣])(?:우리\s*)?집|\b(?:the office|my office|home|work)\b", re.IGNORECASE
+)
+
+
+def _my_profile(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
+    """ "What's my e-mail?": the user's own profile, never a search for them."""
+    return ToolCallPart("get_user_profile", {}) if _MY_PROFILE.search(prompt) else None
+
+
+def _permission(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
+    """ "Is the app allowed to use my location?": that permission's status on the phone."""
+    if not _PERMISSION_ASKED.search(text):
+        return None
+    name = next((name for pattern, name in _PERMISSIONS if pattern.search(text)), None)
+    if name is None:
+        return None
+    note = say.CHECKING_PERMISSION("ko" if ko else "en")
+    return ToolCallPart("get_permission_status", {"notification_message": note, "permission": name})
+
+
+def _near_somewhere_of_theirs(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:
+    """Places near "the office" or "home": where that is comes from the user's memories, not a guess."""
+    if not any(w in text for w in _PLACE_WORDS) or not (place := _THEIR_PLACE.search(text)):
+        return None
+    return ToolCallPart("search_memories", {"query": place.group().removeprefix("my ").removeprefix("the ")})
 
 
 def _find_user(prompt: str, text: str, ko: bool, now: datetime) -> ToolCallPart | None:

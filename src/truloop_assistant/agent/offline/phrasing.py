@@ -323,7 +323,19 @@ def _places(data: Any, lang: Language, zone: ZoneInfo) -> str:
     return say.PLACES(lang, lines="\n".join(lines))
 
 
+def _profile(data: Any, lang: Language, zone: ZoneInfo) -> str:
+    return _people({"users": [data]} if isinstance(data, dict) else data, lang, zone)
+
+
+def _permission(data: Any, lang: Language, zone: ZoneInfo) -> str:
+    status = data if isinstance(data, dict) else {}
+    again = say.PERMISSION_CAN_ASK(lang) if status.get("canPromptAgain") else ""
+    return say.PERMISSION_STATUS(lang, status=status.get("status", "?"), again=again) + "."
+
+
 _PHRASES = {
+    "get_user_profile": _profile,
+    "get_permission_status": _permission,
     "search_places": _places,
     "create_event": _created,
     "cancel_event": _cancelled,

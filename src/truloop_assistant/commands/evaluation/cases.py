@@ -27,6 +27,8 @@ class ToolCall:
 
     tool: str
     args: dict[str, Any]
+    forbidden: bool = False
+    """In a case: the tool must not be called at all (``tool: false``)."""
 
 
 Calls = list[ToolCall]
@@ -139,11 +141,15 @@ def _expected_calls(tool: object, spec: object, tools: dict[str, set[str]]) -> C
         raise ValueError(
             f"expect: unknown tool {tool!r}; the member agent's tools are {', '.join(sorted(tools))}"
         )
+    if spec is False:  # the case forbids the tool: e.g. no clock lookup when the time is given
+        return [ToolCall(tool, {}, forbidden=True)]
     specs = [] if spec is None else spec if isinstance(spec, list) else [spec]
     calls = []
     for args in specs or [{}]:
         if not isinstance(args, dict):
-            raise ValueError(f"expect.{tool}: expected key arguments as a mapping, or a list of mappings")
+            raise ValueError(
+                f"expect.{tool}: expected key arguments as a mapping, a list of mappings, or false"
+            )
         for arg, value in args.items():
             if arg not in tools[tool]:
                 known = ", ".join(sorted(tools[tool])) or "none"

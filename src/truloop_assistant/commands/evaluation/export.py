@@ -38,7 +38,10 @@ def _score(score: Score) -> dict[str, Any]:
 
 
 def _calls(calls: Calls) -> list[dict[str, Any]]:
-    return [{"tool": call.tool, "args": call.args} for call in calls]
+    return [
+        {"tool": call.tool, "args": call.args, **({"forbidden": True} if call.forbidden else {})}
+        for call in calls
+    ]
 
 
 def _case(result: CaseResult[str, Calls, Turn, CaseInfo], outcome: Outcome) -> dict[str, Any]:

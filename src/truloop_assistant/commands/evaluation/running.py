@@ -113,6 +113,7 @@ def agent_task(
         try:
             await redis.flushdb()
             backends = await eval_backends(redis, timezone, datetime.now(timezone), knowledge)
+            user = await backends.users.get_profile(EVAL_USER)
 
             def deps() -> AgentDeps:
                 return AgentDeps(
@@ -129,7 +130,9 @@ def agent_task(
                 request,
                 deps=deps,
                 phone=phone,
-                instructions=turn_instructions(timezone, EVAL_USER, []),
+                instructions=turn_instructions(
+                    timezone, EVAL_USER, [], now=datetime.now(timezone), name=user.name if user else None
+                ),
                 settings=settings,
             )
         finally:

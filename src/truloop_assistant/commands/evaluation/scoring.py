@@ -38,15 +38,19 @@ def _names(tools: Iterable[str]) -> str:
 
 
 class ToolSelection(Evaluator[Calls, Turn]):
-    """Every expected tool was called in the turn (others may be too); a case that expects no tool, none."""
+    """Every expected tool was called in the turn (others may be too, but not a forbidden one); a
+    case that expects no tool, none."""
 
     name = "tools"
 
     def evaluate(self, expected: Calls, output: Turn) -> Verdict:
-        wanted = {c.tool for c in expected}
+        wanted = {c.tool for c in expected if not c.forbidden}
+        forbidden = {c.tool for c in expected if c.forbidden}
         called = {c.tool for c in output.calls}
-        if (wanted and not wanted <= called) or (not wanted and called):
+        if (wanted and not wanted <= called) or (not wanted and not forbidden and called):
             return Verdict(False, f"expected {_names(wanted)}, called {_names(called)}")
+        if called & forbidden:
+            return Verdict(False, f"called {_names(called & forbidden)}, which the case forbids")
         return Verdict(True)
 
 
@@ -57,6 +61,8 @@ class KeyArguments(Evaluator[Calls, Turn]):
 
     def evaluate(self, expected: Calls, output: Turn) -> Verdict:
         for call in expected:
+            if call.forbidden:
+                continue
             calls = [c for c in output.calls if c.tool == call.tool]
             if calls and not any(call_matches(call, c) for c in calls):
                 got = "; ".join(shown(c.args) for c in calls)
