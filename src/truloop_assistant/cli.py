@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "dev":
             return _dev(args)
         module = _command_module(args.command)
-        if args.command in ("users", "inspect"):
+        if args.command in ("users", "inspect", "kb"):
             return int(module.run(args, _offline_settings(model="offline")))
         if args.command == "eval":
             return int(module.run(args, _offline_settings()))

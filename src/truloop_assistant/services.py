@@ -24,6 +24,8 @@ from .auth import TokenVerifier
 from .backends import Backends
 from .backends.events import RedisEventStore
 from .backends.knowledge import load_knowledge_base
+from .backends.knowledge.live import LiveKnowledgeBase
+from .backends.knowledge.store import KnowledgeStore
 from .backends.memory import RedisMemoryStore, SupermemoryStore
 from .backends.places import GooglePlacesSearch
 from .backends.users import HttpUserDirectory, RedisUserDirectory
@@ -159,7 +161,9 @@ class Services:
         return Backends(
             users=users,
             events=RedisEventStore(self.redis),
-            knowledge=load_knowledge_base(settings.kb_dir),
+            knowledge=LiveKnowledgeBase(
+                KnowledgeStore(self.redis), fallback=partial(load_knowledge_base, settings.kb_dir)
+            ),
             memory=memory,
             places=places,
         )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import time
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 
 from truloop_assistant.backends.knowledge import (
     INDEX_FILE_NAME,
@@ -18,8 +20,11 @@ from truloop_assistant.backends.knowledge import (
     load_knowledge_base,
     title_from_file_name,
 )
+from truloop_assistant.backends.knowledge.live import LiveKnowledgeBase
+from truloop_assistant.backends.knowledge.store import KnowledgeStore
 from truloop_assistant.backends.search import tokenize
 from truloop_assistant.commands import kb as kb_command
+from truloop_assistant.config import Settings, load_settings
 
 
 @pytest.fixture(scope="module")
@@ -387,27 +392,49 @@ def _kb_args(*argv: str) -> argparse.Namespace:
     return parser.parse_args(["kb", *argv])
 
 
-async def test_kb_index_command(notion_export: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert kb_command.run(_kb_args("index", str(notion_export))) == 0
-    index = notion_export / INDEX_FILE_NAME
-    assert capsys.readouterr().out == f"indexed 2 documents (3 passages) into {index}\n"
-    kb = load_knowledge_base(str(notion_export))
-    assert [h.title for h in await kb.search("production")] == ["How we deploy"]
+@pytest.fixture
+def settings(redis_url: str) -> Settings:
+    return load_settings(redis_url=redis_url, channel="local", jwt_secret="x" * 32)
+
+
+async def test_kb_index_command_puts_the_folder_into_the_live_knowledge_base(
+    notion_export: Path, capsys: pytest.CaptureFixture[str], settings: Settings, redis: Redis
+) -> None:
+    live = LiveKnowledgeBase(
+        KnowledgeStore(redis), fallback=lambda: load_knowledge_base(None), check_every_s=0
+    )
+    assert [h.title for h in await live.search("production")] == []  # the bundled samples until then
+    assert await kb_command_run(_kb_args("index", str(notion_export)), settings) == 0
+    assert capsys.readouterr().out == "indexed 2 documents (3 passages) into the knowledge base\n"
+    assert not (notion_export / INDEX_FILE_NAME).exists()
+    assert [h.title for h in await live.search("production")] == ["How we deploy"]  # no restart
+
+    # Indexing the folder again replaces what it put there: a deleted file's document goes.
+    (notion_export / "Vacation policy 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d.md").unlink()
+    assert await kb_command_run(_kb_args("index", str(notion_export)), settings) == 0
+    assert "removed 1 no longer in the folder" in capsys.readouterr().out
+    assert await live.search("vacation") == []
+
+
+async def kb_command_run(args: argparse.Namespace, settings: Settings) -> int:
+    """``kb`` runs its own event loop (as the command line does): in a thread here."""
+    return await asyncio.to_thread(kb_command.run, args, settings)
 
 
 def test_kb_index_command_with_output(
-    notion_export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    notion_export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], settings: Settings
 ) -> None:
     output = tmp_path / "out" / "kb.json"
     output.parent.mkdir()
-    assert kb_command.run(_kb_args("index", str(notion_export), "--output", str(output))) == 0
+    assert kb_command.run(_kb_args("index", str(notion_export), "--output", str(output)), settings) == 0
     assert capsys.readouterr().out == f"indexed 2 documents (3 passages) into {output}\n"
     assert Bm25KnowledgeBase.load(output).document_count == 2
     assert not (notion_export / INDEX_FILE_NAME).exists()
 
 
-def test_kb_index_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert kb_command.run(_kb_args("index", str(SAMPLE_DIR), "--output", str(tmp_path / "i.json"))) == 0
+def test_kb_index_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str], settings: Settings) -> None:
+    args = _kb_args("index", str(SAMPLE_DIR), "--output", str(tmp_path / "i.json"))
+    assert kb_command.run(args, settings) == 0
     assert capsys.readouterr().out.startswith("indexed 5 documents (")
 
 
@@ -419,10 +446,12 @@ def test_kb_index_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         (lambda root: root, "no .md files with text in"),
     ],
 )
-def test_kb_index_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], setup, message: str) -> None:
+def test_kb_index_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], setup, message: str, settings: Settings
+) -> None:
     _write(tmp_path, "notes.txt", "not markdown")
     target = setup(tmp_path)
-    assert kb_command.run(_kb_args("index", str(target))) == 1
+    assert kb_command.run(_kb_args("index", str(target)), settings) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("truloop-assistant kb index: ")
@@ -430,9 +459,11 @@ def test_kb_index_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], set
     assert not (tmp_path / INDEX_FILE_NAME).exists()
 
 
-def test_kb_index_unwritable_output(notion_export: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_kb_index_unwritable_output(
+    notion_export: Path, capsys: pytest.CaptureFixture[str], settings: Settings
+) -> None:
     output = notion_export / "no-such-folder" / "index.json"
-    assert kb_command.run(_kb_args("index", str(notion_export), "--output", str(output))) == 1
+    assert kb_command.run(_kb_args("index", str(notion_export), "--output", str(output)), settings) == 1
     assert "cannot write" in capsys.readouterr().err
 
 

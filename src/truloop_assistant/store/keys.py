@@ -319,6 +319,23 @@ def user_calls(user_id: str) -> str:
     return f"{PREFIX}:{_user_tag(user_id)}:calls"
 
 
+KB_PASSAGES_MAX = 50_000
+"""Passages the knowledge base holds at most (each a few hundred characters): some 50 MB in Redis."""
+
+
+def kb_documents() -> str:
+    """Hash: document id -> the document (compressed JSON); see ``backends/knowledge/store.py``.
+
+    No expiry: the knowledge base is the organisation's, kept until a sync or an index removes it.
+    """
+    return f"{PREFIX}:kb:documents"
+
+
+def kb_version() -> str:
+    """Moves with every write to the knowledge base: processes rebuild their index when it does."""
+    return f"{PREFIX}:kb:version"
+
+
 ADMIN_ROLE_TTL_S = 60
 """How long a chat turn's admission remembers whether the directory calls a person an admin."""
 

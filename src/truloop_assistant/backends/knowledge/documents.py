@@ -25,11 +25,13 @@ class Passage:
 
 @dataclass
 class Document:
-    """One Markdown file: its title, its path inside the folder, its passages."""
+    """One document (a Markdown file, a Notion page): its title, where it lives, its passages."""
 
     title: str
     path: str
     passages: list[Passage]
+    url: str | None = None
+    """A link to it, when it has one (a Notion page)."""
 
 
 def passage_tokens(title: str, text: str) -> list[str]:

@@ -15,7 +15,8 @@ class KnowledgeHit(BaseModel):
     """One matching document and its best passage."""
 
     title: str = Field(description="the document's title")
-    path: str = Field(description="the document's path inside the knowledge base folder")
+    path: str = Field(description="where the document lives: its path in the folder, or its Notion page path")
+    url: str | None = Field(default=None, description="a link to the document (Notion), to cite")
     snippet: str = Field(description="the best-matching passage of the document")
     score: float = Field(description="BM25 relevance; higher is better, only comparable within one search")
 

@@ -57,6 +57,11 @@ class Bm25KnowledgeBase:
         write_index(path, self._documents, self.sources)
 
     @property
+    def documents(self) -> list[Document]:
+        """The searchable documents (those with at least one passage)."""
+        return list(self._documents)
+
+    @property
     def document_count(self) -> int:
         """How many documents have at least one searchable passage."""
         return len(self._documents)
@@ -82,6 +87,7 @@ class Bm25KnowledgeBase:
                 KnowledgeHit(
                     title=doc.title,
                     path=doc.path,
+                    url=doc.url,
                     snippet=_snippet(self._passages[passage_index].text),
                     score=round(score, 4),
                 )

@@ -1,0 +1,1 @@
+"""The ``kb`` subcommands beyond ``index``: syncing Notion, measuring retrieval."""
