@@ -17,7 +17,7 @@ from pathlib import Path
 from redis.exceptions import RedisError
 
 from ..backends.knowledge import Bm25KnowledgeBase, KnowledgeBaseError
-from ..backends.knowledge.store import KnowledgeStore, StoredDocument, folder_id
+from ..backends.knowledge.store import KnowledgeStore, StoredDocument, WriteReport, folder_id
 from ..config import Settings
 from ..redis_client import connect
 from ..store import keys
@@ -104,7 +104,7 @@ def _index(folder: Path, output: Path | None, settings: Settings) -> int:
     return 0
 
 
-async def _into_redis(redis_url: str, kb: Bm25KnowledgeBase) -> tuple[int, int]:
+async def _into_redis(redis_url: str, kb: Bm25KnowledgeBase) -> tuple[WriteReport, int]:
     """The folder's documents replace the earlier folder's; Notion pages stay as they are."""
     redis = connect(redis_url)
     try:

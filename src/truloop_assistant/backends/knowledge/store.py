@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
@@ -73,6 +74,24 @@ class StoredDocument(BaseModel):
         return Document(title=self.title, path=self.path, passages=passages, url=self.url)
 
 
+@dataclass
+class WriteReport:
+    """What writes to the knowledge base did, summed over a sync or an index run."""
+
+    documents: int = 0
+    passages: int = 0
+    embedded: int = 0
+    """Passages whose vectors were computed now (the others' were cached by content)."""
+    embedding_cost: str | None = None
+    """What computing them cost, as the provider prices it (None without an embedding model)."""
+
+    def add(self, other: WriteReport) -> None:
+        self.documents += other.documents
+        self.passages += other.passages
+        self.embedded += other.embedded
+        self.embedding_cost = other.embedding_cost or self.embedding_cost
+
+
 class KnowledgeStore:
     """Reads and writes the documents in Redis; every write moves the version on."""
 
@@ -91,16 +110,18 @@ class KnowledgeStore:
         """Document id -> the stored document, for one source (what a sync compares against)."""
         return {d.doc_id: d for d in await self.documents() if d.source == source}
 
-    async def put(self, documents: Iterable[StoredDocument]) -> None:
+    async def put(self, documents: Iterable[StoredDocument]) -> WriteReport:
         """Add or replace documents (by id)."""
-        batch: dict[str | bytes, bytes] = {d.doc_id: _encode(d) for d in documents}
+        new = list(documents)
+        batch: dict[str | bytes, bytes] = {d.doc_id: _encode(d) for d in new}
         if not batch:
-            return
+            return WriteReport()
         await self._check_bound(adding=batch)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hset(keys.kb_documents(), mapping=cast(Any, batch))
             pipe.incr(keys.kb_version())
             await pipe.execute()
+        return WriteReport(documents=len(new), passages=sum(len(d.texts) for d in new))
 
     async def remove(self, doc_ids: Iterable[str]) -> int:
         """Drop documents by id; how many there were."""
@@ -113,12 +134,11 @@ class KnowledgeStore:
             removed, _ = await pipe.execute()
         return int(removed)
 
-    async def replace(self, source: Source, documents: Iterable[StoredDocument]) -> tuple[int, int]:
-        """Make ``documents`` the source's whole content: (how many were written, how many removed)."""
+    async def replace(self, source: Source, documents: Iterable[StoredDocument]) -> tuple[WriteReport, int]:
+        """Make ``documents`` the source's whole content: what was written, and how many were removed."""
         new = list(documents)
         gone = set(await self.edited(source)) - {d.doc_id for d in new}
-        await self.put(new)
-        return len(new), await self.remove(gone)
+        return await self.put(new), await self.remove(gone)
 
     async def _check_bound(self, *, adding: dict[str | bytes, bytes]) -> None:
         current: dict[str | bytes, int] = {d.doc_id: len(d.texts) for d in await self.documents()}
