@@ -137,6 +137,9 @@ class Settings(SendbirdSettings):
     supermemory_api_url: str = "https://api.supermemory.ai"
     google_places_api_key: str | None = None
     google_places_api_url: str = "https://places.googleapis.com"
+    notion_token: str | None = None
+    """A Notion integration's secret, for ``kb sync-notion`` (the server never asks Notion)."""
+    notion_api_url: str = "https://api.notion.com"
     tool_timeout_s: float = Field(default=10.0, gt=0)
     model_timeout_s: float = Field(default=60.0, gt=0)
     turn_timeout_s: float = Field(default=180.0, gt=0)
