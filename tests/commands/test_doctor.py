@@ -6,13 +6,15 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.mcp_server import CrmServer
+from tests.fakes.notion import NOTION_TOKEN, FakeNotion
 from tests.fakes.sendbird import FakeSendbird
-from tests.support import API_TOKEN, BOT
+from tests.support import API_TOKEN, BOT, served
 from truloop_assistant.commands.doctor import RedisUnreachable, ping_redis
 from truloop_assistant.embedded_redis import free_port
 
@@ -41,6 +43,16 @@ async def doctor(cwd: Path, **env: str) -> tuple[int, list[str]]:
     return proc.returncode or 0, out.decode().splitlines()
 
 
+@pytest.fixture
+async def notion() -> AsyncIterator[FakeNotion]:
+    async with served(FakeNotion()) as fake:
+        yield fake
+
+
+def notion_env(notion: FakeNotion, token: str = NOTION_TOKEN) -> dict[str, str]:
+    return {"TRULOOP_NOTION_TOKEN": token, "TRULOOP_NOTION_API_URL": notion.url}
+
+
 def sendbird_env(redis_url: str, sendbird: FakeSendbird, **overrides: str) -> dict[str, str]:
     return {
         "TRULOOP_REDIS_URL": redis_url,
@@ -53,21 +65,29 @@ def sendbird_env(redis_url: str, sendbird: FakeSendbird, **overrides: str) -> di
     }
 
 
-async def test_all_checks_pass(tmp_path: Path, redis_url: str, sendbird: FakeSendbird) -> None:
+async def test_all_checks_pass(
+    tmp_path: Path, redis_url: str, sendbird: FakeSendbird, notion: FakeNotion
+) -> None:
     sendbird.users[BOT] = {"user_id": BOT, "nickname": "Truloop"}
+    env = sendbird_env(redis_url, sendbird, **notion_env(notion))
 
-    code, lines = await doctor(tmp_path, **sendbird_env(redis_url, sendbird))
+    code, lines = await doctor(tmp_path, **env)
 
     assert code == 0, lines
     assert [line.split()[:2] for line in lines] == [
         ["ok", "settings:"],
         ["ok", "redis:"],
         ["ok", "model:"],
+        ["ok", "notion:"],
         ["ok", "sendbird:"],
     ]
     assert lines[1].startswith(f"ok    redis: {redis_url} answers (Redis ")
     assert "offline" in lines[2]
-    assert f"bot user {BOT!r} exists" in lines[3]
+    assert lines[3] == (
+        "ok    notion: the token is accepted: 'Truloop knowledge' in workspace 'Acme' "
+        "(kb sync-notion can run)"
+    )
+    assert f"bot user {BOT!r} exists" in lines[4]
 
 
 async def test_each_failure_says_what_to_fix(tmp_path: Path, sendbird: FakeSendbird) -> None:
@@ -80,7 +100,7 @@ async def test_each_failure_says_what_to_fix(tmp_path: Path, sendbird: FakeSendb
     code, lines = await doctor(tmp_path, **env)
 
     assert code == 1
-    settings, redis, model, token = lines
+    settings, redis, model, notion, token = lines
     assert settings.startswith("FAIL  settings: invalid settings: TRULOOP_JWT_SECRET (HS256) or")
     assert redis.startswith(f"FAIL  redis: cannot reach {dead.replace('hunter2', '***')} (")
     assert redis.endswith("start Redis or fix TRULOOP_REDIS_URL") and "hunter2" not in redis
@@ -88,6 +108,7 @@ async def test_each_failure_says_what_to_fix(tmp_path: Path, sendbird: FakeSendb
         "FAIL  model: TRULOOP_MODEL='openai-chat:gpt-4o-mini': "
         "set OPENAI_API_KEY for the openai-chat: provider"
     )
+    assert notion == "skip  notion: TRULOOP_NOTION_TOKEN is not set: optional, only kb sync-notion uses it"
     assert token.startswith("FAIL  sendbird: the token is refused (401): set TRULOOP_SENDBIRD_API_TOKEN")
 
 
@@ -98,7 +119,7 @@ async def test_a_missing_bot_and_an_unreachable_sendbird(
 
     assert code == 1
     assert lines[-1] == f"FAIL  sendbird: bot user {BOT!r} missing: run truloop-assistant sendbird setup"
-    assert all(line.startswith("ok") for line in lines[:-1]), lines
+    assert all(line.startswith(("ok", "skip  notion:")) for line in lines[:-1]), lines
 
     nowhere = f"http://127.0.0.1:{free_port()}"
     code, lines = await doctor(
@@ -160,3 +181,27 @@ async def test_each_mcp_server_is_checked(tmp_path: Path, redis_url: str, crm: C
     )
     assert lines[-1].startswith(f"FAIL  mcp erp: cannot list the tools of {nowhere} (")
     assert lines[-1].endswith("until then the assistant works without its tools")
+
+
+async def test_a_refused_or_unreachable_notion_token(
+    tmp_path: Path, redis_url: str, notion: FakeNotion
+) -> None:
+    env = {"TRULOOP_REDIS_URL": redis_url, "TRULOOP_CHANNEL": "local", "TRULOOP_JWT_SECRET": SECRET}
+
+    code, lines = await doctor(tmp_path, **env, **notion_env(notion, token="secret_revoked"))
+
+    assert code == 1
+    assert lines[3] == (
+        "FAIL  notion: the token is refused (401): set TRULOOP_NOTION_TOKEN to the integration's Internal "
+        "Integration Secret (https://www.notion.so/my-integrations)"
+    )
+    assert notion.requests == [("GET", "/v1/users/me")]
+
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    code, lines = await doctor(
+        tmp_path, **env, TRULOOP_NOTION_TOKEN=NOTION_TOKEN, TRULOOP_NOTION_API_URL=nowhere
+    )
+
+    assert code == 1
+    assert lines[3].startswith(f"FAIL  notion: cannot reach Notion at {nowhere} (")
+    assert lines[3].endswith("check TRULOOP_NOTION_API_URL and the network")

@@ -123,6 +123,8 @@ class FakePage:
     indexed: bool = True
     """Whether the search lists it yet (Notion indexes new pages for search with a delay)."""
     in_database: bool = False
+    vanishing: bool = False
+    """Listed by the search, but gone (404) when asked for: deleted while a sync runs."""
 
     @property
     def url(self) -> str:
@@ -314,7 +316,7 @@ class FakeNotion:
 
     def _visible(self, page_id: str) -> FakePage | None:
         page = self.pages.get(_normal(page_id))
-        return page if page is not None and page.shared else None
+        return page if page is not None and page.shared and not page.vanishing else None
 
     def _page_object(self, page: FakePage) -> dict[str, Any]:
         title_property = "Name" if page.in_database else "title"

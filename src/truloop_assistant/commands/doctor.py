@@ -1,6 +1,7 @@
 """``truloop-assistant doctor``: check the settings, Redis, the model's key and the Sendbird token.
 
-One line per check, ``ok``, ``FAIL`` or ``skip``, saying what to fix; exit 1 when a check fails.
+One line per check, ``ok``, ``FAIL`` or ``skip``, saying what to fix; exit 1 when a check fails. The
+Notion token is checked when one is set, and each MCP server of ``TRULOOP_MCP_SERVERS``.
 Light to import: the command line lists it without loading the libraries the checks use.
 """
 
@@ -139,6 +140,7 @@ def checks() -> Iterator[Check]:
         yield Check("settings", "ok", f"channel {channel}, model {model}, Redis {masked_url(redis_url)}")
     yield check_redis(redis_url)
     yield check_models(model, list(fallbacks))
+    yield check_notion(value("notion_token"), str(value("notion_api_url")))
     if channel != "sendbird":
         yield Check("sendbird", "skip", f"TRULOOP_CHANNEL={channel}: Sendbird is not used")
     else:
@@ -208,6 +210,58 @@ def check_models(model: str, fallbacks: list[str]) -> Check:
     if fallbacks:
         detail += f", then {', '.join(fallbacks)}"
     return Check("model", "ok", detail)
+
+
+NOTION_TIMEOUT_S = 5.0
+
+
+def check_notion(token: str | None, api_url: str) -> Check:
+    """With a token set: does Notion accept it (``GET /v1/users/me``)? Without one: Notion is optional."""
+    if not token:
+        return Check(
+            "notion", "skip", "TRULOOP_NOTION_TOKEN is not set: optional, only kb sync-notion uses it"
+        )
+    import httpx
+
+    from ..backends.knowledge.notion import INTEGRATIONS_URL, NOTION_VERSION
+
+    base = api_url.rstrip("/")
+    try:
+        response = httpx.get(
+            f"{base}/v1/users/me",
+            headers={"Authorization": f"Bearer {token}", "Notion-Version": NOTION_VERSION},
+            timeout=NOTION_TIMEOUT_S,
+        )
+    except httpx.HTTPError as exc:
+        return Check(
+            "notion",
+            "FAIL",
+            f"cannot reach Notion at {base} ({exc or type(exc).__name__}): "
+            "check TRULOOP_NOTION_API_URL and the network",
+        )
+    body = _json(response)
+    if response.status_code == 200:
+        name = body.get("name") or "the integration"
+        workspace = (body.get("bot") or {}).get("workspace_name")
+        where = f" in workspace {workspace!r}" if workspace else ""
+        return Check("notion", "ok", f"the token is accepted: {name!r}{where} (kb sync-notion can run)")
+    if response.status_code == 401:
+        return Check(
+            "notion",
+            "FAIL",
+            "the token is refused (401): set TRULOOP_NOTION_TOKEN to the integration's Internal Integration "
+            f"Secret ({INTEGRATIONS_URL})",
+        )
+    detail = body.get("message") or response.reason_phrase or "no details"
+    return Check("notion", "FAIL", f"Notion at {base} answered {response.status_code}: {detail}")
+
+
+def _json(response: Any) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 def check_sendbird(settings: SendbirdSettings | None) -> Check:
