@@ -41,6 +41,8 @@ class LiveKnowledgeBase:
         self._index: Bm25KnowledgeBase | None = None
         self._folder: Bm25KnowledgeBase | None = None
         self._version = -1
+        self.from_redis = False
+        """Whether the index searched now holds the documents in Redis (else the folder's)."""
         self._checked = float("-inf")
         self._lock = asyncio.Lock()
 
@@ -68,6 +70,7 @@ class LiveKnowledgeBase:
     async def _build(self, version: int) -> Bm25KnowledgeBase:
         started = time.perf_counter()
         documents = await self.store.documents() if version else []
+        self.from_redis = bool(documents)
         if not documents:
             return self._from_folder()
         index = await asyncio.to_thread(Bm25KnowledgeBase, [d.document() for d in documents])
