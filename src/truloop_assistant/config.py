@@ -133,6 +133,8 @@ class Settings(SendbirdSettings):
     users_api_url: str | None = None
     users_api_token: str | None = None
     kb_dir: str | None = None
+    embedding_model: str | None = None
+    """A pydantic-ai embedding model (``openai:text-embedding-3-small``): knowledge search by meaning too."""
     supermemory_api_key: str | None = None
     supermemory_api_url: str = "https://api.supermemory.ai"
     google_places_api_key: str | None = None
@@ -161,6 +163,19 @@ class Settings(SendbirdSettings):
                 f"{masked_url(value)!r} is not a Redis URL: use redis://HOST:PORT/DB "
                 "(rediss:// with TLS, unix:///PATH for a socket, redis+cluster://HOST:PORT,HOST:PORT "
                 "or rediss+cluster:// for a Redis Cluster)"
+            )
+        return value
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _embedding_prefix(cls, value: str | None) -> str | None:
+        """``provider:model``; empty means unset."""
+        value = (value or "").strip() or None
+        if value is not None and not re.fullmatch(r"[a-z][a-z0-9/_-]*:\S+", value):
+            raise ValueError(
+                f"{value!r} is not an embedding model: use provider:model, e.g. "
+                "openai:text-embedding-3-small (other prefixes: google:, cohere:, voyageai:, bedrock:, "
+                "or an OpenAI-compatible provider's)"
             )
         return value
 
