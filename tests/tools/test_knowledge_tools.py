@@ -80,7 +80,7 @@ def _agent(args: dict[str, Any]) -> Agent[AgentDeps, str]:
     [
         ("연차는 며칠이야?", "휴가 정책 (Vacation policy)", "vacation-policy.md"),
         (
-            "how do I get reimbursed for a taxi",
+            "how do I claim a taxi home after working late",
             "Expense reimbursement (경비 정산)",
             "expense-reimbursement.md",
         ),
