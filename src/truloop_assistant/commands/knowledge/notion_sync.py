@@ -80,7 +80,7 @@ def summary(report: SyncReport) -> list[str]:
     lines = [
         f"synced Notion into the knowledge base: {report.read} pages read, {report.unchanged} unchanged "
         f"(not read), {report.removed} removed; {report.written.passages} passages written in "
-        f"{report.seconds:.1f} s ({report.requests} requests to Notion)"
+        f"{report.seconds:.1f} s ({report.requests} request{'' if report.requests == 1 else 's'} to Notion)"
     ]
     if report.written.embedding_cost:
         written = report.written
