@@ -24,6 +24,7 @@ from .auth import TokenVerifier
 from .backends import Backends
 from .backends.events import RedisEventStore
 from .backends.knowledge import load_knowledge_base
+from .backends.knowledge.embedding import passage_embedder
 from .backends.knowledge.live import LiveKnowledgeBase
 from .backends.knowledge.store import KnowledgeStore
 from .backends.memory import RedisMemoryStore, SupermemoryStore
@@ -162,7 +163,8 @@ class Services:
             users=users,
             events=RedisEventStore(self.redis),
             knowledge=LiveKnowledgeBase(
-                KnowledgeStore(self.redis), fallback=partial(load_knowledge_base, settings.kb_dir)
+                KnowledgeStore(self.redis, embedder=passage_embedder(settings.embedding_model)),
+                fallback=partial(load_knowledge_base, settings.kb_dir),
             ),
             memory=memory,
             places=places,

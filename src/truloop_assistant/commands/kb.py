@@ -17,7 +17,7 @@ from pathlib import Path
 from redis.exceptions import RedisError
 
 from ..backends.knowledge import Bm25KnowledgeBase, KnowledgeBaseError
-from ..backends.knowledge.store import KnowledgeStore, StoredDocument, WriteReport, folder_id
+from ..backends.knowledge.store import KnowledgeStore, StoredDocument, WriteReport, embedding_with, folder_id
 from ..config import Settings
 from ..redis_client import connect
 from ..store import keys
@@ -63,10 +63,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run a ``kb`` subcommand; 0 on success, 1 with a one-line reason on stderr otherwise."""
     keys.use_prefix(settings.key_prefix)
-    if args.kb_command == "index":
-        return _index(Path(args.dir), Path(args.output) if args.output else None, settings)
-    module = importlib.import_module(f".knowledge.{SUBCOMMANDS[args.kb_command]}", __package__)
-    return int(module.run(args, settings))
+    with embedding_with(settings.embedding_model):  # kb index and kb sync-notion embed what they write
+        if args.kb_command == "index":
+            return _index(Path(args.dir), Path(args.output) if args.output else None, settings)
+        module = importlib.import_module(f".knowledge.{SUBCOMMANDS[args.kb_command]}", __package__)
+        return int(module.run(args, settings))
 
 
 def _index(folder: Path, output: Path | None, settings: Settings) -> int:
@@ -90,7 +91,7 @@ def _index(folder: Path, output: Path | None, settings: Settings) -> int:
         print(f"indexed {kb.document_count} documents ({kb.passage_count} passages) into {output}")
         return 0
     try:
-        _, removed = asyncio.run(_into_redis(settings.redis_url, kb))
+        written, removed = asyncio.run(_into_redis(settings.redis_url, kb))
     except (RedisError, OSError) as exc:
         print(f"truloop-assistant kb index: Redis at {settings.redis_url}: {exc}", file=sys.stderr)
         return 1
@@ -101,6 +102,8 @@ def _index(folder: Path, output: Path | None, settings: Settings) -> int:
         f"indexed {kb.document_count} documents ({kb.passage_count} passages) into the knowledge base"
         + (f"; removed {removed} no longer in the folder" if removed else "")
     )
+    if written.embedding_cost:
+        print(f"embeddings: {written.embedded} passages embedded, costing {written.embedding_cost}")
     return 0
 
 

@@ -323,17 +323,30 @@ KB_PASSAGES_MAX = 50_000
 """Passages the knowledge base holds at most (each a few hundred characters): some 50 MB in Redis."""
 
 
+# The knowledge base's keys share the hash tag {kb}: a write changes the documents and the version in
+# one transaction, which a Redis Cluster runs only on keys of one slot.
+
+
 def kb_documents() -> str:
     """Hash: document id -> the document (compressed JSON); see ``backends/knowledge/store.py``.
 
     No expiry: the knowledge base is the organisation's, kept until a sync or an index removes it.
     """
-    return f"{PREFIX}:kb:documents"
+    return f"{PREFIX}:{{kb}}:documents"
 
 
 def kb_version() -> str:
     """Moves with every write to the knowledge base: processes rebuild their index when it does."""
-    return f"{PREFIX}:kb:version"
+    return f"{PREFIX}:{{kb}}:version"
+
+
+def kb_vectors() -> str:
+    """Hash: a digest of an embedding model and a passage's text -> its vector (float32 bytes).
+
+    No expiry; bounded by the documents: every write drops the vectors no stored passage has (at most
+    ``KB_PASSAGES_MAX``, some 6 KB each at 1,536 dimensions). See ``backends/knowledge/vectors.py``.
+    """
+    return f"{PREFIX}:{{kb}}:vectors"
 
 
 ADMIN_ROLE_TTL_S = 60

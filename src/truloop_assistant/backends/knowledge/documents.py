@@ -6,9 +6,13 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..search import tokenize
 from .markdown import Block, parse_markdown
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _CHUNK_TARGET_CHARS = 360
 _NOTION_ID = re.compile(r"[\s_-]+[0-9a-f]{32}$", re.IGNORECASE)
@@ -21,6 +25,8 @@ class Passage:
 
     text: str
     tokens: list[str]
+    vector: np.ndarray | None = None
+    """Its meaning as a unit vector, when an embedding model is configured and has embedded it."""
 
 
 @dataclass
@@ -34,9 +40,14 @@ class Document:
     """A link to it, when it has one (a Notion page)."""
 
 
+def indexed_text(title: str, text: str) -> str:
+    """What a passage is indexed and embedded as: with its title, which makes every passage findable by it."""
+    return f"{title}\n{text}"
+
+
 def passage_tokens(title: str, text: str) -> list[str]:
-    """The tokens a passage is indexed under: the title makes every passage findable by it."""
-    return tokenize(f"{title}\n{text}")
+    """The tokens a passage is indexed under."""
+    return tokenize(indexed_text(title, text))
 
 
 def title_from_file_name(name: str) -> str:

@@ -18,7 +18,10 @@ class KnowledgeHit(BaseModel):
     path: str = Field(description="where the document lives: its path in the folder, or its Notion page path")
     url: str | None = Field(default=None, description="a link to the document (Notion), to cite")
     snippet: str = Field(description="the best-matching passage of the document")
-    score: float = Field(description="BM25 relevance; higher is better, only comparable within one search")
+    score: float = Field(
+        description="relevance (BM25, fused with meaning when an embedding model is configured); higher is "
+        "better, only comparable within one search"
+    )
 
 
 class KnowledgeBase(Protocol):

@@ -1,8 +1,10 @@
 """``truloop-assistant kb eval``: how well the knowledge base finds the document that answers a question.
 
 It searches what the server would search (the documents in Redis, else ``TRULOOP_KB_DIR`` or the
-bundled handbook) with the questions of a cases file, and prints recall@3 and MRR overall and for
-Korean and English questions, each beside its target, and the questions that missed.
+bundled handbook) with the questions of a cases file: by words, and, when an embedding model is
+configured (``TRULOOP_EMBEDDING_MODEL``), by words and meaning fused as the server does. For each it
+prints recall@3 and MRR overall and for Korean and English questions, each beside its target, and
+the questions that missed.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from redis.exceptions import RedisError
 
-from ...backends.knowledge import SAMPLE_DIR, KnowledgeHit, load_knowledge_base
+from ...backends.knowledge import SAMPLE_DIR, KnowledgeBaseError, KnowledgeHit, load_knowledge_base
+from ...backends.knowledge.embedding import EmbeddingError
 from ...backends.knowledge.live import LiveKnowledgeBase
 from ...backends.knowledge.store import KnowledgeStore
 from ...config import Settings, masked_url
@@ -34,20 +38,29 @@ DEFAULT_CASES = Path(__file__).resolve().parents[2] / "data" / "retrieval_cases.
 """The bundled retrieval set: questions about the bundled handbook."""
 
 TOP = 3
-"""recall@3: an answering document among the first three hits."""
+"""recall@3: an answering document among the first three hits (what the tool returns by default)."""
 DEPTH = 10
 """MRR counts an answering document down to this rank (MRR@10)."""
 LANGUAGES = {"ko": "Korean", "en": "English"}
 _HANGUL = re.compile(f"[{HANGUL}]")
+COMMAND = "truloop-assistant kb eval"
 
 
-class Targets(BaseModel):
-    """What the figures should reach; a figure below its target is marked."""
+class Target(BaseModel):
+    """What one way of searching should reach; a figure below its target is marked ``<``."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     recall: float = Field(default=0.9, ge=0, le=1, alias="recall@3")
     mrr: float = Field(default=0.75, ge=0, le=1)
+
+
+class Targets(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    words: Target = Field(default_factory=Target)
+    meaning: Target = Field(default_factory=lambda: Target(recall=0.95, mrr=0.85))
+    """Words and meaning fused (with an embedding model)."""
 
 
 class Case(BaseModel):
@@ -145,10 +158,11 @@ class Run:
     """One way of searching, measured on every question."""
 
     name: str
+    target: Target
     answers: list[Answer]
 
     def figures(self) -> dict[str, Figures]:
-        """Overall, then per language."""
+        """Overall (``all``), then per language."""
         by_language = {
             language: Figures.of([a for a in self.answers if a.case.language == language])
             for language in LANGUAGES
@@ -156,11 +170,11 @@ class Run:
         return {"all": Figures.of(self.answers), **by_language}
 
 
-async def measure(name: str, cases: list[Case], search: Search) -> Run:
-    return Run(name, [answer(case, await search(case.question)) for case in cases])
+async def measure(name: str, target: Target, cases: list[Case], search: Search) -> Run:
+    return Run(name, target, [answer(case, await search(case.question)) for case in cases])
 
 
-def render(run: Run, targets: Targets) -> list[str]:
+def render(run: Run) -> list[str]:
     """The misses, then the figures beside their targets."""
     lines = [run.name]
     for a in run.answers:
@@ -177,7 +191,7 @@ def render(run: Run, targets: Targets) -> list[str]:
     lines.append(f"  {'':<{width}}  {f'recall@{TOP}':<14}  MRR")
     for label, f in rows:
         lines.append(
-            f"  {label:<{width}}  {_against(f.recall, targets.recall)}  {_against(f.mrr, targets.mrr)}"
+            f"  {label:<{width}}  {_against(f.recall, run.target.recall)}  {_against(f.mrr, run.target.mrr)}"
         )
     return lines
 
@@ -187,14 +201,14 @@ def _against(value: float, target: float) -> str:
     return f"{value:.3f} {'≥' if value >= target else '<'} {target:.2f}"
 
 
-def results_json(path: Path, cases: CasesFile, source: str, runs: list[Run]) -> dict[str, Any]:
+def results_json(path: Path, source: str, runs: list[Run]) -> dict[str, Any]:
     return {
         "cases_file": str(path),
         "knowledge_base": source,
-        "targets": {f"recall@{TOP}": cases.targets.recall, "mrr": cases.targets.mrr},
         "runs": [
             {
                 "name": run.name,
+                "targets": {f"recall@{TOP}": run.target.recall, "mrr": run.target.mrr},
                 "figures": {
                     key: {
                         "questions": f.questions,
@@ -220,49 +234,49 @@ def results_json(path: Path, cases: CasesFile, source: str, runs: list[Run]) -> 
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    """Measure and print; 0 when it ran, 2 for a bad cases file or ``--json`` path, 1 when Redis fails."""
+    """Measure and print: 0 when it ran, 2 for a bad cases file or ``--json`` path, 1 if a search failed."""
     if "TRULOOP_LOG_LEVEL" not in os.environ:  # the report, not the index's log lines
         for handler in logging.getLogger().handlers:
             handler.setLevel(logging.WARNING)
     path = Path(args.cases) if args.cases else DEFAULT_CASES
     json_path = Path(args.json) if args.json else None
     if json_path is not None and (json_path.is_dir() or not json_path.parent.is_dir()):
-        print(
-            f"truloop-assistant kb eval: --json {json_path}: not a file in an existing folder",
-            file=sys.stderr,
-        )
+        print(f"{COMMAND}: --json {json_path}: not a file in an existing folder", file=sys.stderr)
         return 2
     try:
         cases = load_cases(path)
     except CasesFileError as exc:
-        print(f"truloop-assistant kb eval: {exc}", file=sys.stderr)
+        print(f"{COMMAND}: {exc}", file=sys.stderr)
         return 2
-    source, runs = asyncio.run(_measure_all(cases, settings))
-    counts = {lang: sum(1 for c in cases.cases if c.language == lang) for lang in LANGUAGES}
-    print(
-        f"{len(cases.cases)} questions ({', '.join(f'{n} {LANGUAGES[lang]}' for lang, n in counts.items())}) "
-        f"from {path}"
+    try:
+        source, runs = asyncio.run(_measure_all(cases, settings))
+    except (EmbeddingError, KnowledgeBaseError) as exc:
+        print(f"{COMMAND}: {exc}", file=sys.stderr)
+        return 1
+    counts = ", ".join(
+        f"{sum(c.language == key for c in cases.cases)} {name}" for key, name in LANGUAGES.items()
     )
+    print(f"{len(cases.cases)} questions ({counts}) from {path}")
     print(f"searching {source}")
     for measured in runs:
         print()
-        print("\n".join(render(measured, cases.targets)))
+        print("\n".join(render(measured)))
     if json_path is not None:
         try:
-            text = json.dumps(results_json(path, cases, source, runs), ensure_ascii=False, indent=2)
+            text = json.dumps(results_json(path, source, runs), ensure_ascii=False, indent=2)
             json_path.write_text(text + "\n", encoding="utf-8")
         except OSError as exc:
-            print(f"truloop-assistant kb eval: --json {json_path}: {exc.strerror or exc}", file=sys.stderr)
+            print(f"{COMMAND}: --json {json_path}: {exc.strerror or exc}", file=sys.stderr)
             return 2
     return 0
 
 
 async def _measure_all(cases: CasesFile, settings: Settings) -> tuple[str, list[Run]]:
+    """What was searched, and a run by words (and one by words and meaning with an embedding model)."""
     redis = connect(settings.redis_url)
     try:
-        live = LiveKnowledgeBase(
-            KnowledgeStore(redis), fallback=partial(load_knowledge_base, settings.kb_dir)
-        )
+        store = KnowledgeStore(redis)  # with the command's embedding model, if any
+        live = LiveKnowledgeBase(store, fallback=partial(load_knowledge_base, settings.kb_dir))
         index = await live.current()
         if live.from_redis:
             source = f"the knowledge base in Redis at {masked_url(settings.redis_url)}"
@@ -273,6 +287,23 @@ async def _measure_all(cases: CasesFile, settings: Settings) -> tuple[str, list[
         async def words(question: str) -> list[KnowledgeHit]:
             return index.search_sync(question, limit=DEPTH)
 
-        return source, [await measure("words", cases.cases, words)]
+        runs = [await measure("words", cases.targets.words, cases.cases, words)]
+        embedder = store.embedder
+        if embedder is None:
+            return source, runs
+        if not index.has_vectors:
+            raise EmbeddingError(
+                f"no passage has a vector of {embedder.model_name} (see the warnings above): run kb index "
+                "or kb sync-notion with TRULOOP_EMBEDDING_MODEL set"
+            )
+
+        async def fused(question: str) -> list[KnowledgeHit]:
+            return index.search_sync(question, limit=DEPTH, query_vector=await embedder.query(question))
+
+        name = f"words + meaning ({embedder.model_name})"
+        runs.append(await measure(name, cases.targets.meaning, cases.cases, fused))
+        return source, runs
+    except RedisError as exc:
+        raise KnowledgeBaseError(f"Redis at {masked_url(settings.redis_url)}: {exc}") from None
     finally:
         await redis.aclose()
