@@ -1,7 +1,8 @@
 """``truloop-assistant doctor``: check the settings, Redis, the model's key and the Sendbird token.
 
 One line per check, ``ok``, ``FAIL`` or ``skip``, saying what to fix; exit 1 when a check fails. The
-Notion token is checked when one is set, and each MCP server of ``TRULOOP_MCP_SERVERS``.
+embedding model is asked when ``TRULOOP_EMBEDDING_MODEL`` is set, the Notion token is checked when one
+is set, and each MCP server of ``TRULOOP_MCP_SERVERS``.
 Light to import: the command line lists it without loading the libraries the checks use.
 """
 
@@ -140,6 +141,8 @@ def checks() -> Iterator[Check]:
         yield Check("settings", "ok", f"channel {channel}, model {model}, Redis {masked_url(redis_url)}")
     yield check_redis(redis_url)
     yield check_models(model, list(fallbacks))
+    if embedding_model := value("embedding_model"):
+        yield check_embedding(str(embedding_model))
     yield check_notion(value("notion_token"), str(value("notion_api_url")))
     if channel != "sendbird":
         yield Check("sendbird", "skip", f"TRULOOP_CHANNEL={channel}: Sendbird is not used")
@@ -210,6 +213,34 @@ def check_models(model: str, fallbacks: list[str]) -> Check:
     if fallbacks:
         detail += f", then {', '.join(fallbacks)}"
     return Check("model", "ok", detail)
+
+
+EMBEDDING_TIMEOUT_S = 10.0
+
+
+def check_embedding(model: str) -> Check:
+    """With ``TRULOOP_EMBEDDING_MODEL`` set: does the model embed a question (one small request)?"""
+    import asyncio
+
+    from ..backends.knowledge.embedding import EmbeddingError, PassageEmbedder
+
+    async def dimensions() -> int:
+        async with asyncio.timeout(EMBEDDING_TIMEOUT_S):
+            return int((await PassageEmbedder(model).query("Where do visitors park?")).shape[0])
+
+    try:
+        found = asyncio.run(dimensions())
+    except (EmbeddingError, TimeoutError) as exc:
+        reason = str(exc).removeprefix(f"{model}: ") or f"no answer within {EMBEDDING_TIMEOUT_S:g} s"
+        return Check(
+            "embedding",
+            "FAIL",
+            f"{model} does not answer ({reason}): fix TRULOOP_EMBEDDING_MODEL or the provider's key "
+            "(e.g. OPENAI_API_KEY, OPENAI_BASE_URL); until then knowledge search goes by words only",
+        )
+    return Check(
+        "embedding", "ok", f"{model} answers ({found} dimensions): knowledge search by words and meaning"
+    )
 
 
 NOTION_TIMEOUT_S = 5.0
