@@ -17,9 +17,15 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from redis.asyncio import Redis
 
+from tests.fakes.embeddings import FakeEmbeddings
+from tests.support import served
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.knowledge import Bm25KnowledgeBase, KnowledgeHit, load_knowledge_base
+from truloop_assistant.backends.knowledge.embedding import PassageEmbedder
+from truloop_assistant.backends.knowledge.live import LiveKnowledgeBase
+from truloop_assistant.backends.knowledge.store import KnowledgeStore
 from truloop_assistant.tools.deps import AgentDeps
 from truloop_assistant.tools.knowledge_tools import (
     NOTHING_FOUND,
@@ -172,3 +178,22 @@ def test_tool_schema_is_written_for_the_model() -> None:
         "type": "integer",
     }
     assert "cite" in (search_knowledge_base.__doc__ or "")
+
+
+async def test_the_tool_searches_by_meaning_and_never_fails_when_the_model_does(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)  # to the local fake only
+    async with served(FakeEmbeddings()) as fake:
+        store = KnowledgeStore(redis, embedder=PassageEmbedder(fake.model()))
+        knowledge = LiveKnowledgeBase(store, fallback=lambda: load_knowledge_base(None), check_every_s=0)
+        result = await _agent({"query": "when is payday"}).run("payday?", deps=_deps(knowledge))
+        assert result.output.startswith(
+            "According to '급여와 증명서 (Payroll and certificates)' (payroll.md): "
+        )
+
+        fake.fail_with = 503
+        result = await _agent({"query": "when is payday"}).run("payday?", deps=_deps(knowledge))
+        [tool_return] = _returns(result.all_messages())
+        assert tool_return.outcome == "success"  # words find nothing for "payday": the tool says so
+        assert result.output == f"nothing found; note: {NOTHING_FOUND}"

@@ -44,7 +44,8 @@ class EmbeddingSpend:
             return "nothing"
         if self.price is None:
             return f"{self.tokens:,} tokens (price unknown)"
-        dollars = f"{self.price:.6f}".rstrip("0").rstrip(".")
+        places = max(4, 1 - self.price.adjusted()) if self.price else 0  # two significant digits of cents
+        dollars = f"{self.price:.{places}f}".rstrip("0").rstrip(".") if places else "0"
         return f"${dollars} ({self.tokens:,} tokens)"
 
 
