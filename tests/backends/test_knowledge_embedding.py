@@ -27,9 +27,7 @@ from truloop_assistant.embedded_redis import free_port
 from truloop_assistant.store import keys
 
 PAYROLL = "# Payroll\n\nSalary is paid on the 25th of each month. Payslips appear in Flex on the 24th.\n"
-TRAVEL = (
-    "# Business travel\n\nBook flights and hotels through the travel desk. The daily allowance is paid.\n"
-)
+TRAVEL = "# Business travel\n\nThe travel desk has paid your hotel; the daily allowance is paid in cash.\n"
 PARKING = "# 주차 안내\n\n방문객 주차권은 1층 안내데스크에서 받아요. 차량 번호를 전날까지 등록하세요.\n"
 DOCUMENTS = {"payroll.md": PAYROLL, "travel.md": TRAVEL, "parking.md": PARKING}
 

@@ -97,7 +97,8 @@ class LiveKnowledgeBase:
 
     async def _build(self, version: int) -> Bm25KnowledgeBase:
         started = time.perf_counter()
-        documents = await self.store.documents() if version else []
+        # By id: equal scores rank in the same order in every process, whatever order Redis keeps.
+        documents = sorted(await self.store.documents(), key=lambda d: d.doc_id) if version else []
         self.from_redis = bool(documents)
         if not documents:
             return await self._from_folder()

@@ -133,7 +133,8 @@ class Bm25KnowledgeBase:
 
         Documents are ranked by their best passage in each ranking, so a document whose words match
         one passage and whose meaning matches another gains from both; its snippet is the passage
-        that ranks best in the two rankings together.
+        that ranks best in the two rankings together. Equal scores (first in one ranking and second in
+        the other, say) go to the document closer to the question in meaning.
         """
         import numpy as np
 
@@ -154,7 +155,8 @@ class Bm25KnowledgeBase:
             doc = self._passage_doc[passage]
             if doc not in best or score > passage_score[best[doc]]:
                 best[doc] = passage
-        for doc in sorted(doc_score, key=lambda d: (-doc_score[d], d)):
+        closeness = {doc: float(similarity[passage]) for doc, passage in best.items()}
+        for doc in sorted(doc_score, key=lambda d: (-doc_score[d], -closeness[d], d)):
             yield best[doc], doc_score[doc]
 
     async def search(self, query: str, *, limit: int = 5) -> list[KnowledgeHit]:
