@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,10 @@ from truloop_assistant.backends.knowledge import (
 )
 from truloop_assistant.backends.knowledge.live import LiveKnowledgeBase
 from truloop_assistant.backends.knowledge.store import KnowledgeStore, StoredDocument
-from truloop_assistant.backends.search import tokenize
+from truloop_assistant.backends.search import TOKENIZER_VERSION, tokenize
 from truloop_assistant.commands import kb as kb_command
 from truloop_assistant.config import Settings, load_settings
+from truloop_assistant.store import keys
 
 
 @pytest.fixture(scope="module")
@@ -486,7 +488,8 @@ async def test_kb_index_command_puts_the_folder_into_the_live_knowledge_base(
 
 
 async def test_stored_tokens_of_another_tokenizer_are_recomputed(redis: Redis) -> None:
-    """Documents a sync wrote before the tokenizer changed are searched by the new tokens."""
+    """Documents a sync wrote before the tokenizer changed are searched by the new tokens, and the next
+    write stores the new tokens (so the processes stop recomputing them at every rebuild)."""
     text = "방문객 주차권은 1층 안내데스크에서 받아요."
     stale = StoredDocument(
         doc_id="folder:parking.md",
@@ -497,15 +500,22 @@ async def test_stored_tokens_of_another_tokenizer_are_recomputed(redis: Redis) -
         tokens=[["방문", "문객", "방문객", "주차", "차권", "주차권"]],  # bigrams, as version 2 made them
         tokenizer=2,
     )
-    await KnowledgeStore(redis).put([stale])
-    live = LiveKnowledgeBase(
-        KnowledgeStore(redis), fallback=lambda: load_knowledge_base(None), check_every_s=0
-    )
-    [hit] = await live.search("방문객 주차권을 받으려면", limit=3)
+    store = KnowledgeStore(redis)
+    await store.put([stale.model_copy(update={"doc_id": "folder:old.md"})])
+    # as the previous release left it in Redis: compressed JSON, with its tokens
+    await redis.hset(keys.kb_documents(), stale.doc_id, zlib.compress(stale.model_dump_json().encode()))
+    live = LiveKnowledgeBase(store, fallback=lambda: load_knowledge_base(None), check_every_s=0)
+    [hit, _] = await live.search("방문객 주차권을 받으려면", limit=3)
     assert hit.path == "parking.md"
-    [document] = (await live.current()).documents
+    document = next(d for d in (await live.current()).documents if d.path == "parking.md")
     assert document.passages[0].tokens == tokenize(f"주차\n{text}")
     assert "차권" not in document.passages[0].tokens
+
+    await store.put([StoredDocument.of(document, doc_id="folder:other.md", source="folder")])
+    written = {d.doc_id: d for d in await store.documents()}
+    assert written["folder:parking.md"].tokenizer == TOKENIZER_VERSION
+    assert written["folder:parking.md"].tokens == [tokenize(f"주차\n{text}")]
+    assert written["folder:old.md"].tokenizer == TOKENIZER_VERSION  # retokenized when it was put
 
 
 async def kb_command_run(args: argparse.Namespace, settings: Settings) -> int:

@@ -102,7 +102,8 @@ class LiveKnowledgeBase:
         self.from_redis = bool(documents)
         if not documents:
             return await self._from_folder()
-        searchable = [d.document() for d in documents]
+        # In the thread too: tokens of another tokenizer version are recomputed, which is CPU work.
+        searchable = await asyncio.to_thread(lambda: [d.document() for d in documents])
         if self.store.embedder is not None and (left := await self.store.attach_vectors(searchable)):
             log.warning(
                 "%d passages have no vector of %s yet: they are found by words only until a kb index or "

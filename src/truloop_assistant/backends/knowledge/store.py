@@ -81,6 +81,13 @@ class StoredDocument(BaseModel):
         ]
         return Document(title=self.title, path=self.path, passages=passages, url=self.url)
 
+    def retokenized(self) -> StoredDocument:
+        """The same document with tokens of the current tokenizer (itself when they are)."""
+        if self.tokenizer == TOKENIZER_VERSION:
+            return self
+        tokens = [passage_tokens(self.title, text) for text in self.texts]
+        return self.model_copy(update={"tokens": tokens, "tokenizer": TOKENIZER_VERSION})
+
 
 @dataclass
 class WriteReport:
@@ -146,14 +153,18 @@ class KnowledgeStore:
     async def put(self, documents: Iterable[StoredDocument]) -> WriteReport:
         """Add or replace documents (by id), their passages embedded first when there is an embedder.
 
-        Raises :class:`KnowledgeBaseError` (and writes no document) beyond the passage limit, or when
-        the embedding model does not answer.
+        Stored documents whose tokens another tokenizer version made are written again with fresh
+        ones, so that the processes stop recomputing them at every rebuild. Raises
+        :class:`KnowledgeBaseError` (and writes no document) beyond the passage limit, or when the
+        embedding model does not answer.
         """
-        new = list(documents)
-        batch: dict[str | bytes, bytes] = {d.doc_id: _encode(d) for d in new}
-        if not batch:
+        new = [d.retokenized() for d in documents]
+        if not new:
             return WriteReport()
-        everything = {d.doc_id: d for d in await self.documents()} | {d.doc_id: d for d in new}
+        stored = {d.doc_id: d for d in await self.documents()}
+        stale = [d.retokenized() for d in stored.values() if d.tokenizer != TOKENIZER_VERSION]
+        batch: dict[str | bytes, bytes] = {d.doc_id: _encode(d) for d in [*stale, *new]}
+        everything = stored | {d.doc_id: d for d in new}
         if (total := sum(len(d.texts) for d in everything.values())) > keys.KB_PASSAGES_MAX:
             raise KnowledgeBaseError(
                 f"the knowledge base would hold {total} passages, over its limit of {keys.KB_PASSAGES_MAX}; "
