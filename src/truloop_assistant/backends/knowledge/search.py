@@ -139,7 +139,11 @@ class Bm25KnowledgeBase:
         import numpy as np
 
         by_words = [p for p, _ in islice(self._index.ranked(query), DEPTH)]
-        nearest = np.argsort(-similarity, kind="stable")[:DEPTH]
+        # The DEPTH nearest without sorting them all, then those in order (in passage order when equal).
+        candidates = np.arange(len(similarity))
+        if len(similarity) > DEPTH:
+            candidates = np.sort(np.argpartition(-similarity, DEPTH)[:DEPTH])
+        nearest = candidates[np.argsort(-similarity[candidates], kind="stable")]
         by_meaning = [int(p) for p in nearest if similarity[p] >= MIN_SIMILARITY]
         doc_score: dict[int, float] = {}
         passage_score: dict[int, float] = {}
@@ -173,9 +177,10 @@ def _matrix(passages: list[Passage]) -> np.ndarray | None:
     import numpy as np
 
     matrix = np.zeros((len(passages), *dims), dtype=np.float32)
-    for row, vector in enumerate(vectors):
+    for row, (passage, vector) in enumerate(zip(passages, vectors, strict=True)):
         if vector is not None and vector.shape == dims:
             matrix[row] = vector
+            passage.vector = matrix[row]  # a view: each vector is held once (6 KB at 1,536 dimensions)
     return matrix
 
 
