@@ -181,23 +181,3 @@ async def test_kb_eval_rejects_a_json_path_it_cannot_write(
 ) -> None:
     assert await kb(settings_for(redis_url), "eval", "--json", str(tmp_path / "missing" / "x.json")) == 2
     assert "not a file in an existing folder" in capsys.readouterr().err
-
-
-async def test_kb_index_says_what_embedding_cost(
-    redis: Redis, redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], fake: FakeEmbeddings
-) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "payroll.md").write_text(
-        "# Payroll\n\nSalary is paid on the 25th.\n\n## Payslips\n\nIn Flex.\n", "utf-8"
-    )
-    settings = settings_for(redis_url, embedding_model=MODEL)
-    assert await kb(settings, "index", str(docs)) == 0
-    first = capsys.readouterr().out.splitlines()
-    assert first[0] == "indexed 1 documents (2 passages) into the knowledge base"
-    assert re.fullmatch(r"embeddings: 2 passages embedded, costing \$0\.0000\d+ \(\d+ tokens\)", first[1]), (
-        first
-    )
-    assert await kb(settings, "index", str(docs)) == 0
-    assert capsys.readouterr().out.splitlines()[1] == "embeddings: 0 passages embedded, costing nothing"
-    assert len(fake.embedded) == 2
