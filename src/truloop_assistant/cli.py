@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import os
 import secrets
 import signal
 import sys
@@ -21,6 +22,8 @@ from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .config import Settings
     from .pipeline.probe import Liveness
 
@@ -30,14 +33,15 @@ PACKAGE = "truloop-assistant"
 COMMANDS = {
     "doctor": "check the settings, Redis, the model's key and the Sendbird token, and say what to fix",
     "inspect": "a conversation's recent turns, tool calls, pending calls, inbox and failures",
+    "dead-letters": "list, replay or purge the events conversations gave up after their retries",
     "sendbird": "Sendbird administration",
     "users": "manage the built-in user directory",
     "kb": "knowledge base administration",
     "eval": "measure how well a model picks the assistant's tools (accuracy per group of requests)",
     "token": "print a device JWT for a user, signed with TRULOOP_JWT_SECRET (for development and tests)",
 }
-"""Commands defined in ``commands/<name>.py``, with their line in ``--help`` (the module is imported
-only when its command runs)."""
+"""Commands defined in ``commands/<name>.py`` (``-`` in a name is ``_`` in its module's), with their line
+in ``--help`` (the module is imported only when its command runs)."""
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 REDIS_BACKOFF_MAX_S = 30.0
 DEFAULT_CONCURRENCY = 100
@@ -60,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "dev":
             return _dev(args)
         module = _command_module(args.command)
-        if args.command in ("users", "inspect", "kb"):
+        if args.command in ("users", "inspect", "dead-letters", "kb"):
             return int(module.run(args, _offline_settings(model="offline")))
         if args.command == "eval":
             return int(module.run(args, _offline_settings()))
@@ -137,7 +141,7 @@ class _Version(argparse.Action):
 
 
 def _command_module(name: str) -> ModuleType:
-    return importlib.import_module(f"{__package__}.commands.{name}")
+    return importlib.import_module(f"{__package__}.commands.{name.replace('-', '_')}")
 
 
 def _configure_logging(*, doctor: bool) -> None:
@@ -263,23 +267,72 @@ def _serve(args: argparse.Namespace) -> int:
     except RedisProblem as exc:
         return _redis_refused(settings.redis_url, exc)
 
+    import shutil
+
     import uvicorn
 
     from .api.http_limits import LimitedHttpToolsProtocol
     from .logs import logging_config
 
-    uvicorn.run(
-        "truloop_assistant.app:create_app",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        proxy_headers=True,
-        http=LimitedHttpToolsProtocol,
-        log_config=logging_config(settings.log_level, settings.log_format),  # also in each worker process
-        log_level=settings.log_level.lower(),
-    )
+    try:
+        made = _share_metrics(args.workers)
+    except OSError as exc:
+        print(f"{PACKAGE}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        uvicorn.run(
+            "truloop_assistant.app:create_app",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            proxy_headers=True,
+            http=LimitedHttpToolsProtocol,
+            log_config=logging_config(settings.log_level, settings.log_format),  # also in each worker process
+            log_level=settings.log_level.lower(),
+        )
+    finally:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
     return 0
+
+
+METRICS_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+def _share_metrics(workers: int) -> Path | None:
+    """Set up where ``serve``'s HTTP processes keep their metrics for ``/metrics`` to sum (prometheus-client's
+    multiprocess mode); the directory made for it, to remove at the end.
+
+    ``PROMETHEUS_MULTIPROC_DIR`` when set, emptied of an earlier run's figures (a process would take on a
+    stale one's under its process id); else, with several processes, a temporary directory. Called before
+    any metric exists in this process, which serves too when it is the only one.
+    """
+    import tempfile
+    from pathlib import Path
+
+    given = os.environ.get(METRICS_DIR_ENV)
+    if not given and workers < 2:
+        return None
+    if given:
+        where = Path(given)
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            for stale in where.glob("*.db"):
+                stale.unlink()
+        except OSError as exc:
+            raise OSError(f"{METRICS_DIR_ENV}={given}: cannot use it ({exc.strerror or exc})") from None
+    else:
+        try:
+            where = Path(tempfile.mkdtemp(prefix="truloop-metrics-"))
+        except OSError as exc:
+            raise OSError(
+                f"cannot make a directory for the HTTP processes' metrics ({exc.strerror or exc}): "
+                f"set {METRICS_DIR_ENV} to a writable one"
+            ) from None
+        os.environ[METRICS_DIR_ENV] = str(where)  # the processes uvicorn starts inherit it
+    logger.info("the HTTP processes' metrics are kept in %s and summed at /metrics", where)
+    return None if given else where
 
 
 def _run_loop(main: Coroutine[Any, Any, int]) -> int:

@@ -144,6 +144,7 @@ class ConversationDrainer:
             channel_url,
             raw.decode(errors="replace"),
             f"given up after {MAX_EVENT_ATTEMPTS} attempts: {error}",
+            eid=eid,
         )
 
     async def _run(

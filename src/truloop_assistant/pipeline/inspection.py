@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from ..store import keys
-from ..store.ledger import Ledger, LedgerTurn
+from ..store.ledger import DeadLetter, Ledger, LedgerTurn
 
 
 class PendingCall(BaseModel):
@@ -79,10 +79,13 @@ async def conversation_report(redis: Redis, ledger: Ledger, channel_url: str) ->
         inbox=[_event_summary(raw) for raw in raw_inbox],
         owner=owner.decode() if owner else None,
         last_failure=await ledger.last_failure(channel_url),
-        dead_letters=[
-            {**d, "event": _event_summary(d.get("event", ""))} for d in await ledger.dead_letters(channel_url)
-        ],
+        dead_letters=[dead_letter_summary(d) for d in await ledger.dead_letters(channel_url)],
     )
+
+
+def dead_letter_summary(dead: DeadLetter) -> dict[str, Any]:
+    """A dead letter without what the person wrote: its id, when, the event's kind and ids, the error."""
+    return {"id": dead.id, "at": dead.at, "event": _event_summary(dead.event), "error": dead.error}
 
 
 def _event_summary(raw: bytes | str) -> dict[str, Any]:
@@ -150,7 +153,7 @@ def as_text(report: ConversationReport) -> str:
         )
     lines.append(f"  dead letters: {len(report.dead_letters)}")
     for dead in report.dead_letters:
-        lines.append(f"    {iso(dead.get('at'))}  {json.dumps(dead.get('event'))}: {dead.get('error')}")
+        lines.append(f"    {dead['id']}  {iso(dead['at'])}  {json.dumps(dead['event'])}: {dead['error']}")
     lines.append(f"turns, newest first: {len(report.turns)}")
     for turn in report.turns:
         took = "" if turn.ended_at is None else f" → {iso(turn.ended_at)}"

@@ -379,8 +379,21 @@ DEAD_LETTERS_MAX = 20
 
 
 def dead_letters(tag: str) -> str:
-    """List of a conversation's given-up events with their error, newest first (``inspect``)."""
+    """List of a conversation's given-up events with their error and id, newest first (``inspect``,
+    ``dead-letters``); bounded by ``DEAD_LETTERS_MAX``, dropped ``LEDGER_TTL_S`` after the last one."""
     return _conv(tag, "dead")
+
+
+DEAD_LETTER_CONVERSATIONS_MAX = 1000
+"""Conversations the index of dead letters names at most (those that gave an event up last)."""
+
+
+def dead_letter_conversations() -> str:
+    """Sorted set of the conversations that keep dead letters, by when they last gave one up (app-wide,
+    for ``dead-letters list``). Each new dead letter trims it to ``DEAD_LETTER_CONVERSATIONS_MAX`` and
+    drops entries older than ``LEDGER_TTL_S`` (their dead letters have expired); the set itself expires
+    ``LEDGER_TTL_S`` after the last one. A conversation whose dead letters are all gone leaves it."""
+    return f"{PREFIX}:dead-letters"
 
 
 def last_failure(tag: str) -> str:
