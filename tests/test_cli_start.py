@@ -13,13 +13,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from importlib.metadata import version
 from pathlib import Path
 
 import httpx
 import pytest
 import redis
+from prometheus_client.metrics_core import Metric
+from prometheus_client.mmap_dict import MmapedDict, mmap_key
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.parser import text_string_to_metric_families
 
 from truloop_assistant.cli import COMMANDS, build_parser
 from truloop_assistant.config import masked_url
@@ -362,3 +366,66 @@ def test_worker_processes_each_serve_metrics_and_a_dead_one_is_started_again(
     for pid in pids[1:]:  # stopped with it
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def _unsigned_webhooks(families: Iterable[Metric]) -> float:
+    """``truloop_webhooks_total{outcome="bad_signature"}`` of these metric families."""
+    return sum(
+        s.value
+        for family in families
+        for s in family.samples
+        if s.name == "truloop_webhooks_total" and s.labels == {"outcome": "bad_signature"}
+    )
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["own-directory", "PROMETHEUS_MULTIPROC_DIR"])
+def test_serve_with_two_processes_answers_metrics_with_their_sum(
+    tmp_path: Path, started: list[Command], redis_url: str, given: bool
+) -> None:
+    port = free_port()
+    env = {**local_env(redis_url), "TMPDIR": str(tmp_path)}
+    if given:
+        shared = tmp_path / "metrics"
+        shared.mkdir()
+        stale = MmapedDict(str(shared / "counter_1.db"))  # an earlier run's figures, not to be counted
+        key = mmap_key("truloop_webhooks_total", "truloop_webhooks_total", ["outcome"], ["bad_signature"], "")
+        stale.write_value(key, 1000.0, 0.0)
+        stale.close()
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(shared)
+    serve = run(started, "serve", "--port", str(port), "--workers", "2", cwd=tmp_path, **env)
+    [shared] = [
+        Path(p) for p in re.findall(r"metrics are kept in (\S+)", serve.wait_for("metrics are kept in"))
+    ]
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{base}/healthz", timeout=1)
+            break
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "\n".join(serve.lines)
+            time.sleep(0.1)
+
+    # Unsigned webhooks (401, counted as bad_signature), each on a connection of its own, until both
+    # processes have answered some.
+    def per_process() -> list[float]:
+        return [
+            _unsigned_webhooks(MultiProcessCollector.merge([str(p)])) for p in shared.glob("counter_*.db")
+        ]
+
+    sent = 0
+    while sum(1 for n in per_process() if n) < 2:
+        assert sent < 400, per_process()
+        for _ in range(10):
+            with httpx.Client(base_url=base, timeout=5) as http:
+                assert http.post("/api/v1/webhooks/sendbird", content=b"{}").status_code == 401
+            sent += 1
+
+    for _ in range(4):  # whichever process answers the scrape, it answers with the sum
+        with httpx.Client(base_url=base, timeout=5) as http:
+            assert _unsigned_webhooks(text_string_to_metric_families(http.get("/metrics").text)) == sent
+
+    code, _ = serve.stop()
+    assert code == 0
+    assert shared.exists() == given  # a directory of its own is removed at the end
+    assert not any("Traceback" in line for line in serve.lines), "\n".join(serve.lines)

@@ -1,11 +1,23 @@
 """Prometheus metrics: the API's ``GET /metrics`` and the worker's ``--metrics-port``.
 
-Each process counts what it does itself; scrape every process (a worker started with
-``--processes N`` serves process ``i`` on ``--metrics-port + i``). Gauges that describe shared
-state (pending calls, queued jobs) are read from Redis by every worker, so any one of them is right.
+Each process counts what it does itself; scrape every worker process (a worker started with
+``--processes N`` serves process ``i`` on ``--metrics-port + i``). The HTTP processes of one
+``serve --workers N`` keep their figures in files of one directory (prometheus-client's multiprocess
+mode, ``PROMETHEUS_MULTIPROC_DIR``, set up by ``serve``), and whichever of them answers ``/metrics``
+answers with the sum. Gauges that describe shared state (pending calls, queued jobs) are read from
+Redis by every worker, so any one of them is right (merged, the latest reading wins).
 """
 
-from prometheus_client import Counter, Gauge, Histogram
+from __future__ import annotations
+
+import os
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""prometheus-client's variable: the directory where each process of a ``serve --workers N`` keeps
+its figures (read when the library is imported, so it must be set before the processes start)."""
 
 WEBHOOKS = Counter("truloop_webhooks_total", "Sendbird webhook deliveries by outcome", ["outcome"])
 WEBHOOK_ACK_SECONDS = Histogram(
@@ -44,8 +56,17 @@ MODEL_REQUEST_SECONDS = Histogram(
     ["outcome"],
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60),
 )
-PENDING_CALLS = Gauge("truloop_pending_calls", "Device calls waiting for the phone's answer (all workers)")
-QUEUED_JOBS = Gauge("truloop_queue_jobs", "Jobs in the turn queue by state (all workers)", ["state"])
+PENDING_CALLS = Gauge(
+    "truloop_pending_calls",
+    "Device calls waiting for the phone's answer (all workers)",
+    multiprocess_mode="mostrecent",  # every reading is of the same Redis: the latest one is right
+)
+QUEUED_JOBS = Gauge(
+    "truloop_queue_jobs",
+    "Jobs in the turn queue by state (all workers)",
+    ["state"],
+    multiprocess_mode="mostrecent",
+)
 SENDBIRD_RETRIES = Counter(
     "truloop_sendbird_retries_total", "Sendbird sends retried, by the status that made them retry", ["status"]
 )
@@ -65,3 +86,13 @@ VERIFIER_FLAGS = Counter(
     "Turns the verifier flagged: a call without a result, or an answer while a call was pending",
     ["flag"],
 )
+
+
+def exposition() -> bytes:
+    """The Prometheus text of ``/metrics``: this process's figures, or with ``PROMETHEUS_MULTIPROC_DIR``
+    set, the sum of every process's of that directory (the API's processes under ``serve --workers N``)."""
+    if not os.environ.get(MULTIPROCESS_ENV):
+        return generate_latest()
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)
+    return generate_latest(registry)

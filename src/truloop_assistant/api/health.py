@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 
+from ..metrics import exposition
 from .budget import redis_budget
 from .deps import ServicesDep
 
@@ -33,5 +34,5 @@ async def readyz(services: ServicesDep) -> JSONResponse:
 
 @router.get("/metrics")
 async def metrics() -> Response:
-    """Prometheus text format."""
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    """Prometheus text format (under ``serve --workers N``, the sum of every HTTP process's figures)."""
+    return Response(exposition(), media_type=CONTENT_TYPE_LATEST)
