@@ -9,7 +9,7 @@
 #   docker build -t truloop-assistant .
 #   docker run --env-file .env -p 8000:8000 truloop-assistant     # the API
 # and a worker, with its own health check instead of the API's:
-#   docker run --env-file .env --health-cmd "python -m truloop_assistant.pipeline.probe 9100"
+#   docker run --env-file .env --health-cmd "python -m truloop_assistant.runtime.probe 9100"
 #     truloop-assistant truloop-assistant worker --metrics-port 9100
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
@@ -67,7 +67,7 @@ EXPOSE 8000 9100
 STOPSIGNAL SIGTERM
 # For the API (the default command): ready when it answers and Redis does. No curl in the image;
 # no proxy either, even when HTTP_PROXY is set. A worker's check is `python -m
-# truloop_assistant.pipeline.probe 9100` (docker-compose.yml sets it for the worker service).
+# truloop_assistant.runtime.probe 9100` (docker-compose.yml sets it for the worker service).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import urllib.request as u; u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:8000/readyz', timeout=3)"]
 

@@ -42,9 +42,9 @@ from starlette.requests import ClientDisconnect
 
 from tests.fakes.sendbird import FakeSendbird, SentMessage
 from tests.support import API_TOKEN, serve, sign, webhook_payload
-from truloop_assistant import embedded_redis
+from truloop_assistant.local import embedded_redis
 from truloop_assistant.auth import issue_token
-from truloop_assistant.embedded_redis import RedisServer, free_port
+from truloop_assistant.local.embedded_redis import RedisServer, free_port
 from truloop_assistant.store import keys
 
 SECRET = "benchmark-secret-0123456789-abcdefghij"
@@ -194,7 +194,7 @@ async def redis_under_test(kind: str) -> AsyncIterator[RedisUnderTest]:
     else:
         cls = cluster_server_class()
         if cls is None:
-            raise Unavailable("truloop_assistant.embedded_redis has no RedisClusterServer in this tree")
+            raise Unavailable("truloop_assistant.local.embedded_redis has no RedisClusterServer in this tree")
         server = cls()
     server.start()  # from this thread, which keeps it (the nodes die with the thread that spawned them)
     try:

@@ -30,7 +30,7 @@ from tests.fakes.mcp_server import CrmServer
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import Harness, make_settings, serve, served
 from truloop_assistant.agent.agents import MemberAgent
-from truloop_assistant.embedded_redis import RedisClusterServer, RedisServer, free_port
+from truloop_assistant.local.embedded_redis import RedisClusterServer, RedisServer, free_port
 from truloop_assistant.redis_client import connect, is_cluster
 
 models.ALLOW_MODEL_REQUESTS = False

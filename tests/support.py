@@ -126,7 +126,7 @@ F = TypeVar("F", bound=_Fake)
 @asynccontextmanager
 async def served(fake: F) -> AsyncIterator[F]:
     """Serve a fake outside service on a free 127.0.0.1 port; ``fake.url`` is where it answers."""
-    from truloop_assistant.embedded_redis import free_port
+    from truloop_assistant.local.embedded_redis import free_port
 
     port = free_port()
     async with serve(fake.app(), port):
@@ -302,7 +302,7 @@ class DevServer:
 def running_dev_server() -> Iterator[DevServer]:
     """``truloop-assistant dev`` in a subprocess (embedded Redis, offline model, no TRULOOP_* set),
     ready; stopped with Ctrl-C on exit."""
-    from truloop_assistant.embedded_redis import free_port
+    from truloop_assistant.local.embedded_redis import free_port
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}

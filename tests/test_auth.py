@@ -20,8 +20,8 @@ from tests.fakes.jwks import FakeJwks, SigningKey
 from tests.support import calendar_model, serve
 from truloop_assistant.auth import Principal, TokenVerifier, issue_token
 from truloop_assistant.config import ConfigError, load_settings
-from truloop_assistant.embedded_redis import free_port
 from truloop_assistant.errors import Unauthorized
+from truloop_assistant.local.embedded_redis import free_port
 
 SECRET = "auth-test-secret-0123456789abcdef-0123"
 RSA = SigningKey.rsa("rsa-1", jwk_alg="RS256")

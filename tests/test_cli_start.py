@@ -27,7 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from truloop_assistant.cli import COMMANDS, build_parser
 from truloop_assistant.config import masked_url
-from truloop_assistant.embedded_redis import RedisServer, free_port
+from truloop_assistant.local.embedded_redis import RedisServer, free_port
 
 SECRET = "s" * 32
 PASSWORD = "pa55-w0rd"

@@ -22,8 +22,8 @@ import httpx
 import pytest
 import yaml
 
-from truloop_assistant.embedded_redis import free_port
-from truloop_assistant.pipeline.worker import SHUTDOWN_GRACE_S
+from truloop_assistant.local.embedded_redis import free_port
+from truloop_assistant.runtime.worker import SHUTDOWN_GRACE_S
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = "truloop-assistant"
@@ -105,7 +105,7 @@ def test_workers_scale_with_one_number_and_get_time_to_finish_their_turns() -> N
     assert command[:2] == [APP, "worker"] and "--processes" not in command
     port = option(command, "--metrics-port")
     assert option(command, "--metrics-host") == "0.0.0.0"  # scrapable on the compose network
-    assert worker["healthcheck"]["test"] == ["CMD", "python", "-m", "truloop_assistant.pipeline.probe", port]
+    assert worker["healthcheck"]["test"] == ["CMD", "python", "-m", "truloop_assistant.runtime.probe", port]
 
 
 # --- Dockerfile and .dockerignore --------------------------------------------------------------------

@@ -12,7 +12,7 @@ import redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
 
-from truloop_assistant.embedded_redis import RedisClusterServer, RedisServer, find_redis_server
+from truloop_assistant.local.embedded_redis import RedisClusterServer, RedisServer, find_redis_server
 from truloop_assistant.redis_client import connect
 
 
@@ -172,7 +172,7 @@ def first_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
 @pytest.mark.parametrize("args", [[], ["--cluster"]], ids=["standalone", "cluster"])
 def test_cli_prints_the_url_first_and_stops_on_sigterm(args: list[str]) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "truloop_assistant.embedded_redis", *args],
+        [sys.executable, "-m", "truloop_assistant.local.embedded_redis", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

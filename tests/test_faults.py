@@ -18,7 +18,7 @@ from tests.fakes.llm import FakeLLM
 from tests.support import JWT_SECRET, calendar_model, make_settings, serve, sign, webhook_payload
 from truloop_assistant.app import create_app
 from truloop_assistant.auth import issue_token
-from truloop_assistant.embedded_redis import RedisServer, free_port
+from truloop_assistant.local.embedded_redis import RedisServer, free_port
 
 
 async def test_redis_restarted_mid_turn_keeps_the_pending_call_and_the_turn_completes(sendbird: Any) -> None:

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.fakes.jwks import FakeJwks
 from tests.support import JWT_SECRET, serve
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SECTION = "## Minting device tokens in your backend"

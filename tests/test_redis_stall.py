@@ -17,7 +17,7 @@ from tests.fakes.sendbird import FakeSendbird
 from tests.support import JWT_SECRET, make_settings, serve, sign, webhook_payload
 from truloop_assistant.app import create_app
 from truloop_assistant.auth import issue_token
-from truloop_assistant.embedded_redis import RedisServer, free_port
+from truloop_assistant.local.embedded_redis import RedisServer, free_port
 
 # The contract says "about 2 s"; Sendbird re-sends a webhook it has waited 5 s for.
 FAST_ENOUGH_S = 2.5

@@ -39,7 +39,7 @@ from tests.fakes.sendbird import FakeSendbird
 from tests.support import API_TOKEN, CALENDAR_ARGS, JWT_SECRET, serve, sign, webhook_payload
 from truloop_assistant import tracing
 from truloop_assistant.auth import issue_token
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 PROMPT = "what is on my calendar this week, zebrafinch"
 ANSWER = "You have the quarterly aardvark review on Tuesday."

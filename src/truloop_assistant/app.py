@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from functools import partial
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -17,11 +18,12 @@ from starlette.requests import ClientDisconnect
 
 from . import tracing
 from .agent.agents import MemberAgent
-from .api import admin, calls, client_tools, dev, health, me, protocol, tool_message, webhooks
+from .api import admin, calls, dev, device_protocol, health, me, tool_declarations, tool_message, webhooks
 from .api.docs import mount_docs
 from .config import Settings, get_settings
 from .errors import AppError, first_problem
-from .pipeline.worker import build_worker
+from .runtime.scanners import run_scanners
+from .runtime.worker import build_worker
 from .services import Services
 
 log = logging.getLogger(__name__)
@@ -53,7 +55,7 @@ def create_app(
                 services.drainer(model=model, agent=agent),
                 concurrency=worker_concurrency,
                 embedded=True,
-                background=services.scanners,
+                background=partial(run_scanners, services),
             )
             app.state.worker = worker
             worker_task = asyncio.create_task(worker.start(), name="embedded-worker")
@@ -81,9 +83,9 @@ def create_app(
         tracing.instrument_app(app)
     app.include_router(webhooks.router)
     app.include_router(tool_message.router)
-    app.include_router(client_tools.router)
+    app.include_router(tool_declarations.router)
     app.include_router(calls.router)
-    app.include_router(protocol.router)
+    app.include_router(device_protocol.router)
     app.include_router(me.router)
     app.include_router(admin.router)
     app.include_router(health.router)

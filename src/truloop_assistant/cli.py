@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .config import Settings
-    from .pipeline.probe import Liveness
+    from .runtime.probe import Liveness
 
 logger = logging.getLogger("truloop_assistant.cli")
 
@@ -353,7 +353,7 @@ def _positive(value: str) -> int:
 
 def _run_worker(args: argparse.Namespace) -> int:
     if args.probe:  # a health check: quick, and without the worker's settings
-        from .pipeline.probe import probe
+        from .runtime.probe import probe
 
         if args.metrics_port is None:
             print(f"{PACKAGE}: worker --probe needs the worker's --metrics-port", file=sys.stderr)
@@ -365,7 +365,7 @@ def _run_worker(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     if args.processes > 1:
-        from .pipeline.processes import supervise
+        from .runtime.processes import supervise
 
         _announce("worker", settings, f"{args.processes} processes, concurrency {args.concurrency} each")
         return supervise(_child_commands(args))
@@ -374,7 +374,7 @@ def _run_worker(args: argparse.Namespace) -> int:
     liveness = None
     if args.metrics_port is not None:
         from . import metrics as _families  # noqa: F401  (listed before the first turn)
-        from .pipeline.probe import Liveness, serve
+        from .runtime.probe import Liveness, serve
 
         liveness = Liveness()  # /healthz answers 503 "starting" until the worker's loop ticks
         serve(liveness, args.metrics_port, host=args.metrics_host)  # and /metrics, as before
@@ -408,8 +408,9 @@ def _child_commands(args: argparse.Namespace) -> list[list[str]]:
 
 
 async def _worker(settings: Settings, concurrency: int, liveness: Liveness | None = None) -> int:
-    from .pipeline.probe import keep_alive
-    from .pipeline.worker import SHUTDOWN_GRACE_S, build_worker, stop_task
+    from .runtime.probe import keep_alive
+    from .runtime.scanners import run_scanners
+    from .runtime.worker import SHUTDOWN_GRACE_S, build_worker, stop_task
     from .services import Services
 
     loop = asyncio.get_running_loop()
@@ -424,7 +425,7 @@ async def _worker(settings: Settings, concurrency: int, liveness: Liveness | Non
 
         async def background() -> None:
             logger.info("worker started: taking turns from queue %r", settings.queue_name)
-            await services.scanners()
+            await run_scanners(services)
 
         worker = build_worker(
             services.queue.queue,
@@ -466,7 +467,7 @@ def _dev(args: argparse.Namespace) -> int:
     from .commands.doctor import RedisProblem, ping_redis
     from .commands.users import import_users
     from .config import given_settings, load_settings, masked_url
-    from .embedded_redis import RedisServer
+    from .local.embedded_redis import RedisServer
     from .store import keys
 
     given = given_settings()

@@ -36,20 +36,16 @@ from .channels.members import LocalMembers, Members, SendbirdMembers
 from .channels.relay import LocalRelay, Relay, SendbirdRelay
 from .channels.sendbird import SendbirdChannel, platform_client
 from .config import Settings
+from .pipeline.admission import Admission
 from .pipeline.conversations import ConversationDrainer
 from .pipeline.delivery import Deliverer
-from .pipeline.expiry import end_unhandled_due, expire_due
-from .pipeline.gauges import Gauges
 from .pipeline.intake import Intake
 from .pipeline.notices import Notices
 from .pipeline.queue import TurnQueue, make_queue
-from .pipeline.recovery import rescue_due
-from .pipeline.reminders import AvailabilityReminders
-from .pipeline.scanner import scan_forever
 from .ratelimit import RateLimiter
 from .redis_client import connect
 from .store import keys
-from .store.client_tools import ClientTools
+from .store.device_declarations import ClientTools
 from .store.drains import Drains
 from .store.effects import Effects
 from .store.history import History
@@ -217,9 +213,7 @@ class Services:
             turn_request_limit=settings.max_model_requests,
             transcript=self.transcript,
         )
-        inviter = DirectInviter(
-            relay=self.relay, channel=self.channel, history=self.history, transcript=self.transcript
-        )
+        inviter = self.inviter()
         return TurnRunner(
             agents=agents,
             store=self.store,
@@ -247,26 +241,26 @@ class Services:
             ledger=self.ledger,
         )
 
-    async def scanners(self) -> None:
-        """What every worker runs beside its jobs: expired calls resume, unowned conversations drain."""
-        await scan_forever(
-            {
-                "expiry": partial(expire_due, self.store, self.intake),
-                "unhandled": partial(end_unhandled_due, self.store, self.intake),
-                "rescue": partial(rescue_due, self.drains, self.queue),
-                "gauges": Gauges(self.redis, self.queue.queue).refresh,
-                "reminders": AvailabilityReminders(
-                    self.redis,
-                    self.backends,
-                    DirectInviter(
-                        relay=self.relay,
-                        channel=self.channel,
-                        history=self.history,
-                        transcript=self.transcript,
-                    ),
-                    timezone=ZoneInfo(self.settings.timezone),
-                ).send_due,
-            }
+    @cached_property
+    def admission(self) -> Admission:
+        """The rules a chat message passes before its turn is queued (webhook and local channel)."""
+        return Admission(
+            redis=self.redis,
+            inbox=self.inbox,
+            intake=self.intake,
+            members=self.members,
+            transcript=self.transcript,
+            notices=self.notices,
+            limiter=self.limiter,
+            users=self.backends.users,
+            bot_user_id=self.settings.sendbird_bot_user_id,
+            max_message_chars=self.settings.max_message_chars,
+        )
+
+    def inviter(self) -> DirectInviter:
+        """Sends invitations and reminders to people in their 1:1 channels with the assistant."""
+        return DirectInviter(
+            relay=self.relay, channel=self.channel, history=self.history, transcript=self.transcript
         )
 
     async def aclose(self) -> None:

@@ -19,7 +19,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.support import JWT_SECRET, LOCATION_TOOL, ON_STANDALONE_AND_CLUSTER, Harness
 from truloop_assistant.auth import issue_token
 from truloop_assistant.protocol.declarations import Declaration, DeclaredTool
-from truloop_assistant.store.client_tools import ClientTools
+from truloop_assistant.store.device_declarations import ClientTools
 
 PATH = "/api/v1/agent/client-tools"
 

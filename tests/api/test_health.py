@@ -8,7 +8,7 @@ import httpx
 
 from tests.support import make_settings, serve
 from truloop_assistant.app import create_app
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 
 async def test_health_ready_and_metrics(start_server: Any) -> None:

@@ -16,7 +16,7 @@ from tests.support import JWT_SECRET, serve
 from truloop_assistant.api.http_limits import MAX_HEAD_BYTES, MAX_HEADER_FIELDS, limited_protocol
 from truloop_assistant.app import create_app
 from truloop_assistant.config import load_settings
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 BOUND = 0.5  # the lowered head and body deadline these tests run with
 

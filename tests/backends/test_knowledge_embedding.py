@@ -23,7 +23,7 @@ from truloop_assistant.backends.knowledge.documents import document
 from truloop_assistant.backends.knowledge.embedding import PassageEmbedder
 from truloop_assistant.backends.knowledge.live import LiveKnowledgeBase
 from truloop_assistant.backends.knowledge.store import KnowledgeStore, StoredDocument, folder_id
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 from truloop_assistant.store import keys
 
 PAYROLL = "# Payroll\n\nSalary is paid on the 25th of each month. Payslips appear in Flex on the 24th.\n"

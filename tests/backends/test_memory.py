@@ -24,7 +24,7 @@ from truloop_assistant.backends.memory import (
     RedisMemoryStore,
     SupermemoryStore,
 )
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 from truloop_assistant.store import keys
 
 FACTS = [

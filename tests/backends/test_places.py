@@ -10,7 +10,7 @@ import pytest
 from tests.fakes.places import PLACES_KEY, FakePlaces
 from tests.support import served
 from truloop_assistant.backends.places import GooglePlacesSearch, LatLng, PlacesError
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 MASK = (
     "places.displayName,places.formattedAddress,places.rating,places.userRatingCount,places.location,"

@@ -25,7 +25,7 @@ from truloop_assistant.backends.users import (
     load_users_file,
     unknown_user_ids,
 )
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 from truloop_assistant.store import keys
 
 

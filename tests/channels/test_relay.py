@@ -19,7 +19,7 @@ from truloop_assistant.channels.relay import (
     local_direct_channel_url,
 )
 from truloop_assistant.channels.sendbird import platform_client
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 BOT = "truloop-assistant"
 

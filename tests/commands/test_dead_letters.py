@@ -165,7 +165,7 @@ async def test_purge_drops_them_with_a_count_and_unknown_ids_and_channels_say_wh
 async def test_unreachable_redis_is_one_line_saying_what_to_check(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from truloop_assistant.embedded_redis import free_port
+    from truloop_assistant.local.embedded_redis import free_port
 
     settings = load_settings(
         redis_url=f"redis://:secret@127.0.0.1:{free_port()}/0", channel="local", jwt_secret="x" * 32

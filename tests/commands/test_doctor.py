@@ -16,7 +16,7 @@ from tests.fakes.notion import NOTION_TOKEN, FakeNotion
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import API_TOKEN, BOT, served
 from truloop_assistant.commands.doctor import RedisUnreachable, ping_redis
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 SECRET = "s" * 32
 

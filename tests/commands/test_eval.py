@@ -51,7 +51,7 @@ from truloop_assistant.commands.evaluation.scoring import (
     value_matches,
 )
 from truloop_assistant.config import load_settings
-from truloop_assistant.embedded_redis import RedisServer
+from truloop_assistant.local.embedded_redis import RedisServer
 from truloop_assistant.redis_client import connect
 
 SCORE_LINE = re.compile(r"^(?P<group>\S+)\s+(?P<passed>\d+)/(?P<total>\d+)\s+(?P<percent>\d+) %$")

@@ -12,7 +12,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import CALENDAR_ARGS
-from truloop_assistant.pipeline.inspection import RESULT_SHOWN
+from truloop_assistant.operations.inspection import RESULT_SHOWN
 
 WEEK = {
     "events": [

@@ -11,7 +11,7 @@ from tests.fakes.sendbird import FakeSendbird
 from tests.support import API_TOKEN
 from truloop_assistant.cli import main
 from truloop_assistant.commands.sendbird import SetupError, load_admin_settings, setup_sendbird, webhook_url
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 BOT = "truloop-assistant"
 PUBLIC = "https://assistant.example.com"

@@ -69,7 +69,7 @@ async def test_missing_or_invalid_file_exits_1_with_the_reason(
 
 
 async def test_unreachable_redis_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from truloop_assistant.embedded_redis import free_port
+    from truloop_assistant.local.embedded_redis import free_port
 
     settings = load_settings(
         redis_url=f"redis://127.0.0.1:{free_port()}/0", channel="local", jwt_secret="x" * 32

@@ -18,7 +18,7 @@ import httpx
 import uvicorn
 from mcp.server import MCPServer
 
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 CUSTOMERS = {"c-17": {"id": "c-17", "name": "Mina Park", "plan": "pro"}}
 

@@ -51,7 +51,7 @@ def contract_schema(live: dict[str, Any], call_ids: list[str]) -> dict[str, Any]
     from pydantic import TypeAdapter
 
     from truloop_assistant.protocol.jsonrpc import RESPONSE
-    from truloop_assistant.protocol.sendbird import UserMessageEvent
+    from truloop_assistant.protocol.webhook_payload import UserMessageEvent
 
     schema = copy.deepcopy(live)
     components = schema.setdefault("components", {}).setdefault("schemas", {})

@@ -10,8 +10,8 @@ from redis.asyncio import Redis
 from tests.support import make_settings
 from truloop_assistant.channels.base import InboundMessage
 from truloop_assistant.metrics import DEAD_LETTERS
+from truloop_assistant.operations.inspection import as_text, conversation_report
 from truloop_assistant.pipeline.conversations import MAX_EVENT_ATTEMPTS
-from truloop_assistant.pipeline.inspection import as_text, conversation_report
 from truloop_assistant.services import Services
 from truloop_assistant.store.inbox import MessageEvent
 

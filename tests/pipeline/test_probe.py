@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from truloop_assistant.embedded_redis import RedisServer, free_port
-from truloop_assistant.pipeline.probe import (
+from truloop_assistant.local.embedded_redis import RedisServer, free_port
+from truloop_assistant.redis_client import connect
+from truloop_assistant.runtime.probe import (
     LOOP_LIMIT_S,
     PING_TIMEOUT_S,
     REDIS_LIMIT_S,
@@ -34,7 +35,6 @@ from truloop_assistant.pipeline.probe import (
     probe_url,
     serve,
 )
-from truloop_assistant.redis_client import connect
 
 T = TypeVar("T")
 SECRET = "s" * 32
@@ -291,7 +291,7 @@ def test_a_worker_reports_a_stalled_or_stopped_redis_and_recovers(tmp_path: Path
 
             for probe_command in (
                 ["-m", "truloop_assistant.cli", "worker", "--metrics-port", str(port), "--probe"],
-                ["-m", "truloop_assistant.pipeline.probe", str(port)],
+                ["-m", "truloop_assistant.runtime.probe", str(port)],
             ):
                 done = run_probe(*probe_command)
                 assert (done.returncode, done.stdout) == (0, f"http://127.0.0.1:{port}/healthz: ok\n"), done
@@ -304,7 +304,7 @@ def test_a_worker_reports_a_stalled_or_stopped_redis_and_recovers(tmp_path: Path
                 error = stalled.json()["error"]
                 assert error["code"] == "redis_unreachable", error
                 assert error["message"].startswith("Redis has not answered PING for ")
-                done = run_probe("-m", "truloop_assistant.pipeline.probe", str(port))
+                done = run_probe("-m", "truloop_assistant.runtime.probe", str(port))
                 assert done.returncode == 1
                 assert done.stdout.startswith(
                     f"http://127.0.0.1:{port}/healthz: unhealthy (503): Redis has not answered PING"

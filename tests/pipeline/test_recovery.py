@@ -9,7 +9,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.pipeline.queue import TurnQueue, make_queue
-from truloop_assistant.pipeline.recovery import rescue_due
+from truloop_assistant.runtime.recovery import rescue_due
 from truloop_assistant.store import keys
 from truloop_assistant.store.drains import Drains
 from truloop_assistant.store.inbox import Inbox, MessageEvent

@@ -20,7 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.fakes.sendbird import FakeSendbird, TypingCall
 from tests.support import BOT, CALENDAR_ARGS, Harness
-from truloop_assistant.pipeline.typing import SHOW_AFTER_S, Typing
+from truloop_assistant.pipeline.typing_indicator import SHOW_AFTER_S, Typing
 from truloop_assistant.protocol.jsonrpc import JsonRpcRequest
 
 

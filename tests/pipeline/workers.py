@@ -20,7 +20,7 @@ from tests.support import API_TOKEN, JWT_SECRET, serve, sign, webhook_payload
 from truloop_assistant.app import create_app
 from truloop_assistant.auth import issue_token
 from truloop_assistant.config import load_settings
-from truloop_assistant.embedded_redis import free_port
+from truloop_assistant.local.embedded_redis import free_port
 
 
 @dataclass

@@ -16,8 +16,8 @@ from pydantic_core import PydanticUndefined
 
 from truloop_assistant.deferred.handlers import HANDLERS
 from truloop_assistant.tools import all_toolsets, guest_toolset, invitee_toolset, notification_safe_toolsets
-from truloop_assistant.tools.client_tools import event_client_toolset, interaction_toolset, permission_toolset
 from truloop_assistant.tools.datetime_tools import datetime_toolset
+from truloop_assistant.tools.device_tools import event_client_toolset, interaction_toolset, permission_toolset
 from truloop_assistant.tools.event_tools import event_server_toolset
 from truloop_assistant.tools.knowledge_tools import knowledge_toolset
 from truloop_assistant.tools.marks import is_destructive

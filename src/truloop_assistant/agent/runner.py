@@ -39,7 +39,7 @@ from ..i18n import Text, language_of, texts
 from ..logs import log_context
 from ..metrics import TURN_SECONDS, TURNS, UNPAIRED_TOOL_CALLS
 from ..protocol.declarations import DeclaredTool
-from ..store.client_tools import ClientTools
+from ..store.device_declarations import ClientTools
 from ..store.effects import Effects
 from ..store.history import History, dump_messages
 from ..store.inbox import Consumed
@@ -54,7 +54,7 @@ from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
 from .calls import call_refs, failed_locally
 from .context import turn_instructions
-from .ledger import (
+from .recorder import (
     LedgerWriter,
     StepRecord,
     invalid_calls,

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ..errors import Forbidden, NotFound, TooManyRequests
-from ..pipeline.inspection import as_json, conversation_report
+from ..operations.inspection import as_json, conversation_report
 from .budget import redis_budget
 from .deps import ServicesDep
 

@@ -19,7 +19,6 @@ from ..channels.members import LocalMembers
 from ..channels.relay import local_direct_channel_url
 from ..errors import BadRequest, NotFound
 from ..store import keys
-from .admission import addressed, queue
 from .budget import redis_budget
 from .deps import ServicesDep
 
@@ -106,9 +105,9 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
             text=body.message,
         )
         mentioned = bot in body.mentioned_user_ids or f"@{bot}" in body.message
-        if not await addressed(services, message, listed=None, mentioned=mentioned):
+        if not await services.admission.addressed(message, listed=None, mentioned=mentioned):
             return {"status": "not_addressed", "message_id": message.message_id}
-        status = await queue(services, message)
+        status = await services.admission.queue(message)
     return {"status": status, "message_id": message.message_id}
 
 

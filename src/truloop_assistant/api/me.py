@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from ..errors import TooManyRequests
-from ..pipeline.erasure import erase_user
+from ..operations.erasure import erase_user
 from .budget import redis_budget
 from .deps import ServicesDep
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from ..protocol.declarations import Declaration
 from ..protocol.jsonrpc import JsonRpcError
-from ..protocol.sendbird import UserMessageEvent
+from ..protocol.webhook_payload import UserMessageEvent
 
 
 class ErrorDetail(BaseModel):

@@ -12,11 +12,10 @@ from pydantic import ValidationError
 from ..channels.base import AGENT_RPC, InboundMessage
 from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
+from ..pipeline.audience import one_to_one
 from ..protocol.jsonrpc import load_json
-from ..protocol.sendbird import UserMessageEvent, WebhookEvent, parse_webhook
+from ..protocol.webhook_payload import UserMessageEvent, WebhookEvent, parse_webhook
 from . import openapi
-from .admission import addressed, queue
-from .audience import one_to_one
 from .body import read_body
 from .budget import redis_budget
 from .deps import ServicesDep
@@ -80,10 +79,10 @@ async def _receive(request: Request, services: ServicesDep) -> dict[str, str]:
         return {"status": "ignored"}
     async with redis_budget():
         listed, mentioned = event.member_ids(), event.mentions(bot)
-        if not await addressed(services, message, listed=listed, mentioned=mentioned):
+        if not await services.admission.addressed(message, listed=listed, mentioned=mentioned):
             WEBHOOKS.labels("not_addressed").inc()
             return {"status": "ignored"}
-        status = await queue(services, message)
+        status = await services.admission.queue(message)
     WEBHOOKS.labels(status).inc()
     # Never an error to Sendbird for a message we will not run (too long, over the rate limit, too
     # many waiting): it would only re-send it. The user is told in the channel instead.

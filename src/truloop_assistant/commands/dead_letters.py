@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from ..config import Settings
-    from ..pipeline.dead_letters import Replay
+    from ..operations.dead_letters import Replay
     from ..store.ledger import DeadLetter, Ledger
 
 PROG = "truloop-assistant dead-letters"
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from redis.exceptions import RedisError
 
     from ..config import masked_url
-    from ..pipeline.dead_letters import DeadLetterError
+    from ..operations.dead_letters import DeadLetterError
     from ..store import keys
 
     keys.use_prefix(settings.key_prefix)
@@ -100,7 +100,7 @@ async def _letters_of(
     redis: Redis, ledger: Ledger, channel_url: str, ids: list[str] | None
 ) -> list[DeadLetter]:
     """The dead letters asked for; :class:`DeadLetterError` when there are none, or an id is unknown."""
-    from ..pipeline.dead_letters import DeadLetterError, choose
+    from ..operations.dead_letters import DeadLetterError, choose
 
     letters = await ledger.dead_letters(channel_url)
     if not letters:
@@ -111,7 +111,7 @@ async def _letters_of(
 
 async def _known(redis: Redis, ledger: Ledger, channel_url: str) -> bool:
     """Whether Redis holds anything of the conversation (a mistyped channel URL holds nothing)."""
-    from ..pipeline.inspection import conversation_report
+    from ..operations.inspection import conversation_report
 
     return (await conversation_report(redis, ledger, channel_url)).known
 
@@ -179,7 +179,7 @@ async def _replay(
     *,
     as_json: bool,
 ) -> int:
-    from ..pipeline.dead_letters import DeadLetters
+    from ..operations.dead_letters import DeadLetters
     from ..pipeline.intake import Intake
     from ..pipeline.queue import TurnQueue, make_queue
     from ..store.drains import Drains
@@ -226,7 +226,7 @@ def _said(replay: Replay) -> str:
 
 
 def _replay_json(replay: Replay) -> dict[str, Any]:
-    from ..pipeline.inspection import dead_letter_summary
+    from ..operations.inspection import dead_letter_summary
 
     return {
         **_timed(dead_letter_summary(replay.letter)),
@@ -237,7 +237,7 @@ def _replay_json(replay: Replay) -> dict[str, Any]:
 
 
 def _as_json(channel_url: str, dead: DeadLetter) -> dict[str, Any]:
-    from ..pipeline.inspection import dead_letter_summary
+    from ..operations.inspection import dead_letter_summary
 
     return {"channel_url": channel_url, **_timed(dead_letter_summary(dead))}
 
@@ -247,14 +247,14 @@ def _timed(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _iso(at: float) -> str:
-    from ..pipeline.inspection import iso
+    from ..operations.inspection import iso
 
     return iso(at) or ""
 
 
 def _event_line(dead: DeadLetter) -> str:
     """The event in a few words, without what the person wrote."""
-    from ..pipeline.inspection import dead_letter_summary
+    from ..operations.inspection import dead_letter_summary
 
     event = dead_letter_summary(dead)["event"]
     match event.get("kind"):

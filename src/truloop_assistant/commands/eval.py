@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..agent.agents import build_member_agent
     from ..agent.models import resolve_model
     from ..config import ConfigError
-    from ..embedded_redis import RedisServer
+    from ..local.embedded_redis import RedisServer
     from .evaluation.cases import DEFAULT_CASES, CasesFileError, load_cases, member_tools
     from .evaluation.export import results_json, write_results
     from .evaluation.running import evaluate

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _run(channel_url: str, redis_url: str, *, as_json: bool) -> int:
-    from ..pipeline import inspection
+    from ..operations import inspection
     from ..redis_client import connect
     from ..store.ledger import Ledger
 

@@ -15,7 +15,7 @@ from ..store.drains import Drains
 from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, ResumeEvent
 from ..store.ledger import Ledger
 from .delivery import Deliverer, Delivery
-from .typing import Typing
+from .typing_indicator import Typing
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from typing import Any
 
 from pydantic_ai import AbstractToolset, CombinedToolset, FunctionToolset
 
-from .client_tools import event_client_toolset, interaction_toolset, permission_toolset
 from .datetime_tools import datetime_toolset
+from .device_tools import event_client_toolset, interaction_toolset, permission_toolset
 from .event_tools import event_server_toolset
 from .guest_tools import guest_toolset, invitee_toolset
 from .knowledge_tools import knowledge_toolset

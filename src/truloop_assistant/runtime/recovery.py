@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 import time
 
+from ..pipeline.queue import TurnQueue
 from ..store.drains import Drains
-from .queue import TurnQueue
 
 log = logging.getLogger(__name__)
 

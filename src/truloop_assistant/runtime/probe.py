@@ -14,7 +14,7 @@ thread of its own, so a stuck loop cannot keep it from answering:
 Every other path is the Prometheus text, as before. :func:`probe` is the client, exit code 0 or 1,
 no curl needed: ``truloop-assistant worker --metrics-port P --probe``, or the same check without
 loading the app's settings (about 0.1 s instead of 0.7 s, for a health check run every few seconds)
-``python -m truloop_assistant.pipeline.probe P``. This module imports only the standard library until
+``python -m truloop_assistant.runtime.probe P``. This module imports only the standard library until
 a function needs more.
 """
 
@@ -223,7 +223,7 @@ def _message(body: bytes) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m truloop_assistant.pipeline.probe",
+        prog="python -m truloop_assistant.runtime.probe",
         description="Ask running workers' /healthz (each one's --metrics-port): 0 when all are healthy.",
     )
     parser.add_argument("ports", type=int, nargs="+", metavar="PORT", help="a worker's --metrics-port")

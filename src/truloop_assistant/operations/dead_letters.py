@@ -27,10 +27,10 @@ from redis.asyncio import Redis
 
 from ..channels.base import InboundMessage
 from ..errors import ServiceUnavailable
+from ..pipeline.intake import Intake
 from ..store import keys
 from ..store.inbox import EVENT, MessageEvent, ResumeEvent
 from ..store.ledger import DeadLetter, Ledger, LedgerTurn
-from .intake import Intake
 
 Outcome = Literal[
     "replayed",

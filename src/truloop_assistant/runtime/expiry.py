@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import time
 
+from ..pipeline.intake import Intake
 from ..store.turns import TurnStore
-from .intake import Intake
 
 log = logging.getLogger(__name__)
 

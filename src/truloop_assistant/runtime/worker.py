@@ -11,7 +11,7 @@ from saq import Queue, Worker
 from saq.types import PartialTimersDict
 
 from .. import tracing
-from .conversations import ConversationDrainer
+from ..pipeline.conversations import ConversationDrainer
 
 log = logging.getLogger(__name__)
 

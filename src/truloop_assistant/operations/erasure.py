@@ -15,10 +15,10 @@ from typing import cast
 from redis.asyncio import Redis
 
 from ..backends.memory import MemoryStore
+from ..pipeline.intake import Intake
 from ..store import keys
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
-from .intake import Intake
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
-from ..deferred.protocol import protocol_document
+from ..deferred.method_schemas import protocol_document
 
 router = APIRouter(tags=["device"])
 

@@ -1,0 +1,106 @@
+"""Whether a user's chat message is run: the rules every channel's edge applies before queuing a turn.
+
+The Sendbird webhook and the dev server's local channel both ask :class:`Admission`, so a message is
+refused for the same reasons, and the user is told the same way, whichever way it came in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+
+from ..backends.users import UserDirectory
+from ..channels.base import InboundMessage
+from ..channels.members import Members
+from ..ratelimit import RateLimiter
+from ..store import keys
+from ..store.inbox import Inbox
+from ..store.transcript import Line, Transcript
+from .audience import hear
+from .intake import Intake
+from .notices import Notices
+
+log = logging.getLogger(__name__)
+
+ROLE_LOOKUP_S = 0.5
+"""How long admission waits for the directory to say whether someone is an admin (then: not one)."""
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The rules a chat message passes before its turn is queued, with what they consult."""
+
+    redis: Redis
+    inbox: Inbox
+    intake: Intake
+    members: Members
+    transcript: Transcript
+    notices: Notices
+    limiter: RateLimiter
+    users: UserDirectory
+    bot_user_id: str
+    max_message_chars: int
+
+    async def addressed(self, message: InboundMessage, *, listed: list[str] | None, mentioned: bool) -> bool:
+        """Whether the message is for the assistant; what people say to each other in its channel is
+        kept as context for its later turns there."""
+        heard = await hear(
+            self.members,
+            message.channel_url,
+            listed=listed,
+            mentioned=mentioned,
+            bot_user_id=self.bot_user_id,
+        )
+        if heard == "overheard":
+            await self.transcript.add(message.channel_url, Line(user_id=message.user_id, text=message.text))
+        return heard == "turn"
+
+    async def queue(self, message: InboundMessage) -> str:
+        """Queue the turn unless it is refused: ``queued``, ``dropped`` or why it was refused."""
+        if refusal := await self.refuse(message):
+            return refusal
+        status = await self.intake.message(message)
+        if status == "queued":  # the turn's own words are part of what the channel said
+            line = Line(user_id=message.user_id, text=message.text, turn=True)
+            await self.transcript.add(message.channel_url, line)
+        return status
+
+    async def refuse(self, message: InboundMessage) -> str | None:
+        """Why this message will not be run (a re-delivery, too long, over the rate limit), or None."""
+        if await self.inbox.seen(message.channel_url, message.message_id):
+            return "duplicate"  # a re-delivery must not count against the user's rate
+        if len(message.text) > self.max_message_chars:
+            await self.notices.send(
+                message, "too_long", limit=self.max_message_chars, length=len(message.text)
+            )
+            return "too_long"
+        admin = await self.is_admin(message.user_id)
+        rate = await self.limiter.hit(message.user_id, scope="turns", admin=admin)
+        if not rate.allowed:
+            window = self.limiter.window_s(admin=admin)
+            await self.notices.send(message, "rate_limited", window_s=window, once=True)
+            return "rate_limited"
+        return None
+
+    async def is_admin(self, user_id: str) -> bool:
+        """Whether the directory gives ``user_id`` the admin role, remembered for a minute.
+
+        A directory that does not answer within ``ROLE_LOOKUP_S`` makes the person a member for this
+        message (the webhook must answer Sendbird quickly); the next message asks again.
+        """
+        key = keys.admin_role(user_id)
+        if (known := await self.redis.get(key)) is not None:
+            return known == b"1"
+        try:
+            async with asyncio.timeout(ROLE_LOOKUP_S):
+                admin = await self.users.is_admin(user_id)
+        except TimeoutError:
+            log.warning(
+                "the directory did not say within %g s whether %s is an admin", ROLE_LOOKUP_S, user_id
+            )
+            return False
+        await self.redis.set(key, b"1" if admin else b"0", ex=keys.ADMIN_ROLE_TTL_S)
+        return admin

@@ -1,0 +1,29 @@
+"""What every worker runs beside its jobs: expired calls end, unowned conversations drain, reminders go."""
+
+from __future__ import annotations
+
+from functools import partial
+from zoneinfo import ZoneInfo
+
+from ..services import Services
+from .expiry import end_unhandled_due, expire_due
+from .gauges import Gauges
+from .recovery import rescue_due
+from .reminders import AvailabilityReminders
+from .scanner import scan_forever
+
+
+async def run_scanners(services: Services) -> None:
+    """Run the worker's scans until cancelled, each on its own lease (see :func:`scan_forever`)."""
+    reminders = AvailabilityReminders(
+        services.redis, services.backends, services.inviter(), timezone=ZoneInfo(services.settings.timezone)
+    )
+    await scan_forever(
+        {
+            "expiry": partial(expire_due, services.store, services.intake),
+            "unhandled": partial(end_unhandled_due, services.store, services.intake),
+            "rescue": partial(rescue_due, services.drains, services.queue),
+            "gauges": Gauges(services.redis, services.queue.queue).refresh,
+            "reminders": reminders.send_due,
+        }
+    )
