@@ -25,12 +25,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from .errors import repeated, validation_problems
+from .errors import ConfigError, repeated, validation_problems
 from .logs import LEVELS, LogFormat
-
-
-class ConfigError(Exception):
-    """A setting is missing or unsafe; the message names the variable and the fix."""
 
 
 class LogSettings(BaseSettings):

@@ -1,4 +1,38 @@
-"""One rooted error hierarchy; translated to HTTP in exactly one place (``app.py``)."""
+"""One rooted error hierarchy. What a client can act on is translated to HTTP in exactly one place
+(``app.py``); the rest say what failed and what to do about it, for the log or the operator's shell.
+
+    TruloopError                    every error the package raises on purpose
+    ├── AppError                    a client can act on it: ``status`` and a stable ``code``
+    │   ├── BadRequest              400
+    │   ├── Unauthorized            401
+    │   ├── Forbidden               403
+    │   ├── NotFound                404
+    │   ├── Conflict                409
+    │   ├── Gone                    410
+    │   ├── PayloadTooLarge         413
+    │   ├── Unprocessable           422
+    │   ├── TooManyRequests         429
+    │   └── ServiceUnavailable      503
+    ├── ConfigError                 settings the server cannot run with (config)
+    ├── ServiceError                a service outside the process failed or refused
+    │   ├── ChannelSendError        a send to the chat channel (channels.base)
+    │   ├── RelayError              a message the assistant relays or an invitation (channels.relay)
+    │   ├── UserDirectoryError      the user directory (backends.users)
+    │   ├── MemoryBackendError      the memory store (backends.memory)
+    │   ├── KnowledgeBaseError      the knowledge base (backends.knowledge)
+    │   ├── EmbeddingError          the embedding model (backends.knowledge.embedding)
+    │   ├── NotionError             the Notion API (backends.knowledge.notion)
+    │   ├── PlacesError             the places search (backends.places)
+    │   └── RedisProblem            Redis, as a command reports it (commands.doctor)
+    │       └── RedisUnreachable    nothing answered at its URL: worth retrying
+    ├── EventNotFoundError          no such event (backends.events); also a ``LookupError``
+    └── OperatorError               what an operator's command was given cannot be used
+        ├── UsersFileError          a users file (backends.users.file); also a ``ValueError``
+        ├── CasesFileError          an evaluation cases file (commands.evaluation.cases)
+        ├── RetrievalCasesError     a retrieval cases file (commands.knowledge.retrieval)
+        ├── SetupError              ``sendbird setup`` (commands.sendbird)
+        └── DeadLetterError         no dead letter answers to what was asked (operations.dead_letters)
+"""
 
 from __future__ import annotations
 
@@ -6,7 +40,23 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 
-class AppError(Exception):
+class TruloopError(Exception):
+    """The root of every error the package raises on purpose."""
+
+
+class ConfigError(TruloopError):
+    """Settings the server cannot run with; the message names each variable and what is wrong."""
+
+
+class ServiceError(TruloopError):
+    """A service outside the process (Sendbird, a directory, a model provider, Redis) failed or refused."""
+
+
+class OperatorError(TruloopError):
+    """What an operator's command was given (a file, an id) cannot be used; the message says why."""
+
+
+class AppError(TruloopError):
     """An error a client can act on. ``code`` is snake_case and stable; ``message`` is for people."""
 
     status: int = 500

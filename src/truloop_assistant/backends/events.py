@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
+from ..errors import TruloopError
 from ..store import keys
 
 _EXTEND_TTL = """
@@ -104,7 +105,7 @@ class Event(BaseModel):
         return {p: deadline for p in self.invited if p not in self.guest_availability}
 
 
-class EventNotFoundError(LookupError):
+class EventNotFoundError(TruloopError, LookupError):
     """No event has this id (or it has expired)."""
 
 

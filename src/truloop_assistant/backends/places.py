@@ -12,6 +12,8 @@ from typing import Any, Protocol
 import httpx
 from pydantic import BaseModel, Field
 
+from ..errors import ServiceError
+
 FIELD_MASK = ",".join(
     [
         "places.displayName",
@@ -42,7 +44,7 @@ class Place(BaseModel):
     types: list[str] = Field(default_factory=list)
 
 
-class PlacesError(Exception):
+class PlacesError(ServiceError):
     """The places provider failed or refused the request; the message says why, without secrets."""
 
 

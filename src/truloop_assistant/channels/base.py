@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..errors import ServiceError
 from ..protocol.jsonrpc import JsonRpcRequest
 
 AGENT_RPC = "agent-rpc"
@@ -63,7 +64,7 @@ class Channel(Protocol):
         ...
 
 
-class ChannelSendError(Exception):
+class ChannelSendError(ServiceError):
     """A message could not be delivered after retries.
 
     ``retryable``: the channel was down or busy (5xx, 429, timeout), so trying later makes sense;

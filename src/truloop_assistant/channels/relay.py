@@ -6,11 +6,13 @@ from typing import Any, Protocol
 
 import httpx
 
+from ..errors import ServiceError
+
 RELAY_CUSTOM_TYPE = "assistant-relay"
 RELAY_CHANNEL_NAME = "Truloop"
 
 
-class RelayError(Exception):
+class RelayError(ServiceError):
     """Sendbird did not give a direct channel; the message carries Sendbird's reason."""
 
     def __init__(self, message: str, *, status: int | None = None, code: int | None = None) -> None:

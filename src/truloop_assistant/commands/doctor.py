@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
+from ..errors import ServiceError
+
 if TYPE_CHECKING:
     from ..config import McpServer, SendbirdSettings, Settings
 
@@ -23,7 +25,7 @@ _USER_NOT_FOUND = 400201
 _INVALID_TOKEN_CODES = {400401, 400402}
 
 
-class RedisProblem(Exception):
+class RedisProblem(ServiceError):
     """Redis answered, but not as it should (refused the password, is not Redis, bad URL)."""
 
 

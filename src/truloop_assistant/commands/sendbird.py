@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from ..config import ConfigError, SendbirdSettings
-from ..errors import validation_problems
+from ..errors import OperatorError, validation_problems
 
 WEBHOOK_PATH = "/api/v1/webhooks/sendbird"
 WEBHOOK_CATEGORIES = ("group_channel:message_send",)
@@ -42,7 +42,7 @@ def load_admin_settings(**overrides: Any) -> SendbirdSettings:
     return settings
 
 
-class SetupError(Exception):
+class SetupError(OperatorError):
     """An expected failure of the setup (bad token, unreachable host, bad URL); the message says why."""
 
 

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from ..channels.base import InboundMessage
-from ..errors import ServiceUnavailable
+from ..errors import OperatorError, ServiceUnavailable
 from ..pipeline.intake import Intake
 from ..store import keys
 from ..store.inbox import EVENT, MessageEvent, ResumeEvent
@@ -47,7 +47,7 @@ DROPPED: frozenset[Outcome] = frozenset(
 """Outcomes that take the dead letter off the list: its event is in the inbox, or has nothing to do."""
 
 
-class DeadLetterError(Exception):
+class DeadLetterError(OperatorError):
     """No dead letter answers to what was asked (an unknown id or channel); the message says what to do."""
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from ...errors import ServiceError
+
 if TYPE_CHECKING:
     import numpy as np
     from pydantic_ai.embeddings import EmbeddingModel
@@ -22,7 +24,7 @@ BATCH_SIZE = 64
 """Passages per request: far below the providers' limits (OpenAI: 2,048 inputs, 300,000 tokens)."""
 
 
-class EmbeddingError(Exception):
+class EmbeddingError(ServiceError):
     """The embedding model did not answer (unknown provider, missing key, network, provider error)."""
 
 

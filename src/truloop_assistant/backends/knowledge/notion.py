@@ -19,6 +19,8 @@ from urllib.parse import quote
 
 import httpx
 
+from ...errors import ServiceError
+
 NOTION_VERSION = "2022-06-28"
 DEFAULT_API_URL = "https://api.notion.com"
 INTEGRATIONS_URL = "https://www.notion.so/my-integrations"
@@ -35,7 +37,7 @@ PAGE_SIZE = 100
 """Results per request of a list (Notion's maximum)."""
 
 
-class NotionError(Exception):
+class NotionError(ServiceError):
     """Notion refused a request, or did not answer; the message says what to fix."""
 
     def __init__(self, message: str, *, status: int | None = None, code: str | None = None) -> None:

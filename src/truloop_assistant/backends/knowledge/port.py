@@ -6,8 +6,10 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from ...errors import ServiceError
 
-class KnowledgeBaseError(Exception):
+
+class KnowledgeBaseError(ServiceError):
     """A folder or index file cannot be used; the message says which and why."""
 
 

@@ -7,6 +7,8 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from ...errors import ServiceError
+
 
 class Memory(BaseModel):
     """A fact or preference a user asked the assistant to remember."""
@@ -19,7 +21,7 @@ class Memory(BaseModel):
     """Relevance to the search query (higher is better); None when not from a search."""
 
 
-class MemoryBackendError(Exception):
+class MemoryBackendError(ServiceError):
     """The memory service failed or refused the request; the message says why, without secrets."""
 
 

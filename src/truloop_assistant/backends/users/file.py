@@ -7,14 +7,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ...errors import validation_problems
+from ...errors import OperatorError, validation_problems
 from .port import UserProfile
 
 SAMPLE_USERS_FILE = Path(__file__).resolve().parents[2] / "data" / "sample_users.json"
 """The bundled sample users the dev server and the tests import."""
 
 
-class UsersFileError(ValueError):
+class UsersFileError(OperatorError, ValueError):
     """A users file is missing or invalid; the message names the file and the bad entry."""
 
 

@@ -6,6 +6,8 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from ...errors import ServiceError
+
 SearchField = Literal["contact", "username", "group", "name"]
 ContactField = Literal["email", "phone"]
 DirectoryRole = Literal["member", "admin"]
@@ -31,7 +33,7 @@ class UserProfile(BaseModel):
     )
 
 
-class UserDirectoryError(Exception):
+class UserDirectoryError(ServiceError):
     """The user directory failed or answered something unexpected; the message says what."""
 
 

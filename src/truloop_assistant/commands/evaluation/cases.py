@@ -12,6 +12,7 @@ import yaml
 from pydantic_ai import AbstractToolset, FunctionToolset
 
 from ...agent.agents import MemberAgent
+from ...errors import OperatorError
 from ...tools.deps import AgentDeps
 from .harness import Case, Dataset, Evaluator, Report
 
@@ -59,7 +60,7 @@ EvalDataset = Dataset[str, Calls, Turn, CaseInfo]
 EvalReport = Report[str, Calls, Turn, CaseInfo]
 
 
-class CasesFileError(ValueError):
+class CasesFileError(OperatorError, ValueError):
     """A cases file is missing or invalid; the message names the file and the entry."""
 
 

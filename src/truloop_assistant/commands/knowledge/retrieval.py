@@ -31,6 +31,7 @@ from ...backends.knowledge.embedding import EmbeddingError
 from ...backends.knowledge.live import LiveKnowledgeBase
 from ...backends.knowledge.store import KnowledgeStore
 from ...config import Settings, masked_url
+from ...errors import OperatorError
 from ...i18n import HANGUL
 from ...redis_client import connect
 
@@ -91,7 +92,7 @@ class CasesFile(BaseModel):
     cases: list[Case] = Field(min_length=1)
 
 
-class CasesFileError(ValueError):
+class RetrievalCasesError(OperatorError, ValueError):
     """The cases file is missing or invalid; the message names the file and the entry."""
 
 
@@ -99,17 +100,17 @@ def load_cases(path: Path) -> CasesFile:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CasesFileError(f"{path}: no such file") from None
+        raise RetrievalCasesError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise CasesFileError(f"{path}: cannot read it ({exc})") from None
+        raise RetrievalCasesError(f"{path}: cannot read it ({exc})") from None
     except yaml.YAMLError as exc:
-        raise CasesFileError(f"{path}: not valid YAML ({exc})") from None
+        raise RetrievalCasesError(f"{path}: not valid YAML ({exc})") from None
     try:
         return CasesFile.model_validate(raw)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "the file"
-        raise CasesFileError(f"{path}: {where}: {error['msg']}") from None
+        raise RetrievalCasesError(f"{path}: {where}: {error['msg']}") from None
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     try:
         cases = load_cases(path)
-    except CasesFileError as exc:
+    except RetrievalCasesError as exc:
         print(f"{COMMAND}: {exc}", file=sys.stderr)
         return 2
     try:
