@@ -94,6 +94,20 @@ async def test_malformed_webhook_bodies_are_400(start_server: Any) -> None:
         for body in (b"{not json", b"[]", b'{"category": 5}'):
             r = await h.post_webhook(body)
             assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_webhook"
+        # The message names what is wrong, where it is in the delivery.
+        good = webhook_payload("hello", message_id=41)
+        for payload, where in (
+            (b"[]", "category: "),
+            ({**good, "type": 5}, "type: "),
+            (without(good, "sender"), "sender: "),
+            (with_field(good, "payload", "message_id", "41"), "payload.message_id: "),
+            (with_field(good, "channel", "channel_url", ""), "channel.channel_url: "),
+        ):
+            r = await h.post_webhook(payload)
+            assert r.status_code == 400, r.text
+            assert r.json()["error"]["message"].startswith(
+                f"the body is not a Sendbird webhook event: {where}"
+            )
 
 
 def without(payload: dict[str, Any], part: str, field: str | None = None) -> dict[str, Any]:
@@ -165,6 +179,37 @@ async def test_events_the_assistant_does_not_answer_are_ignored_whatever_their_p
             assert r.status_code == 200 and r.json() == {"status": "ignored"}, r.text
         await h.idle()
         assert h.sendbird.messages == []
+
+
+async def test_members_and_mentions_are_read_whatever_else_their_lists_hold(start_server: Any) -> None:
+    prompts: list[str] = []
+    async with start_server(model=echo_model(prompts)) as h:
+        group = webhook_payload("lunch?", message_id=60, members=["jeff", "mina", BOT])
+        group["members"] += [{"nickname": "no id"}, 5, {"user_id": ""}]
+        r = await h.post_webhook(group)
+        assert r.json() == {"status": "ignored"}  # a group message that does not mention the assistant
+        asked = {**webhook_payload("lunch with @bot?", message_id=61, members=["jeff", "mina", BOT])}
+        asked["mentioned_users"] = [BOT, None, {"nickname": "x"}]  # a plain id counts as a mention
+        r = await h.post_webhook(asked)
+        assert r.json() == {"status": "queued"}
+        [reply] = await h.replies(1)
+        assert reply.text == "echo: lunch with @bot?"
+        # Lists that are not lists list nobody: the members are looked up, and read the same way.
+        h.sendbird.add_channel("ch-direct", ["jeff", BOT])
+        h.sendbird.channels["ch-direct"]["members"] += [{"nickname": "no id"}, "mina", 5]
+        broken = webhook_payload("hi again", message_id=62, channel="ch-direct")
+        broken |= {"members": "everyone", "mentioned_users": 7}
+        r = await h.post_webhook(broken)
+        assert r.json() == {"status": "ignored"}  # jeff, mina and the assistant: a group, no mention
+        h.sendbird.add_channel("ch-one", ["jeff", BOT])
+        h.sendbird.channels["ch-one"]["members"] += [{"nickname": "no id"}, 5, None]
+        r = await h.post_webhook(
+            webhook_payload("hi again", message_id=63, channel="ch-one") | {"members": None}
+        )
+        assert r.json() == {"status": "queued"}
+        await h.replies(1, channel="ch-one")
+        await h.idle()
+        assert prompts == ["lunch with @bot?", "hi again"]
 
 
 async def test_a_picture_in_a_one_to_one_channel_gets_a_short_text_only_answer(start_server: Any) -> None:

@@ -14,7 +14,7 @@ from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.audience import one_to_one
 from ..protocol.jsonrpc import load_json
-from ..protocol.webhook_payload import UserMessageEvent, WebhookEvent, parse_webhook
+from ..protocol.webhook_payload import FileMessageEvent, UserMessageEvent, event_errors, parse_webhook
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
@@ -64,21 +64,29 @@ async def _receive(request: Request, services: ServicesDep) -> dict[str, str]:
         raise BadRequest("the body is not a Sendbird webhook event", code="invalid_webhook") from None
     except ValidationError as exc:
         WEBHOOKS.labels("bad_request").inc()
-        problem = first_problem(exc.errors())
+        problem = first_problem(event_errors(exc))
         raise BadRequest(
             f"the body is not a Sendbird webhook event: {problem}", code="invalid_webhook"
         ) from None
 
     bot = services.settings.sendbird_bot_user_id
-    message = to_message(event, bot_user_id=bot)
-    if message is None:
-        if event.is_file_message:
-            async with redis_budget():
-                await _text_only(services, event, bot_user_id=bot)
-        WEBHOOKS.labels("ignored").inc()
-        return {"status": "ignored"}
+    if isinstance(event, UserMessageEvent):
+        message = to_message(event, bot_user_id=bot)
+        if message is not None:
+            return await _take(services, event, message, bot_user_id=bot)
+    elif isinstance(event, FileMessageEvent):
+        async with redis_budget():
+            await _text_only(services, event, bot_user_id=bot)
+    WEBHOOKS.labels("ignored").inc()
+    return {"status": "ignored"}
+
+
+async def _take(
+    services: ServicesDep, event: UserMessageEvent, message: InboundMessage, *, bot_user_id: str
+) -> dict[str, str]:
+    """Queue a user message when it is addressed to the assistant."""
     async with redis_budget():
-        listed, mentioned = event.member_ids(), event.mentions(bot)
+        listed, mentioned = event.member_ids(), event.mentions(bot_user_id)
         if not await services.admission.addressed(message, listed=listed, mentioned=mentioned):
             WEBHOOKS.labels("not_addressed").inc()
             return {"status": "ignored"}
@@ -89,30 +97,24 @@ async def _receive(request: Request, services: ServicesDep) -> dict[str, str]:
     return {"status": status if status in ("queued", "duplicate") else "ignored"}
 
 
-async def _text_only(services: ServicesDep, event: WebhookEvent, *, bot_user_id: str) -> None:
+async def _text_only(services: ServicesDep, event: FileMessageEvent, *, bot_user_id: str) -> None:
     """A file or picture in a 1:1 channel gets a short answer instead of silence (once per message)."""
-    extra = event.model_extra or {}
-
-    def field(part: str, name: str) -> object:
-        value = extra.get(part)
-        return value.get(name) if isinstance(value, dict) else None
-
-    sender_id, channel_url = field("sender", "user_id"), field("channel", "channel_url")
-    message_id = field("payload", "message_id")
-    if not (isinstance(sender_id, str) and sender_id and sender_id != bot_user_id):
-        return
-    if not (isinstance(channel_url, str) and channel_url and type(message_id) is int):
+    sender, channel, payload = event.sender, event.channel, event.payload
+    if sender is None or channel is None or payload is None or sender.user_id == bot_user_id:
         return
     listed = event.member_ids()
-    if await one_to_one(services.members, channel_url, listed=listed, bot_user_id=bot_user_id):
-        note = InboundMessage(message_id=str(message_id), channel_url=channel_url, user_id=sender_id, text="")
+    if await one_to_one(services.members, channel.channel_url, listed=listed, bot_user_id=bot_user_id):
+        note = InboundMessage(
+            message_id=str(payload.message_id),
+            channel_url=channel.channel_url,
+            user_id=sender.user_id,
+            text="",
+        )
         await services.notices.send(note, "text_only")
 
 
-def to_message(event: WebhookEvent, *, bot_user_id: str) -> InboundMessage | None:
-    """The user message this event carries, or None when it is not one the assistant answers."""
-    if not isinstance(event, UserMessageEvent):
-        return None
+def to_message(event: UserMessageEvent, *, bot_user_id: str) -> InboundMessage | None:
+    """The turn this user message is, or None when it is not one the assistant answers."""
     if event.sender.user_id == bot_user_id or AGENT_RPC in (event.custom_type, event.payload.custom_type):
         return None
     text = event.payload.message.strip()

@@ -11,11 +11,15 @@ from typing import Protocol, cast
 from urllib.parse import quote
 
 import httpx
+from pydantic import TypeAdapter
 from redis.asyncio import Redis
 
+from ..protocol.webhook_payload import Users
 from ..store import keys
 
 log = logging.getLogger(__name__)
+
+_USERS: TypeAdapter[Users] = TypeAdapter(Users)
 
 
 class Members(Protocol):
@@ -45,7 +49,7 @@ class SendbirdMembers:
         if not isinstance(members, list):
             log.warning("could not look up the members of %s: HTTP %s", channel_url, response.status_code)
             return None
-        ids = [m["user_id"] for m in members if isinstance(m, dict) and isinstance(m.get("user_id"), str)]
+        ids = [member.user_id for member in _USERS.validate_python(members)]
         await self._redis.set(key, json.dumps(ids), ex=keys.MEMBERS_TTL_S)
         return ids
 

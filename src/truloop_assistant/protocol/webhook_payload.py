@@ -1,10 +1,27 @@
-"""The parts of a Sendbird webhook delivery the server reads."""
+"""The parts of a Sendbird webhook delivery the server reads, as one union on ``category``.
+
+A ``group_channel:message_send`` is read by its ``type``: a text message (``MESG``) must carry what a
+turn needs, a file (``FILE``) only what a short answer needs, any other type is acknowledged. Every
+other category is acknowledged and ignored.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    OnErrorOmit,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
 
 MESSAGE_SEND = "group_channel:message_send"
 
@@ -17,35 +34,21 @@ class _Lenient(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class WebhookEvent(_Lenient):
-    """Any delivery: just enough to tell whether it is a user message the assistant reads."""
+class User(_Lenient):
+    """A member of the channel or a mentioned user, as the delivery lists them."""
 
-    category: str
-    type: str | None = None
-    custom_type: str = ""
-
-    @property
-    def is_user_message(self) -> bool:
-        return self.category == MESSAGE_SEND and self.type == "MESG"
-
-    @property
-    def is_file_message(self) -> bool:
-        return self.category == MESSAGE_SEND and self.type == "FILE"
-
-    def member_ids(self) -> list[str] | None:
-        """The channel's members when the delivery lists them (a non-empty list of ``{"user_id"}``)."""
-        return _user_ids((self.model_extra or {}).get("members")) or None
-
-    def mentions(self, user_id: str) -> bool:
-        """Whether the message mentions ``user_id`` (``mentioned_users``: objects or plain ids)."""
-        return user_id in _user_ids((self.model_extra or {}).get("mentioned_users"))
+    user_id: NonEmpty
 
 
-def _user_ids(value: Any) -> list[str]:
+def _user_objects(value: Any) -> list[Any]:
+    """Objects or plain ids; anything but a list lists nobody."""
     if not isinstance(value, list):
         return []
-    ids = [item.get("user_id") if isinstance(item, dict) else item for item in value]
-    return [i for i in ids if isinstance(i, str) and i]
+    return [{"user_id": item} if isinstance(item, str) else item for item in value]
+
+
+# An entry that names no user is left out rather than failing the delivery.
+Users = Annotated[list[OnErrorOmit[User]], BeforeValidator(_user_objects)]
 
 
 class Sender(_Lenient):
@@ -62,15 +65,109 @@ class Channel(_Lenient):
     channel_url: NonEmpty
 
 
-class UserMessageEvent(WebhookEvent):
+class _MessageSend(_Lenient):
+    category: Literal["group_channel:message_send"]
+    members: Users = []
+    mentioned_users: Users = []
+
+    def member_ids(self) -> list[str] | None:
+        """The channel's members when the delivery lists them (``members`` only when enabled)."""
+        return [member.user_id for member in self.members] or None
+
+    def mentions(self, user_id: str) -> bool:
+        """Whether the message mentions ``user_id``."""
+        return any(user.user_id == user_id for user in self.mentioned_users)
+
+
+class UserMessageEvent(_MessageSend):
     """A ``group_channel:message_send`` of type ``MESG``: who wrote what, and where."""
 
+    type: Literal["MESG"]
+    custom_type: str = ""
     sender: Sender
     payload: Payload
     channel: Channel
 
 
+class FileMessageEvent(_MessageSend):
+    """A file or picture sent in a channel; a part that cannot be read is ``None`` (no answer then)."""
+
+    type: Literal["FILE"]
+    sender: Sender | None = None
+    payload: Payload | None = None
+    channel: Channel | None = None
+
+    @field_validator("sender", "payload", "channel", mode="wrap")
+    @classmethod
+    def _unreadable_is_none(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            return None
+
+
+class OtherMessageEvent(_MessageSend):
+    """A message of another type (an admin message, …): acknowledged, never answered."""
+
+    type: str | None = None
+
+
+class IgnoredEvent(_Lenient):
+    """A delivery of any other category (a join, a channel change, …): acknowledged, never answered."""
+
+    category: str
+
+
+def _message_type(value: Any) -> str | None:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    if kind is not None and not isinstance(kind, str):
+        return None
+    return kind if kind in ("MESG", "FILE") else "other"
+
+
+def _category(value: Any) -> str | None:
+    category = value.get("category") if isinstance(value, dict) else getattr(value, "category", None)
+    if not isinstance(category, str):
+        return None
+    return "message_send" if category == MESSAGE_SEND else "other"
+
+
+MessageSendEvent = Annotated[
+    Annotated[UserMessageEvent, Tag("MESG")]
+    | Annotated[FileMessageEvent, Tag("FILE")]
+    | Annotated[OtherMessageEvent, Tag("other")],
+    Discriminator(
+        _message_type,
+        custom_error_type="invalid_type",
+        custom_error_message="type: a message's type is a string (MESG, FILE, …)",
+    ),
+]
+
+WebhookEvent = Annotated[
+    Annotated[MessageSendEvent, Tag("message_send")] | Annotated[IgnoredEvent, Tag("other")],
+    Discriminator(
+        _category,
+        custom_error_type="invalid_category",
+        custom_error_message="category: an event is a JSON object whose category is a string",
+    ),
+]
+
+_EVENT: TypeAdapter[WebhookEvent] = TypeAdapter(WebhookEvent)
+
+
 def parse_webhook(data: Any) -> WebhookEvent:
     """The delivery; a user message must carry what a turn needs (``ValidationError`` otherwise)."""
-    event = WebhookEvent.model_validate(data)
-    return UserMessageEvent.model_validate(data) if event.is_user_message else event
+    return _EVENT.validate_python(data)
+
+
+def event_errors(exc: ValidationError) -> list[dict[str, Any]]:
+    """``exc.errors()`` located in the delivery itself: without the union's tags in each path."""
+    errors: list[dict[str, Any]] = []
+    for error in exc.errors():
+        loc = tuple(error["loc"])
+        if loc[:1] == ("message_send",):
+            loc = loc[2:] if loc[1:2] in (("MESG",), ("FILE",), ("other",)) else loc[1:]
+        elif loc[:1] == ("other",):
+            loc = loc[1:]
+        errors.append({**error, "loc": loc})
+    return errors
