@@ -16,7 +16,7 @@ from pydantic_ai.models import Model
 from redis.asyncio import Redis
 
 from .agent.agents import Agents, MemberAgent, build_guest_agent, build_member_agent, build_notification_agent
-from .agent.invitations import DirectInviter, Messenger
+from .agent.invitations import DirectInviter
 from .agent.models import resolve_model
 from .agent.notifier import Notifier
 from .agent.runner import TurnLimits, TurnRunner
@@ -42,6 +42,7 @@ from .pipeline.delivery import Deliverer
 from .pipeline.intake import Intake
 from .pipeline.notices import Notices
 from .pipeline.queue import TurnQueue, make_queue
+from .pipeline.typing_indicator import Typing
 from .ratelimit import RateLimiter
 from .redis_client import connect
 from .store import keys
@@ -56,7 +57,7 @@ from .store.transcript import Transcript
 from .store.turns import TurnStore
 from .tools import tool_names
 from .tools.callbacks import ToolCallbacks
-from .tools.deps import AgentDeps
+from .tools.deps import AgentDeps, utcnow
 
 if TYPE_CHECKING:
     from .tools.mcp import McpServerTools
@@ -213,32 +214,34 @@ class Services:
             turn_request_limit=settings.max_model_requests,
             transcript=self.transcript,
         )
-        inviter = self.inviter()
         return TurnRunner(
             agents=agents,
             store=self.store,
             history=self.history,
+            transcript=self.transcript,
             timezone=zone,
             limits=TurnLimits.from_settings(settings),
             backends=self.backends,
-            relay_writer=Messenger(notifier, inviter),
+            relay_writer=notifier,
+            inviter=self.inviter(),
             effects=Effects(self.redis),
-            transcript=self.transcript,
             ledger=self.ledger,
             client_tools=self.client_tools,
             tool_descriptions=lambda: {k: v for tools, _ in servers for k, v in tools.descriptions.items()},
             callbacks=self.callbacks,
+            clock=utcnow,
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:
         """What a worker runs: conversations drained one event at a time."""
         return ConversationDrainer(
-            self.inbox,
-            self.drains,
-            self.runner(model=model, agent=agent),
-            Deliverer(self.outbox, self.channel),
-            heartbeat_s=self.settings.worker_heartbeat_s,
+            inbox=self.inbox,
+            drains=self.drains,
+            runner=self.runner(model=model, agent=agent),
+            deliverer=Deliverer(self.outbox, self.channel),
+            typing=Typing(self.channel),
             ledger=self.ledger,
+            heartbeat_s=self.settings.worker_heartbeat_s,
         )
 
     @cached_property

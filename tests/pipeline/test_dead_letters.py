@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from tests.factories import make_drainer
 from tests.support import make_settings
 from truloop_assistant.channels.base import InboundMessage
 from truloop_assistant.metrics import DEAD_LETTERS
 from truloop_assistant.operations.inspection import as_text, conversation_report
 from truloop_assistant.pipeline.conversations import MAX_EVENT_ATTEMPTS
-from truloop_assistant.services import Services
 from truloop_assistant.store.inbox import MessageEvent
 
 
@@ -33,35 +33,29 @@ class Broken:
 async def test_an_event_that_keeps_failing_becomes_a_dead_letter(
     redis: Redis, redis_url: str, sendbird: Any
 ) -> None:
-    services = Services.create(make_settings(redis_url, sendbird.url, channel="local"))
-    try:
-        drainer = services.drainer()
-        broken = Broken()
-        drainer.runner = broken  # type: ignore[assignment]
-        event = MessageEvent(eid="e-1", message_id="41", user_id="jeff", text="비밀 메시지")
-        _, owner = await services.inbox.push("dead-1", event)
-        assert owner is not None
-        before = DEAD_LETTERS._value.get()
-        for _ in range(MAX_EVENT_ATTEMPTS):  # each job attempt raises; saq would retry it
-            with pytest.raises(RuntimeError):
-                await drainer.drain("dead-1", owner)  # the job's retries carry the same owner
-        await drainer.drain("dead-1", owner)  # the next attempt gives it up and goes on
+    settings = make_settings(redis_url, sendbird.url, channel="local")
+    broken = Broken()
+    drainer = make_drainer(redis, settings, runner=broken)
+    event = MessageEvent(eid="e-1", message_id="41", user_id="jeff", text="비밀 메시지")
+    _, owner = await drainer.inbox.push("dead-1", event)
+    assert owner is not None
+    before = DEAD_LETTERS._value.get()
+    for _ in range(MAX_EVENT_ATTEMPTS):  # each job attempt raises; saq would retry it
+        with pytest.raises(RuntimeError):
+            await drainer.drain("dead-1", owner)  # the job's retries carry the same owner
+    await drainer.drain("dead-1", owner)  # the next attempt gives it up and goes on
 
-        assert broken.runs == MAX_EVENT_ATTEMPTS
-        assert DEAD_LETTERS._value.get() == before + 1
-        report = await conversation_report(services.redis, services.ledger, "dead-1")
-        [dead] = report.dead_letters
-        assert (
-            dead["error"] == f"given up after {MAX_EVENT_ATTEMPTS} attempts: RuntimeError('the step broke')"
-        )
-        assert dead["event"] == {
-            "kind": "message",
-            "eid": "e-1",
-            "user_id": "jeff",
-            "message_id": "41",
-            "chars": 6,
-        }
-        assert report.inbox == []  # the conversation goes on with its next messages
-        assert "비밀" not in as_text(report)  # what people wrote is not shown
-    finally:
-        await services.aclose()
+    assert broken.runs == MAX_EVENT_ATTEMPTS
+    assert DEAD_LETTERS._value.get() == before + 1
+    report = await conversation_report(redis, drainer.ledger, "dead-1")
+    [dead] = report.dead_letters
+    assert dead["error"] == f"given up after {MAX_EVENT_ATTEMPTS} attempts: RuntimeError('the step broke')"
+    assert dead["event"] == {
+        "kind": "message",
+        "eid": "e-1",
+        "user_id": "jeff",
+        "message_id": "41",
+        "chars": 6,
+    }
+    assert report.inbox == []  # the conversation goes on with its next messages
+    assert "비밀" not in as_text(report)  # what people wrote is not shown

@@ -49,7 +49,7 @@ from ..store.records import AgentRole, PausedTurn
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
 from ..tools.callbacks import ToolCallbacks
-from ..tools.deps import AgentDeps, RelayWriter, utcnow
+from ..tools.deps import AgentDeps, Inviter, RelayWriter
 from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
 from .calls import call_refs, failed_locally
@@ -121,38 +121,42 @@ class _Turn:
 
 
 class TurnRunner:
+    """Runs turns with the collaborators it is given (``Services.runner`` builds them for the server)."""
+
     def __init__(
         self,
         *,
         agents: Agents,
         store: TurnStore,
         history: History,
+        transcript: Transcript,
         timezone: ZoneInfo,
         limits: TurnLimits,
-        backends: Backends | None = None,
-        relay_writer: RelayWriter | None = None,
-        effects: Effects | None = None,
-        transcript: Transcript,
-        ledger: Ledger | None = None,
-        client_tools: ClientTools | None = None,
-        tool_descriptions: Callable[[], Mapping[str, str]] = dict,
-        callbacks: ToolCallbacks | None = None,
-        clock: Callable[[], datetime] = utcnow,
+        backends: Backends,
+        relay_writer: RelayWriter,
+        inviter: Inviter,
+        effects: Effects,
+        ledger: Ledger,
+        client_tools: ClientTools,
+        tool_descriptions: Callable[[], Mapping[str, str]],
+        callbacks: ToolCallbacks,
+        clock: Callable[[], datetime],
     ) -> None:
         self.agents = agents
         self.store = store
         self.history = history
+        self.transcript = transcript
         self.timezone = timezone
         self.limits = limits
         self.backends = backends
         self.relay_writer = relay_writer
+        self.inviter = inviter
         self.effects = effects
-        self.transcript = transcript
         self.ledger = LedgerWriter(ledger, callbacks)
-        self.callbacks = callbacks
         self.client_tools = client_tools
         self.tool_descriptions = tool_descriptions
         """Descriptions of tools the server did not define (MCP servers'), for their dialogs."""
+        self.callbacks = callbacks
         self.clock = clock
         self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
         self.calls_settled: Callable[[str], None] = lambda channel_url: None
@@ -257,8 +261,9 @@ class TurnRunner:
             clock=self.clock,
             backends=self.backends,
             relay_writer=self.relay_writer,
+            inviter=self.inviter,
             effects=self.effects,
-            declaration=await self.client_tools.get(turn.user_id) if self.client_tools else None,
+            declaration=await self.client_tools.get(turn.user_id),
             callbacks=self.callbacks,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
@@ -451,9 +456,8 @@ class TurnRunner:
 
     async def _profile(self, user_id: str) -> UserProfile | None:
         """The person's directory profile; None when unknown, or when the directory cannot say."""
-        users = self.backends.users if self.backends else None
         try:
-            return await users.get_profile(user_id) if users is not None else None
+            return await self.backends.users.get_profile(user_id)
         except UserDirectoryError:
             return None
 
@@ -462,8 +466,8 @@ class TurnRunner:
 
         With no directory at all (nothing imported, no users API) everyone is a member.
         """
-        users = self.backends.users if self.backends else None
-        if users is None or await users.is_member(user_id) or not await users.has_users():
+        users = self.backends.users
+        if await users.is_member(user_id) or not await users.has_users():
             return "member"
         return "guest"
 

@@ -24,24 +24,26 @@ MAX_EVENT_ATTEMPTS = 3
 
 
 class ConversationDrainer:
+    """Drains conversations with the collaborators it is given (``Services.drainer`` builds them)."""
+
     def __init__(
         self,
+        *,
         inbox: Inbox,
         drains: Drains,
         runner: TurnRunner,
         deliverer: Deliverer,
-        *,
+        typing: Typing,
+        ledger: Ledger,
         heartbeat_s: float,
-        typing: Typing | None = None,
-        ledger: Ledger | None = None,
     ) -> None:
         self.inbox = inbox
         self.drains = drains
         self.runner = runner
         self.deliverer = deliverer
+        self.typing = typing
+        self.ledger = ledger
         self.heartbeat_s = heartbeat_s
-        self.typing = typing or Typing(deliverer.channel)
-        self.ledger = ledger or Ledger(inbox.redis)
         self._early: dict[str, asyncio.Task[None]] = {}
         """Deliveries started in the middle of a step (a superseded request's update), by channel."""
         runner.calls_settled = self._deliver_soon

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 from zoneinfo import ZoneInfo
 
 from pydantic_ai import RunUsage, ToolFailed
@@ -53,7 +53,6 @@ class RelayWriter(Protocol):
         ...
 
 
-@runtime_checkable
 class Inviter(Protocol):
     """Tells people about an event in their 1:1 channel with the assistant (the event tools' port).
 
@@ -110,17 +109,18 @@ class AgentDeps:
     """The turn this run belongs to (the same across its steps)."""
     clock: Callable[[], datetime] = utcnow
     backends: Backends | None = None
-    """Set by the server; tools that need a backend fail clearly without one."""
+    """Set by the server; without them, tools that need a backend fail clearly."""
     relay_writer: RelayWriter | None = None
-    """Writes and delivers relayed messages (it needs the model, so the server sets it)."""
+    """Writes and delivers relayed messages (set by the server; without one, relaying fails clearly)."""
     inviter: Inviter | None = None
-    """Delivers invitations and cancellations (set by the server; a relay writer that is one serves too)."""
+    """Delivers invitations and cancellations (set by the server; without one, inviting is not offered)."""
     effects: Effects | None = None
-    """Where tools that change something record their results (set by the server)."""
+    """Where tools that change something record their results (set by the server; without it, they
+    are not kept from running twice when a step runs again)."""
     declaration: Declaration | None = None
     """What the user's app declared: its own device tools, and the built-in methods it supports."""
     callbacks: ToolCallbacks | None = None
-    """Integrators' tool callbacks (set by the server)."""
+    """Integrators' tool callbacks (set by the server; without them, nobody is told)."""
     calls_run: set[str] = field(default_factory=set)
     """Ids of the tool calls that reached a tool in this run (the others were invalid)."""
     tool_runs: dict[str, ToolRun] = field(default_factory=dict)

@@ -31,11 +31,8 @@ SENT = "sent"
 
 
 def inviter_of(deps: AgentDeps) -> Inviter | None:
-    """The deps' inviter; the server's relay writer delivers invitations too."""
-    if deps.inviter is not None:
-        return deps.inviter
-    writer = deps.relay_writer
-    return writer if isinstance(writer, Inviter) else None
+    """The deps' inviter, when the server set one."""
+    return deps.inviter
 
 
 def require_inviter(ctx: RunContext[AgentDeps]) -> Inviter:
