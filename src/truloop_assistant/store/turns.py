@@ -4,137 +4,30 @@ from __future__ import annotations
 
 import json
 import time
-import zlib
 from collections.abc import Sequence
 from typing import Literal, cast
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
-from redis.asyncio.client import Pipeline
 
 from ..i18n import language_of
 from ..tracing import current_traceparent
 from . import keys
+from . import turn_scripts as scripts
 from .answers import DeviceError, DeviceResult, dump_answer
+from .call_views import call_views, decode_fields
 from .history import History
 from .inbox import Consumed
 from .outbox import RpcOut, TextOut
-from .records import Asked, CallView, Outcome, PausedTurn, TurnSnapshot
+from .paused_record import decode_record, encode_record
+from .records import CallView, Outcome, PausedTurn, TurnSnapshot
 from .transcript import ASSISTANT, Line, add_line
+from .turn_writes import deadline_member, end_step, list_calls, remember_channel
+
+__all__ = ["TurnStore", "decode_record", "encode_record"]
 
 _OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
-
-
-# Settles one call in a conversation's script: its pending record becomes a settled one (kept for
-# late answers and ``GET /api/v1/agent/calls/{id}``), and an update of its agent-rpc message joins
-# the conversation's outbox. Prepended to the scripts that end calls.
-_SETTLE = """
-local function settle(pending, settled, outbox, call_id, state, now, ttl, outbox_max, outbox_ttl, extra)
-  local f = redis.call('HMGET', pending, 'user_id', 'turn_id', 'channel_url', 'tool_name', 'method',
-                       'bucket', 'created_at', 'expires_at', 'lang')
-  redis.call('DEL', pending)
-  redis.call('HSET', settled, 'state', state, 'user_id', f[1] or '', 'turn_id', f[2] or '',
-             'channel_url', f[3] or '', 'tool_name', f[4] or '', 'method', f[5] or '',
-             'bucket', f[6] or 'call', 'created_at', f[7] or now, 'expires_at', f[8] or now,
-             'settled_at', now)
-  if #extra > 0 then redis.call('HSET', settled, unpack(extra)) end
-  redis.call('EXPIRE', settled, ttl)
-  redis.call('RPUSH', outbox, cjson.encode({kind = 'settle', dedup_id = 'settle:' .. call_id,
-    created_at = now, call_id = call_id, state = state, method = f[5] or '', lang = f[9] or 'en'}))
-  redis.call('LTRIM', outbox, -tonumber(outbox_max), -1)
-  redis.call('EXPIRE', outbox, outbox_ttl)
-  return f[1]
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
-"""
-
-# Records one answer and, for the last one, claims the resume — atomically, so that however
-# many identical answers race in, exactly one of them returns 'resume'. ARGV[7] is the state the
-# call ends in: 'answered' (a device's answer) or 'cancelled' (a -32601 nobody else overruled).
-# KEYS: pending, settled, turn, outbox. ARGV: call id, fingerprint, answer, settled ttl, outbox max,
-# outbox ttl, state.
-_RECORD_ANSWER = (
-    _SETTLE
-    + """
-local state = redis.call('HGET', KEYS[2], 'state')
-if state then
-  local same = redis.call('HGET', KEYS[2], 'fp') == ARGV[2]
-  if state == 'answered' then
-    if same then return {'duplicate', ''} end
-    return {'conflict', ''}
-  end
-  if state == 'cancelled' and same then return {'duplicate', ''} end
-  return {'gone', state}
-end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', ''} end
-if tonumber(redis.call('HGET', KEYS[1], 'expires_at')) < now then return {'gone', 'expired'} end
-redis.call('HSET', KEYS[3], 'r:' .. ARGV[1], ARGV[3])
-settle(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[7], now, ARGV[4], ARGV[5], ARGV[6], {'fp', ARGV[2]})
-local remaining = redis.call('HINCRBY', KEYS[3], 'remaining', -1)
-if remaining <= 0 and redis.call('HGET', KEYS[3], 'state') == 'paused' then
-  redis.call('HSET', KEYS[3], 'state', 'resuming')
-  return {'resume', '0'}
-end
-return {'accepted', tostring(remaining)}
-"""
-)
-
-# A device answered -32601 (it cannot do that): the call stays pending for another device, noting
-# the answer to end it with if none comes. KEYS: pending, settled, turn. ARGV: fingerprint, answer.
-# Returns {'accepted', remaining} (or {'duplicate'} for the same answer again), else as above.
-_NOTE_UNHANDLED = """
-local state = redis.call('HGET', KEYS[2], 'state')
-if state then
-  if redis.call('HGET', KEYS[2], 'fp') == ARGV[1] and (state == 'answered' or state == 'cancelled') then
-    return {'duplicate', ''}
-  end
-  if state == 'answered' then return {'conflict', ''} end
-  return {'gone', state}
-end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', ''} end
-local t = redis.call('TIME')
-if tonumber(redis.call('HGET', KEYS[1], 'expires_at')) < tonumber(t[1]) + tonumber(t[2]) / 1e6 then
-  return {'gone', 'expired'}
-end
-local noted = redis.call('HGET', KEYS[1], 'nf')
-if noted == ARGV[1] then return {'duplicate', ''} end
-if not noted then redis.call('HSET', KEYS[1], 'nf', ARGV[1], 'nf_answer', ARGV[2]) end
-return {'accepted', redis.call('HGET', KEYS[3], 'remaining') or '0'}
-"""
-
-_DELETE_IF_EQUAL = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
-# Cuts a paused turn short: its unanswered calls end as ARGV[6] ('superseded': the user wrote again;
-# 'expired': the device did not answer in time). A superseded turn is closed; an expired one resumes.
-# KEYS: turn, active marker, outbox, then (pending, settled) per call. ARGV: settled ttl, turn id, user,
-# channel, done ttl, how, outbox max, outbox ttl, then the call ids. Returns the turn's state before:
-# only 'paused' turns are cut.
-_CUT = (
-    _SETTLE
-    + """
-local state = redis.call('HGET', KEYS[1], 'state')
-if state ~= 'paused' then return state or '' end
-for i = 4, #KEYS, 2 do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    settle(KEYS[i], KEYS[i + 1], KEYS[3], ARGV[9 + (i - 4) / 2], ARGV[6], now, ARGV[1], ARGV[7], ARGV[8], {})
-  end
-end
-if ARGV[6] == 'superseded' then
-  redis.call('HSET', KEYS[1], 'state', 'superseded')
-  redis.call('EXPIRE', KEYS[1], ARGV[5])  -- read once more by the run that answers the new message
-  if redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
-else
-  redis.call('HSET', KEYS[1], 'state', 'resuming')
-end
-return 'paused'
-"""
-)
 
 
 class TurnStore:
@@ -142,9 +35,9 @@ class TurnStore:
         self.redis = redis
         self.pending_ttl_s = pending_ttl_s
         self.history = history
-        self._record_answer = redis.register_script(_RECORD_ANSWER)
-        self._note_unhandled = redis.register_script(_NOTE_UNHANDLED)
-        self._cut = redis.register_script(_CUT)
+        self._record_answer = redis.register_script(scripts.RECORD_ANSWER)
+        self._note_unhandled = redis.register_script(scripts.NOTE_UNHANDLED)
+        self._cut = redis.register_script(scripts.CUT)
 
     # -- paused turns ----------------------------------------------------------------------------
 
@@ -167,11 +60,11 @@ class TurnStore:
         # The app-wide indexes first (each in its own hash slot): a step that dies before its
         # transaction leaves only entries that lead nowhere (an unknown call, a deadline of no turn).
         async with self.redis.pipeline(transaction=False) as index:
-            index.zadd(keys.deadlines(), {_deadline_member(turn.channel_url, turn.turn_id): deadline})
+            index.zadd(keys.deadlines(), {deadline_member(turn.channel_url, turn.turn_id): deadline})
             for call in turn.sent_calls:
                 index.set(keys.call_index(call.call_id), tag, ex=ttl + keys.SETTLED_TTL_S)
-            _remember_channel(index, turn.user_id, turn.channel_url)
-            _list_calls(index, turn.user_id, tag, [c.call_id for c in turn.sent_calls], now, ttl)
+            remember_channel(index, turn.user_id, turn.channel_url)
+            list_calls(index, turn.user_id, tag, [c.call_id for c in turn.sent_calls], now, ttl)
             await index.execute()
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(turn_key)
@@ -210,7 +103,7 @@ class TurnStore:
                     json.dumps(asked.get(call.call_id, {}), ensure_ascii=False, separators=(",", ":")),
                     ex=ttl + keys.SETTLED_TTL_S,
                 )
-            _end_step(pipe, tag, outbox, consumed)
+            end_step(pipe, tag, outbox, consumed)
             await pipe.execute()
 
     async def get_call(self, call_id: str) -> CallView | None:
@@ -221,34 +114,7 @@ class TurnStore:
 
     async def _views(self, tag: str, call_ids: Sequence[str]) -> list[CallView | None]:
         """What is known of each call of one conversation (None once it is forgotten)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for call_id in call_ids:
-                pipe.hgetall(keys.pending(tag, call_id))
-                pipe.hgetall(keys.settled(tag, call_id))
-                pipe.get(keys.call_request(tag, call_id))
-            found = await pipe.execute()
-        now = time.time()
-        views: list[CallView | None] = []
-        for call_id, pending, settled, request in zip(
-            call_ids, found[::3], found[1::3], found[2::3], strict=True
-        ):
-            if settled:
-                fields = _decode(settled)
-            elif pending:
-                fields = _decode(pending)
-                # Past its deadline it is expired, even before the expiry scanner has settled it.
-                expires_at = float(fields.get("expires_at", "inf"))
-                fields["state"] = "expired" if expires_at < now else "pending"
-                if expires_at < now:
-                    fields["settled_at"] = str(expires_at)
-            else:
-                views.append(None)
-                continue
-            view = CallView.model_validate({**fields, "call_id": call_id, "tag": tag})
-            if request is not None:
-                view = view.model_copy(update={"request": Asked.model_validate_json(request)})
-            views.append(view)
-        return views
+        return await call_views(self.redis, tag, call_ids)
 
     async def open_calls(self, user_id: str, *, limit: int = keys.USER_CALLS_MAX) -> list[CallView]:
         """The person's pending calls, newest first; calls that left the list are dropped from it."""
@@ -351,7 +217,7 @@ class TurnStore:
         if not raw or b"record" not in raw:
             return None
         record = decode_record(raw.pop(b"record"))
-        fields = _decode(raw)
+        fields = decode_fields(raw)
         return TurnSnapshot.model_validate(
             {
                 "state": fields["state"],
@@ -433,7 +299,7 @@ class TurnStore:
         return [(channel_url, turn_id) for channel_url, turn_id in (json.loads(m) for m in members)]
 
     async def forget_deadline(self, channel_url: str, turn_id: str) -> None:
-        await self.redis.zrem(keys.deadlines(), _deadline_member(channel_url, turn_id))
+        await self.redis.zrem(keys.deadlines(), deadline_member(channel_url, turn_id))
 
     async def finish(
         self,
@@ -462,62 +328,14 @@ class TurnStore:
                 pipe.delete(keys.turn(tag, turn_id))
                 pipe.hset(keys.turn(tag, turn_id), "state", "done")
                 pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
-            _end_step(pipe, tag, outbox, consumed)
+            end_step(pipe, tag, outbox, consumed)
             await pipe.execute()
         # The app-wide indexes after (other hash slots): a deadline left behind by a crash here is
         # dropped by the expiry scanner, which finds the turn done.
         async with self.redis.pipeline(transaction=False) as index:
-            _remember_channel(index, user_id, channel_url)
+            remember_channel(index, user_id, channel_url)
             if paused:
-                index.zrem(keys.deadlines(), _deadline_member(channel_url, turn_id))
+                index.zrem(keys.deadlines(), deadline_member(channel_url, turn_id))
                 # Only clear the marker if it still names this turn (a later turn may have paused since).
-                index.eval(_DELETE_IF_EQUAL, 1, keys.active_turn(tag, user_id), turn_id)
+                index.eval(scripts.DELETE_IF_EQUAL, 1, keys.active_turn(tag, user_id), turn_id)
             await index.execute()
-
-
-def _end_step(
-    pipe: Pipeline, tag: str, outbox: Sequence[TextOut | RpcOut], consumed: Consumed | None
-) -> None:
-    """In the step's transaction: queue what it sends, and take the event it ran off the inbox."""
-    if outbox:
-        pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in outbox))
-        pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)
-        pipe.expire(keys.outbox(tag), keys.INBOX_TTL_S)
-    if consumed is not None:
-        pipe.lrem(keys.inbox(tag), 1, consumed.raw.decode())
-        pipe.hdel(keys.inbox_attempts(tag), consumed.eid)
-
-
-def encode_record(turn: PausedTurn) -> bytes:
-    """A paused run as kept in Redis: its JSON, compressed (mostly the run's messages, about 4× smaller)."""
-    return zlib.compress(turn.model_dump_json().encode(), 6)
-
-
-def decode_record(raw: bytes) -> PausedTurn:
-    """The paused run from :func:`encode_record` (or plain JSON, as earlier versions kept it)."""
-    return PausedTurn.model_validate_json(raw if raw.startswith(b"{") else zlib.decompress(raw))
-
-
-def _remember_channel(pipe: Pipeline, user_id: str, channel_url: str) -> None:
-    """Note where the person talked with the assistant (their data there is erased on request)."""
-    pipe.sadd(keys.user_channels(user_id), channel_url)
-    pipe.expire(keys.user_channels(user_id), keys.HISTORY_TTL_S)
-
-
-def _list_calls(pipe: Pipeline, user_id: str, tag: str, call_ids: list[str], now: float, ttl: int) -> None:
-    """Add a person's new pending calls to their list of open calls, dropping ones past any deadline."""
-    if not call_ids:
-        return
-    index = keys.user_calls(user_id)
-    pipe.zadd(index, {f"{tag} {call_id}": now for call_id in call_ids})
-    pipe.zremrangebyscore(index, "-inf", now - ttl - keys.EXPIRY_GRACE_S)
-    pipe.zremrangebyrank(index, 0, -keys.USER_CALLS_MAX - 1)
-    pipe.expire(index, ttl + keys.EXPIRY_GRACE_S)
-
-
-def _deadline_member(channel_url: str, turn_id: str) -> str:
-    return json.dumps([channel_url, turn_id])
-
-
-def _decode(raw: dict[bytes, bytes]) -> dict[str, str]:
-    return {k.decode(): v.decode() for k, v in raw.items()}

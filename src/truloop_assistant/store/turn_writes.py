@@ -1,0 +1,45 @@
+"""Writes a turn's steps queue on their pipelines: what a step sends and consumes, and the indexes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from redis.asyncio.client import Pipeline
+
+from . import keys
+from .inbox import Consumed
+from .outbox import RpcOut, TextOut
+
+
+def end_step(pipe: Pipeline, tag: str, outbox: Sequence[TextOut | RpcOut], consumed: Consumed | None) -> None:
+    """In the step's transaction: queue what it sends, and take the event it ran off the inbox."""
+    if outbox:
+        pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in outbox))
+        pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)
+        pipe.expire(keys.outbox(tag), keys.INBOX_TTL_S)
+    if consumed is not None:
+        pipe.lrem(keys.inbox(tag), 1, consumed.raw.decode())
+        pipe.hdel(keys.inbox_attempts(tag), consumed.eid)
+
+
+def remember_channel(pipe: Pipeline, user_id: str, channel_url: str) -> None:
+    """Note where the person talked with the assistant (their data there is erased on request)."""
+    pipe.sadd(keys.user_channels(user_id), channel_url)
+    pipe.expire(keys.user_channels(user_id), keys.HISTORY_TTL_S)
+
+
+def list_calls(pipe: Pipeline, user_id: str, tag: str, call_ids: list[str], now: float, ttl: int) -> None:
+    """Add a person's new pending calls to their list of open calls, dropping ones past any deadline."""
+    if not call_ids:
+        return
+    index = keys.user_calls(user_id)
+    pipe.zadd(index, {f"{tag} {call_id}": now for call_id in call_ids})
+    pipe.zremrangebyscore(index, "-inf", now - ttl - keys.EXPIRY_GRACE_S)
+    pipe.zremrangebyrank(index, 0, -keys.USER_CALLS_MAX - 1)
+    pipe.expire(index, ttl + keys.EXPIRY_GRACE_S)
+
+
+def deadline_member(channel_url: str, turn_id: str) -> str:
+    """A paused turn's member in the app-wide sorted set of deadlines."""
+    return json.dumps([channel_url, turn_id])
