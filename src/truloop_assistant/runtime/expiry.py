@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 
+from ..deferred.resumes import resume_if_due
 from ..pipeline.intake import Intake
 from ..store.turns import TurnStore
 
@@ -20,12 +21,11 @@ async def expire_due(store: TurnStore, intake: Intake, *, now: float | None = No
     expired = 0
     for channel_url, turn_id in await store.due(time.time() if now is None else now):
         snapshot = await store.load_turn(channel_url, turn_id)
-        if snapshot is not None and snapshot.state in ("paused", "resuming"):
-            if await store.expire(snapshot.turn):
-                expired += 1
-                log.info("calls of turn %s in %s expired; resuming without them", turn_id, channel_url)
-            # Also for 'resuming': a resume queued twice runs once (the turn's state says so).
-            await intake.resume(channel_url, turn_id)
+        if snapshot is not None and snapshot.state == "paused" and await store.expire(snapshot.turn):
+            expired += 1
+            log.info("calls of turn %s in %s expired; resuming without them", turn_id, channel_url)
+        # Also a turn that was resuming already: its resume may have been lost.
+        await resume_if_due(store, intake, channel_url, turn_id)
         await store.forget_deadline(channel_url, turn_id)
     return expired
 
@@ -43,10 +43,8 @@ async def end_unhandled_due(store: TurnStore, intake: Intake, *, now: float | No
             if outcome in ("accepted", "resume"):
                 ended += 1
                 log.info("no device could run %s (%s); it ends with method not found", call_id, view.method)
-            snapshot = await store.load_turn(view.channel_url, view.turn_id)
-            if snapshot is not None and snapshot.state == "resuming":
-                await intake.resume(view.channel_url, view.turn_id)  # queued twice, it runs once
-            elif outcome == "accepted":
+            resumed = await resume_if_due(store, intake, view.channel_url, view.turn_id)
+            if not resumed and outcome == "accepted":
                 await intake.deliver(view.channel_url)  # the request's update
         await store.forget_unhandled(tag, call_id)
     return ended
