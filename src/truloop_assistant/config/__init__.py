@@ -1,0 +1,37 @@
+"""Settings, read once from the environment (prefix ``TRULOOP_``) and an optional ``.env`` file.
+
+``log_settings`` (read first), ``sendbird`` (the admin command's), ``settings`` (the server's, with
+its checks), ``mcp`` (one MCP server), ``models`` (can a model string be built), ``urls`` (Redis
+URLs), ``rates`` (rate limits) and ``loading`` (one readable error for all problems).
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .loading import get_settings, given_settings, load_log_settings, load_settings
+from .log_settings import LogSettings
+from .mcp import McpServer
+from .models import MODEL_CHECK_S, RENAMED_PREFIXES, VALID_MODELS, model_problem
+from .rates import parse_limit
+from .sendbird import SendbirdSettings
+from .settings import Settings
+from .urls import REDIS_SCHEMES, masked_url
+
+__all__ = [
+    "MODEL_CHECK_S",
+    "REDIS_SCHEMES",
+    "RENAMED_PREFIXES",
+    "VALID_MODELS",
+    "ConfigError",
+    "LogSettings",
+    "McpServer",
+    "SendbirdSettings",
+    "Settings",
+    "get_settings",
+    "given_settings",
+    "load_log_settings",
+    "load_settings",
+    "masked_url",
+    "model_problem",
+    "parse_limit",
+]

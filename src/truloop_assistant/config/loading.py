@@ -1,0 +1,50 @@
+"""Reading the settings once, with every problem turned into one readable :class:`ConfigError`."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
+
+from ..errors import ConfigError, validation_problems
+from .log_settings import LogSettings
+from .settings import Settings
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings, turning validation errors into one readable :class:`ConfigError`."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = validation_problems(exc.errors(), where=_variable)
+        if len(lines) == 1:
+            raise ConfigError(f"invalid settings: {lines[0]}") from None
+        raise ConfigError("invalid settings:\n  " + "\n  ".join(lines)) from None
+
+
+def _variable(loc: str) -> str:
+    """A setting's field path as its variable, e.g. ``TRULOOP_MCP_SERVERS[0].url``."""
+    name, *rest = loc.split(".")
+    inside = "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in rest)
+    return f"TRULOOP_{name.upper()}{inside}"
+
+
+def load_log_settings() -> LogSettings:
+    """``TRULOOP_LOG_LEVEL`` and ``TRULOOP_LOG_FORMAT``; a bad value is a :class:`ConfigError` naming it."""
+    try:
+        return LogSettings()
+    except ValidationError as exc:
+        lines = validation_problems(exc.errors(), where=lambda loc: f"TRULOOP_{loc.upper()}")
+        raise ConfigError("invalid settings: " + "; ".join(lines)) from None
+
+
+def given_settings() -> dict[str, Any]:
+    """The settings set in ``.env`` or the environment (which wins), unchecked and without defaults."""
+    return {**DotEnvSettingsSource(Settings)(), **EnvSettingsSource(Settings)()}
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()

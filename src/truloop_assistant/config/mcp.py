@@ -1,0 +1,21 @@
+"""One remote MCP server of ``TRULOOP_MCP_SERVERS``."""
+
+from __future__ import annotations
+
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field
+
+
+class McpServer(BaseModel):
+    """One entry of ``TRULOOP_MCP_SERVERS``: a remote MCP server (Streamable HTTP) whose tools join ours."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: AnyHttpUrl
+    prefix: str = Field(pattern=r"^[a-z][a-z0-9]{0,19}$")
+    """Its tools are named ``<prefix>_<tool>`` (lower-case letters and digits, so the name stays clear)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every request to the server (e.g. an ``Authorization`` header)."""
+    confirm: list[str] = Field(default_factory=list)
+    """Shell-style patterns (``delete_*``) of its own tool names that need the user's confirmation."""
+    refresh_s: float = Field(default=60.0, gt=0)
+    """How long its tool list is used before it is asked for again."""

@@ -1,0 +1,32 @@
+"""The Sendbird application's settings: enough for the admin command, which needs no Redis or JWT."""
+
+from __future__ import annotations
+
+from .log_settings import LogSettings
+
+
+class SendbirdSettings(LogSettings):
+    """The Sendbird application: enough for the admin command, which needs no Redis or JWT."""
+
+    sendbird_app_id: str | None = None
+    sendbird_api_token: str | None = None
+    sendbird_api_url: str | None = None
+    sendbird_bot_user_id: str = "truloop-assistant"
+
+    @property
+    def sendbird_base_url(self) -> str:
+        """The Platform API base URL: the override, else the application's own host."""
+        if self.sendbird_api_url:
+            return self.sendbird_api_url.rstrip("/")
+        return f"https://api-{self.sendbird_app_id}.sendbird.com"
+
+    def missing_sendbird(self) -> list[str]:
+        """The variables the Sendbird application needs that are not set."""
+        return [
+            name
+            for name, value in (
+                ("TRULOOP_SENDBIRD_APP_ID", self.sendbird_app_id),
+                ("TRULOOP_SENDBIRD_API_TOKEN", self.sendbird_api_token),
+            )
+            if not value
+        ]
