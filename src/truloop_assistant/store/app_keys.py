@@ -1,0 +1,130 @@
+"""App-wide keys: indexes every process scans, the job queue, the tool backends' data."""
+
+from __future__ import annotations
+
+from .key_prefix import prefix
+
+__all__ = [
+    "call_index",
+    "dead_letter_conversations",
+    "deadlines",
+    "drains",
+    "event",
+    "guest_reminders",
+    "invited_events",
+    "kb_documents",
+    "kb_vectors",
+    "kb_version",
+    "local_message_seq",
+    "owner_events",
+    "queue",
+    "rate_limit_prefix",
+    "unhandled",
+    "user_profiles",
+]
+
+
+def drains() -> str:
+    """Sorted set of conversations by when someone must look at them: a stranded inbox (its owner
+    died, its job was lost) or an undelivered outbox waiting for its retry is drained from here."""
+    return f"{prefix()}:drains"
+
+
+def unhandled() -> str:
+    """Sorted set of pending calls a device answered -32601 (method not found), by when they end
+    with that error unless another device answers (app-wide; one entry per such call)."""
+    return f"{prefix()}:unhandled"
+
+
+def queue(name: str) -> str:
+    """The start of every key of the job queue ``name`` (saq's lists, jobs and marks).
+
+    One hash slot for the whole queue: saq's scripts and transactions touch several of its keys.
+    """
+    return f"{prefix()}:{{q:{name}}}"
+
+
+def call_index(call_id: str) -> str:
+    """call id -> conversation tag; the only lookup the tool-message endpoint starts from."""
+    return f"{prefix()}:call:{call_id}"
+
+
+def rate_limit_prefix() -> str:
+    """Prefix of the rate-limit counters (``limits`` names the rest; they expire with the window)."""
+    return f"{prefix()}:rl"
+
+
+def deadlines() -> str:
+    """Sorted set of paused turns by the time their calls expire (app-wide; one entry per paused turn)."""
+    return f"{prefix()}:deadlines"
+
+
+def local_message_seq() -> str:
+    return f"{prefix()}:local:seq"
+
+
+def dead_letter_conversations() -> str:
+    """Sorted set of the conversations that keep dead letters, by when they last gave one up (app-wide,
+    for ``dead-letters list``). Each new dead letter trims it to ``DEAD_LETTER_CONVERSATIONS_MAX`` and
+    drops entries older than ``LEDGER_TTL_S`` (their dead letters have expired); the set itself expires
+    ``LEDGER_TTL_S`` after the last one. A conversation whose dead letters are all gone leaves it."""
+    return f"{prefix()}:dead-letters"
+
+
+# -- tool backends
+
+
+def user_profiles() -> str:
+    """Hash: user id -> JSON profile (the default user directory); bounded by ``USERS_MAX``."""
+    return f"{prefix()}:users:profiles"
+
+
+def event(event_id: str) -> str:
+    """JSON event; expires ``EVENT_RETENTION_S`` after the event ends."""
+    return f"{prefix()}:events:event:{event_id}"
+
+
+def owner_events(owner_id: str) -> str:
+    """Sorted set: event ids of an owner scored by start time; expires with its last event."""
+    return f"{prefix()}:events:owner:{owner_id}"
+
+
+def invited_events(user_id: str) -> str:
+    """Set: event ids a user is invited to; expires with its last event."""
+    return f"{prefix()}:events:invited:{user_id}"
+
+
+def guest_reminders() -> str:
+    """Sorted set of ``<event id>:<guest id>`` by when to remind the guest to give their availability.
+
+    Written by the event store with every write to an event (a guest who answered, left or whose
+    event was cancelled is removed); every worker's reminder scan claims due entries from it. Bounded:
+    one entry per guest who still owes an answer, removed once reminded or past the deadline.
+    """
+    return f"{prefix()}:events:reminders"
+
+
+# The knowledge base's keys share the hash tag {kb}: a write changes the documents and the version in
+# one transaction, which a Redis Cluster runs only on keys of one slot.
+
+
+def kb_documents() -> str:
+    """Hash: document id -> the document (compressed JSON); see ``backends/knowledge/store.py``.
+
+    No expiry: the knowledge base is the organisation's, kept until a sync or an index removes it.
+    """
+    return f"{prefix()}:{{kb}}:documents"
+
+
+def kb_version() -> str:
+    """Moves with every write to the knowledge base: processes rebuild their index when it does."""
+    return f"{prefix()}:{{kb}}:version"
+
+
+def kb_vectors() -> str:
+    """Hash: a digest of an embedding model and a passage's text -> its vector (float32 bytes).
+
+    No expiry; bounded by the documents: every write drops the vectors no stored passage has (at most
+    ``KB_PASSAGES_MAX``, some 6 KB each at 1,536 dimensions). See ``backends/knowledge/vectors.py``.
+    """
+    return f"{prefix()}:{{kb}}:vectors"

@@ -1,0 +1,169 @@
+"""The keys of one conversation. They carry the same hash tag (``{c:<digest>}``) so that scripts
+touching several of them work on Redis Cluster."""
+
+from __future__ import annotations
+
+import hashlib
+
+from .key_prefix import prefix
+
+__all__ = [
+    "active_turn",
+    "call_request",
+    "conversation_tag",
+    "dead_letters",
+    "effects",
+    "history",
+    "inbox",
+    "inbox_attempts",
+    "last_failure",
+    "ledger",
+    "ledger_order",
+    "local_members",
+    "local_messages",
+    "local_typing",
+    "members",
+    "outbox",
+    "outbox_failures",
+    "owner",
+    "pending",
+    "rate_limit_notice",
+    "rpc_message",
+    "seen",
+    "settled",
+    "transcript",
+    "turn",
+]
+
+
+def conversation_tag(channel_url: str) -> str:
+    digest = hashlib.sha256(channel_url.encode()).hexdigest()[:20]
+    return "{c:" + digest + "}"
+
+
+def _conv(tag: str, *parts: str) -> str:
+    return ":".join((prefix(), tag, *parts))
+
+
+def history(tag: str, user_id: str) -> str:
+    """What the model saw and did in one person's turns in a channel (tool calls and results are private)."""
+    return _conv(tag, "history", user_id)
+
+
+def transcript(tag: str) -> str:
+    """List of the channel's visible messages (people's texts and the assistant's answers), bounded."""
+    return _conv(tag, "transcript")
+
+
+def members(tag: str) -> str:
+    """The channel's member user ids (JSON), cached from the Platform API or the dev channel."""
+    return _conv(tag, "members")
+
+
+def turn(tag: str, turn_id: str) -> str:
+    """Hash: ``record`` (the paused run), ``state``, ``remaining``, ``r:<call_id>`` (answers)."""
+    return _conv(tag, "turn", turn_id)
+
+
+def active_turn(tag: str, user_id: str) -> str:
+    """The id of one person's paused turn in the channel, if any (people in a group pause apart)."""
+    return _conv(tag, "active", user_id)
+
+
+def pending(tag: str, call_id: str) -> str:
+    """A call waiting for the device; lives ``TRULOOP_PENDING_CALL_TTL_S``."""
+    return _conv(tag, "pending", call_id)
+
+
+def settled(tag: str, call_id: str) -> str:
+    """A call that left the pending state: answered, expired or superseded."""
+    return _conv(tag, "settled", call_id)
+
+
+def inbox(tag: str) -> str:
+    """List of the conversation's events (user messages, resumes) in arrival order."""
+    return _conv(tag, "inbox")
+
+
+def inbox_attempts(tag: str) -> str:
+    """Hash: event id -> how many times a worker started on it (poison events are dropped)."""
+    return _conv(tag, "inbox", "attempts")
+
+
+def owner(tag: str) -> str:
+    """The job that drains the conversation's inbox; expires unless its worker keeps it alive."""
+    return _conv(tag, "owner")
+
+
+def outbox(tag: str) -> str:
+    """List of messages a finished step still has to deliver, oldest first; expires with the inbox."""
+    return _conv(tag, "outbox")
+
+
+def outbox_failures(tag: str) -> str:
+    """How many deliveries in a row failed (the retry backoff grows with it); gone once one succeeds."""
+    return _conv(tag, "outbox", "failures")
+
+
+def effects(tag: str, turn_id: str) -> str:
+    """Hash: tool call id (or tool + arguments) -> the recorded result of a tool that changed something."""
+    return _conv(tag, "effects", turn_id)
+
+
+def call_request(tag: str, call_id: str) -> str:
+    """What a call asked: JSON ``{"params", "message"}`` (the request's params and the text shown with
+    it), for as long as its id is remembered; apart from its record, which stays small (Redis keeps a
+    hash of short values compactly)."""
+    return _conv(tag, "request", call_id)
+
+
+def rpc_message(tag: str, call_id: str) -> str:
+    """The channel's message id of a call's ``agent-rpc`` message (to update it once the call settles).
+
+    Written when the request is delivered; gone once the update is delivered (or the call forgotten).
+    """
+    return _conv(tag, "rpc-message", call_id)
+
+
+def seen(tag: str, message_id: str) -> str:
+    return _conv(tag, "seen", message_id)
+
+
+def local_messages(tag: str) -> str:
+    return _conv(tag, "local", "messages")
+
+
+def local_members(tag: str) -> str:
+    """Set: who has written in a dev channel (with the assistant, its members)."""
+    return _conv(tag, "local", "members")
+
+
+def rate_limit_notice(tag: str, user_id: str) -> str:
+    """Set while a user has been told they are sending too fast (once per window)."""
+    return _conv(tag, "rl-notice", user_id)
+
+
+def local_typing(tag: str) -> str:
+    """Set while the assistant is typing in a dev channel (the bot's user id)."""
+    return _conv(tag, "local", "typing")
+
+
+def ledger(tag: str) -> str:
+    """Hash turn id -> the turn's ledger record (JSON); see :mod:`~truloop_assistant.store.ledger`."""
+    return _conv(tag, "ledger")
+
+
+def ledger_order(tag: str) -> str:
+    """Sorted set of the ledger's turn ids by start time (to list newest first and to trim)."""
+    return _conv(tag, "ledger:order")
+
+
+def dead_letters(tag: str) -> str:
+    """List of a conversation's given-up events with their error and id, newest first (``inspect``,
+    ``dead-letters``); bounded by ``DEAD_LETTERS_MAX``, dropped ``LEDGER_TTL_S`` after the last one."""
+    return _conv(tag, "dead")
+
+
+def last_failure(tag: str) -> str:
+    """The conversation's last step that raised (JSON: when, which event, the error), for ``inspect``."""
+    return _conv(tag, "failure")

@@ -1,0 +1,111 @@
+"""How long each Redis key lives and how large it may grow (key names are in the modules beside)."""
+
+__all__ = [
+    "ADMIN_ROLE_TTL_S",
+    "CLIENT_FAILURES_TTL_S",
+    "CLIENT_TOOLS_DEVICES_MAX",
+    "CLIENT_TOOLS_TTL_S",
+    "DEAD_LETTERS_MAX",
+    "DEAD_LETTER_CONVERSATIONS_MAX",
+    "DONE_TURN_TTL_S",
+    "EFFECTS_TTL_S",
+    "EVENT_MIN_TTL_S",
+    "EVENT_RETENTION_S",
+    "EXPIRY_GRACE_S",
+    "HISTORY_MAX_BYTES",
+    "HISTORY_TTL_S",
+    "INBOX_MAX",
+    "INBOX_TTL_S",
+    "KB_PASSAGES_MAX",
+    "LEDGER_TTL_S",
+    "LEDGER_TURNS",
+    "LOCAL_MESSAGES_MAX",
+    "LOCAL_MESSAGES_TTL_S",
+    "LOCAL_TYPING_TTL_S",
+    "MEMBERS_TTL_S",
+    "MEMORY_MAX",
+    "MEMORY_TTL_S",
+    "OUTBOX_MAX",
+    "REMINDER_LEASE_S",
+    "SEEN_TTL_S",
+    "SETTLED_TTL_S",
+    "SUPERSEDED_TURN_TTL_S",
+    "TRANSCRIPT_LINE_CHARS",
+    "TRANSCRIPT_MAX",
+    "USERS_MAX",
+    "USER_CALLS_MAX",
+]
+
+# -- a conversation's history, messages and events
+HISTORY_TTL_S = 7 * 24 * 3600
+"""A conversation's history is forgotten a week after its last turn."""
+HISTORY_MAX_BYTES = 512 * 1024
+"""A conversation's stored history is cut (oldest turns first) to stay under this size."""
+TRANSCRIPT_MAX = 30
+"""Visible messages of a channel kept for context (who said what), newest last."""
+TRANSCRIPT_LINE_CHARS = 500
+"""Each kept message is cut to this many characters: context, not a copy."""
+MEMBERS_TTL_S = 60
+"""How long a channel's member list from the Platform API is trusted."""
+SEEN_TTL_S = 24 * 3600
+"""Webhook de-duplication marks (Sendbird re-sends within minutes)."""
+INBOX_TTL_S = 24 * 3600
+"""Events waiting for a conversation's worker; refreshed by every push."""
+INBOX_MAX = 200
+"""More waiting events than this in one conversation are refused (the sender is flooding)."""
+OUTBOX_MAX = 200
+"""More undelivered messages than this in one conversation are not kept (the oldest go first)."""
+LOCAL_MESSAGES_TTL_S = 7 * 24 * 3600
+LOCAL_MESSAGES_MAX = 500
+LOCAL_TYPING_TTL_S = 60
+"""The dev channel's typing mark outlives a worker that died mid-turn by at most this long."""
+
+# -- paused turns and their device calls
+SETTLED_TTL_S = 24 * 3600
+"""Answered, expired and superseded call ids are remembered this long (200 duplicate / 409 / 410)."""
+DONE_TURN_TTL_S = 3600
+"""A finished turn's state (only that) stays this long so a re-delivered job sees it is done."""
+SUPERSEDED_TURN_TTL_S = 300
+"""A superseded turn's record is read once more, at once, by the run that answers the new message."""
+EFFECTS_TTL_S = 24 * 3600
+"""The recorded results of a turn's side effects outlive any re-run of its steps."""
+EXPIRY_GRACE_S = 120
+"""A pending call's key outlives its deadline by this much, so the expiry scanner settles it (410)."""
+USER_CALLS_MAX = 100
+"""Open device calls listed per person (``GET /api/v1/agent/calls``); older ones drop off the list."""
+CLIENT_TOOLS_TTL_S = 30 * 24 * 3600
+"""A device's declaration of tools is kept this long after that device last made it."""
+CLIENT_TOOLS_DEVICES_MAX = 10
+"""Devices whose declarations are kept per person; a new device's declaration drops the oldest."""
+CLIENT_FAILURES_TTL_S = 3600
+"""A person's count of consecutive device failures per tool is forgotten an hour after the last one."""
+
+# -- what operators look at
+LEDGER_TURNS = 50
+"""Turns whose tool calls the ledger keeps per conversation (the newest)."""
+LEDGER_TTL_S = 7 * 24 * 3600
+"""A conversation's ledger is dropped this long after its last turn."""
+DEAD_LETTERS_MAX = 20
+"""Events given up after their retries that a conversation keeps, to show operators (the newest)."""
+DEAD_LETTER_CONVERSATIONS_MAX = 1000
+"""Conversations the index of dead letters names at most (those that gave an event up last)."""
+
+# -- memory
+MEMORY_TTL_S = 365 * 24 * 3600
+"""A user's memories are forgotten a year after the last one was saved."""
+MEMORY_MAX = 500
+"""At most this many memories per user; saving another drops the oldest."""
+
+# -- tool backends
+USERS_MAX = 100_000
+"""The user directory holds at most this many profiles; an import beyond it is refused."""
+EVENT_RETENTION_S = 400 * 24 * 3600
+"""An event (and its place in the indexes) is kept this long after it ends."""
+EVENT_MIN_TTL_S = 24 * 3600
+"""An event that ended long ago is still kept this long after it was written."""
+REMINDER_LEASE_S = 60
+"""A reminder a scanner claimed comes due again this long after, unless it was sent (or dropped)."""
+KB_PASSAGES_MAX = 50_000
+"""Passages the knowledge base holds at most (each a few hundred characters): some 50 MB in Redis."""
+ADMIN_ROLE_TTL_S = 60
+"""How long a chat turn's admission remembers whether the directory calls a person an admin."""

@@ -1,0 +1,68 @@
+"""The keys of one person, app-wide: each person's keys share a hash tag of their own."""
+
+from __future__ import annotations
+
+import hashlib
+
+from .key_prefix import prefix
+
+__all__ = [
+    "admin_role",
+    "client_failures",
+    "client_tools",
+    "memories",
+    "memory_order",
+    "user_calls",
+    "user_channels",
+]
+
+
+# -- memory (hash tag {m:<digest>}, apart from the rest of the person's keys)
+
+
+def _memory_tag(user_id: str) -> str:
+    return "{m:" + hashlib.sha256(user_id.encode()).hexdigest()[:20] + "}"
+
+
+def memories(user_id: str) -> str:
+    """Hash: memory id -> JSON memory, one per user."""
+    return f"{prefix()}:{_memory_tag(user_id)}:memories"
+
+
+def memory_order(user_id: str) -> str:
+    """Sorted set: memory id scored by creation time (microseconds), to list and trim by age."""
+    return f"{prefix()}:{_memory_tag(user_id)}:memories:order"
+
+
+# -- everything else of the person's (hash tag {u:<digest>})
+
+
+def _user_tag(user_id: str) -> str:
+    return "{u:" + hashlib.sha256(user_id.encode()).hexdigest()[:20] + "}"
+
+
+def user_channels(user_id: str) -> str:
+    """Set of the channels where a person talked with the assistant (to erase their data on request)."""
+    return f"{prefix()}:{_user_tag(user_id)}:channels"
+
+
+def client_tools(user_id: str) -> str:
+    """Hash: device id (``""`` for an app that names none) -> that device's declaration of tools
+    (``PUT /api/v1/agent/client-tools``) with when it was made."""
+    return f"{prefix()}:{_user_tag(user_id)}:device-tools"
+
+
+def client_failures(user_id: str) -> str:
+    """Hash: tool name -> how many times in a row the person's devices failed it (in any channel)."""
+    return f"{prefix()}:{_user_tag(user_id)}:client-failures"
+
+
+def user_calls(user_id: str) -> str:
+    """Sorted set of a person's pending call ids by when they were issued, with each call's
+    conversation tag in the member (``<tag> <call id>``); settled ones are dropped when listed."""
+    return f"{prefix()}:{_user_tag(user_id)}:calls"
+
+
+def admin_role(user_id: str) -> str:
+    """``1`` or ``0``: whether the directory had the person as an admin a moment ago (rate limits)."""
+    return f"{prefix()}:{_user_tag(user_id)}:admin"
