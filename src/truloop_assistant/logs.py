@@ -17,6 +17,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import IO, Any, Literal
 
+from .redis_outage import RedisOutageFilter
+
 LogFormat = Literal["text", "json"]
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 NOISY_LOGGERS = ("bm25s", "saq", "httpx", "httpx2")
@@ -159,10 +161,12 @@ class _StderrHandler(logging.StreamHandler):
 def make_handler(
     fmt: LogFormat = "text", stream: IO[str] | None = None, *, quiet_libraries: bool = True
 ) -> logging.Handler:
-    """A handler writing to ``stream`` (else the current stderr) in the format, with the context filter."""
+    """A handler writing to ``stream`` (else the current stderr) in the format, with the context filter
+    and a Redis outage's few lines instead of its tracebacks (:class:`RedisOutageFilter`)."""
     handler = _StderrHandler() if stream is None else logging.StreamHandler(stream)
     handler.set_name(HANDLER_NAME)
     handler.addFilter(ContextFilter())
+    handler.addFilter(RedisOutageFilter())
     if quiet_libraries:
         handler.addFilter(LibraryFilter())
     handler.setFormatter(make_formatter(fmt))
@@ -209,13 +213,17 @@ def logging_config(level: str | int = "INFO", fmt: LogFormat = "text") -> dict[s
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": ContextFilter}, "libraries": {"()": LibraryFilter}},
+        "filters": {
+            "context": {"()": ContextFilter},
+            "redis_outage": {"()": RedisOutageFilter},
+            "libraries": {"()": LibraryFilter},
+        },
         "formatters": {"truloop": {"()": make_formatter, "fmt": fmt}},
         "handlers": {
             HANDLER_NAME: {
                 "class": "logging.StreamHandler",
                 "stream": "ext://sys.stderr",
-                "filters": ["context"] if _is_debug(level) else ["context", "libraries"],
+                "filters": ["context", "redis_outage"] + ([] if _is_debug(level) else ["libraries"]),
                 "formatter": "truloop",
             }
         },

@@ -5,6 +5,9 @@
 client speaks the same commands, so the server is typed against :class:`redis.asyncio.Redis` and uses
 only what works on both: every multi-key script and transaction stays in one hash slot (see
 :mod:`truloop_assistant.store.keys`), and the test suite runs the end-to-end paths on a real cluster.
+
+Every command Redis answers tells :func:`~truloop_assistant.redis_outage.redis_answered`, so the
+logs say when Redis is back after an outage.
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ from urllib.parse import parse_qs, unquote
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .redis_outage import redis_answered
 
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 MAX_CONNECTIONS = 1000
@@ -68,14 +75,47 @@ def parse_cluster_url(url: str) -> ClusterURL:
     )
 
 
+class _Redis(Redis):
+    """redis-py's client, noting each answer (the end of an outage).
+
+    The first answer after a lost connection also closes the pool's idle connections: they were
+    opened before the outage and a restarted Redis has closed them, so each would fail its next
+    command (the client does not retry a command, which could run it twice). Connections in use
+    are left alone.
+    """
+
+    _lost = False
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        try:
+            result = await super().execute_command(*args, **options)
+        except (RedisConnectionError, RedisTimeoutError):
+            self._lost = True
+            raise
+        if self._lost:
+            self._lost = False
+            await self.connection_pool.disconnect(inuse_connections=False)
+        redis_answered()
+        return result
+
+
+class _RedisCluster(RedisCluster):
+    """redis-py's cluster client, noting each answer (the end of an outage)."""
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        result = await super().execute_command(*args, **kwargs)
+        redis_answered()
+        return result
+
+
 def connect(url: str, **options: Any) -> Redis:
     """An asyncio client for ``url``; ``options`` are redis-py's connection options (timeouts…)."""
     options.setdefault("max_connections", MAX_CONNECTIONS)
     if not is_cluster(url):
-        return cast(Redis, Redis.from_url(url, **options))
+        return cast(Redis, _Redis.from_url(url, **options))
     parts = parse_cluster_url(url)
     options.pop("health_check_interval", None)  # per-node connections check themselves
-    cluster = RedisCluster(
+    cluster = _RedisCluster(
         startup_nodes=[ClusterNode(host, port) for host, port in parts.nodes],
         username=parts.username,
         password=parts.password,

@@ -33,7 +33,19 @@ async def drain_conversation(ctx: dict[str, Any], *, channel_url: str, owner: st
     await drainer.drain(channel_url, owner, touch=touch)
 
 
-class EmbeddedWorker(Worker):
+class QueueWorker(Worker):
+    """saq's worker, logging what a job's bookkeeping raises (e.g. marking it for a retry while Redis
+    is down) instead of leaving it in a task no one awaits."""
+
+    async def process(self) -> bool:
+        try:
+            return await super().process()
+        except Exception:
+            log.exception("the queue could not settle a job; its lease runs out and it is run again")
+            return False
+
+
+class EmbeddedWorker(QueueWorker):
     """A worker sharing its process with the API server, which owns the signal handlers."""
 
     SIGNALS: list[Any] = []  # noqa: RUF012
@@ -62,7 +74,7 @@ def build_worker(
 
     # A standalone worker lets turns in flight finish on SIGTERM (deploys); the 1 s blocking
     # dequeue is what lets its idle loops notice the stop. The embedded one stops with its server.
-    cls: type[Worker] = EmbeddedWorker if embedded else Worker
+    cls: type[Worker] = EmbeddedWorker if embedded else QueueWorker
     return cls(
         queue,
         functions=[drain_conversation],
