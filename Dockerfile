@@ -8,7 +8,7 @@
 #
 #   docker build -t truloop-assistant .
 #   docker run --env-file .env -p 8000:8000 truloop-assistant     # the API
-# and a worker, with its own health check instead of the API's:
+# and a worker, with its own health check (liveness: its event loop runs) instead of the API's:
 #   docker run --env-file .env --health-cmd "python -m truloop_assistant.runtime.probe 9100"
 #     truloop-assistant truloop-assistant worker --metrics-port 9100
 
@@ -60,14 +60,16 @@ COPY --from=builder /app/.venv /app/.venv
 
 USER truloop
 
-# 8000: the API (serve); 9100: a worker's /metrics and /healthz when run with --metrics-port 9100.
+# 8000: the API (serve); 9100: a worker's /metrics, /healthz (liveness) and /readyz (readiness) when
+# run with --metrics-port 9100.
 EXPOSE 8000 9100
 # Both commands stop gracefully on SIGTERM: the API finishes its requests, a worker its turns in
 # flight (up to 25 s: give `docker stop` / the orchestrator more than that, e.g. --time 40).
 STOPSIGNAL SIGTERM
 # For the API (the default command): ready when it answers and Redis does. No curl in the image;
-# no proxy either, even when HTTP_PROXY is set. A worker's check is `python -m
-# truloop_assistant.runtime.probe 9100` (docker-compose.yml sets it for the worker service).
+# no proxy either, even when HTTP_PROXY is set. A worker's check is its liveness, `python -m
+# truloop_assistant.runtime.probe 9100` (docker-compose.yml sets it for the worker service);
+# `--ready` asks for its readiness (Redis answers) instead.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import urllib.request as u; u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:8000/readyz', timeout=3)"]
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .config import Settings
-    from .runtime.probe import Liveness
+    from .runtime.probe import WorkerHealth
 
 logger = logging.getLogger("truloop_assistant.cli")
 
@@ -102,8 +102,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="P",
-        help="serve Prometheus text at http://HOST:P/metrics and the liveness probe at /healthz "
-        "(process i of --processes on P+i)",
+        help="serve Prometheus text at http://HOST:P/metrics, liveness at /healthz and readiness at "
+        "/readyz (process i of --processes on P+i)",
     )
     worker.add_argument(
         "--metrics-host", default="127.0.0.1", metavar="HOST", help="where --metrics-port listens"
@@ -112,7 +112,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--probe",
         action="store_true",
         help="instead of running a worker, ask the running one's http://HOST:P/healthz (each process's "
-        "with --processes); exit 0 when its loop runs and Redis answers, else 1 (a health check)",
+        "with --processes); exit 0 when its loop runs, else 1 (a liveness check)",
+    )
+    worker.add_argument(
+        "--ready",
+        action="store_true",
+        help="with --probe, ask /readyz instead: exit 0 when its loop runs and Redis answers (readiness)",
     )
 
     dev = sub.add_parser("dev", help="API + worker in one process, local channel, offline model")
@@ -358,7 +363,8 @@ def _run_worker(args: argparse.Namespace) -> int:
         if args.metrics_port is None:
             print(f"{PACKAGE}: worker --probe needs the worker's --metrics-port", file=sys.stderr)
             return 2
-        return probe(args.metrics_host, range(args.metrics_port, args.metrics_port + args.processes))
+        ports = range(args.metrics_port, args.metrics_port + args.processes)
+        return probe(args.metrics_host, ports, ready=args.ready)
 
     from .commands.doctor import RedisProblem
     from .config import load_settings
@@ -371,17 +377,17 @@ def _run_worker(args: argparse.Namespace) -> int:
         return supervise(_child_commands(args))
     metrics = "" if args.metrics_port is None else f", metrics on {args.metrics_host}:{args.metrics_port}"
     _announce("worker", settings, f"concurrency {args.concurrency}{metrics}")
-    liveness = None
+    health = None
     if args.metrics_port is not None:
         from . import metrics as _families  # noqa: F401  (listed before the first turn)
-        from .runtime.probe import Liveness, serve
+        from .runtime.probe import WorkerHealth, serve
 
-        liveness = Liveness()  # /healthz answers 503 "starting" until the worker's loop ticks
-        serve(liveness, args.metrics_port, host=args.metrics_host)  # and /metrics, as before
+        health = WorkerHealth()  # /readyz answers 503 "starting" until the worker's loop ticks
+        serve(health, args.metrics_port, host=args.metrics_host)  # and /metrics, as before
     try:
         with _stoppable():  # until the worker's own handlers take over, a signal stops it right away
             _wait_for_redis(settings.redis_url)
-            return _run_loop(_worker(settings, args.concurrency, liveness))
+            return _run_loop(_worker(settings, args.concurrency, health))
     except _Stop:
         logger.info("stopped before the worker started")
         return 0
@@ -407,7 +413,7 @@ def _child_commands(args: argparse.Namespace) -> list[list[str]]:
     return commands
 
 
-async def _worker(settings: Settings, concurrency: int, liveness: Liveness | None = None) -> int:
+async def _worker(settings: Settings, concurrency: int, health: WorkerHealth | None = None) -> int:
     from .runtime.probe import keep_alive
     from .runtime.scanners import run_scanners
     from .runtime.worker import SHUTDOWN_GRACE_S, build_worker, stop_task
@@ -419,8 +425,8 @@ async def _worker(settings: Settings, concurrency: int, liveness: Liveness | Non
         loop.add_signal_handler(sig, stopping.set)
     services = Services.create(settings)
     alive = None
-    if liveness is not None:  # ticks for /healthz until the worker has stopped
-        alive = asyncio.create_task(keep_alive(liveness, services.redis), name="worker-liveness")
+    if health is not None:  # ticks and PINGs for /healthz and /readyz until the worker has stopped
+        alive = asyncio.create_task(keep_alive(health, services.redis), name="worker-health")
     try:
 
         async def background() -> None:

@@ -1,21 +1,26 @@
-"""The worker's liveness probe: ``GET /healthz`` beside ``/metrics`` on ``worker --metrics-port``.
+"""The worker's health: liveness at ``GET /healthz``, readiness at ``GET /readyz``, beside ``/metrics``
+on ``worker --metrics-port``.
 
 A worker process that exists is not necessarily one that works: its event loop can be stuck (a
-blocking call, a CPU-bound loop) or Redis can have stopped answering it. :func:`keep_alive` runs in
-the worker's loop and once a second records a tick and PINGs Redis; :func:`serve` answers from a
-thread of its own, so a stuck loop cannot keep it from answering:
+blocking call, a CPU-bound loop), or Redis can have stopped answering it. The two are told apart,
+so that an orchestrator restarts a stuck worker but not every worker at once for a Redis blip (a
+restart would not bring Redis back; the worker picks up again by itself when Redis answers).
+:func:`keep_alive` runs in the worker's loop and once a second records a tick and PINGs Redis;
+:func:`serve` answers from a thread of its own, so a stuck loop cannot keep it from answering:
 
-- ``200 {"status":"ok"}`` while the loop ticked less than :data:`LOOP_LIMIT_S` ago and Redis
-  answered a PING less than :data:`REDIS_LIMIT_S` ago;
-- ``503 {"error":{"code":…,"message":…}}`` otherwise: ``starting`` (the worker's loop has not run
-  yet, e.g. it waits for Redis), ``event_loop_stalled`` or ``redis_unreachable``, the message saying
-  for how long and why.
+- ``/healthz`` (liveness): ``200 {"status":"ok"}`` while the loop ticked less than
+  :data:`LOOP_LIMIT_S` ago (``{"status":"starting"}`` before it first runs, e.g. while the worker
+  waits for Redis), else ``503`` ``event_loop_stalled``;
+- ``/readyz`` (readiness): ``200 {"status":"ready"}`` while the loop is live and Redis answered a
+  PING less than :data:`REDIS_LIMIT_S` ago, else ``503`` ``starting``, ``event_loop_stalled`` or
+  ``redis_unreachable``.
 
-Every other path is the Prometheus text, as before. :func:`probe` is the client, exit code 0 or 1,
-no curl needed: ``truloop-assistant worker --metrics-port P --probe``, or the same check without
-loading the app's settings (about 0.1 s instead of 0.7 s, for a health check run every few seconds)
-``python -m truloop_assistant.runtime.probe P``. This module imports only the standard library until
-a function needs more.
+A 503's body is ``{"error":{"code":…,"message":…}}``, the message saying for how long and why. Every
+other path is the Prometheus text. :func:`probe` is the client, exit code 0 or 1, no curl needed:
+``truloop-assistant worker --metrics-port P --probe [--ready]``, or the same check without loading the
+app's settings (about 0.1 s instead of 0.7 s, for a health check run every few seconds)
+``python -m truloop_assistant.runtime.probe [--ready] P``. This module imports only the standard
+library until a function needs more.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 HEALTH_PATH = "/healthz"
+"""Liveness: the worker's event loop runs."""
+READY_PATH = "/readyz"
+"""Readiness: the loop runs and Redis answers."""
 TICK_S = 1.0
 """How often the worker's loop ticks and PINGs Redis."""
 PING_TIMEOUT_S = 2.0
@@ -49,9 +57,13 @@ REDIS_LIMIT_S = 5.0
 PROBE_TIMEOUT_S = 3.0
 """How long :func:`probe` waits for an answer."""
 
+Problem = tuple[str, str]
+"""``(code, message)`` of what is wrong."""
 
-class Liveness:
-    """What the worker's loop last reported; read by the probe server's threads."""
+
+class WorkerHealth:
+    """What the worker's loop last reported (its ticks, Redis's answers); read by the probe server's
+    threads."""
 
     def __init__(
         self,
@@ -86,24 +98,33 @@ class Liveness:
         with self._lock:
             self._redis_error = reason
 
-    def problem(self) -> tuple[str, str] | None:
-        """``(code, message)`` of what is wrong, or None when the worker is alive and reaches Redis."""
+    def liveness(self) -> Problem | None:
+        """What keeps the worker from being live (its loop is stuck), or None."""
         now = self._clock()
         with self._lock:
-            first, last, redis_ok, error = (
-                self._first_tick,
-                self._last_tick,
-                self._redis_ok,
-                self._redis_error,
-            )
-        if first is None or last is None:
-            return "starting", "the worker's event loop has not started yet (it starts once Redis answers)"
-        if now - last >= self.loop_limit_s:
+            last = self._last_tick
+        if last is not None and now - last >= self.loop_limit_s:
             return (
                 "event_loop_stalled",
                 f"the worker's event loop has not run for {now - last:.0f} s "
                 f"(limit {self.loop_limit_s:.0f} s): something blocks it",
             )
+        return None
+
+    def started(self) -> bool:
+        """Whether the worker's loop has ticked yet."""
+        with self._lock:
+            return self._first_tick is not None
+
+    def readiness(self) -> Problem | None:
+        """What keeps the worker from taking turns (not started, stuck, no Redis), or None."""
+        now = self._clock()
+        with self._lock:
+            first, redis_ok, error = self._first_tick, self._redis_ok, self._redis_error
+        if first is None:
+            return "starting", "the worker's event loop has not started yet (it starts once Redis answers)"
+        if (stuck := self.liveness()) is not None:
+            return stuck
         silent = now - (first if redis_ok is None else redis_ok)
         if silent >= self.redis_limit_s:
             never = " since the worker started" if redis_ok is None else ""
@@ -116,34 +137,39 @@ class Liveness:
 
 
 async def keep_alive(
-    liveness: Liveness, redis: Redis, *, every_s: float = TICK_S, ping_timeout_s: float = PING_TIMEOUT_S
+    health: WorkerHealth, redis: Redis, *, every_s: float = TICK_S, ping_timeout_s: float = PING_TIMEOUT_S
 ) -> None:
     """Tick and PING Redis every ``every_s`` until cancelled (a task beside the worker)."""
     while True:
-        liveness.tick()
+        health.tick()
         started = time.monotonic()
         try:
             async with asyncio.timeout(ping_timeout_s):
                 await redis.ping()
         except TimeoutError:
-            liveness.redis_failed(f"no answer to PING within {ping_timeout_s:g} s")
+            health.redis_failed(f"no answer to PING within {ping_timeout_s:g} s")
         except Exception as exc:
-            liveness.redis_failed(f"{type(exc).__name__}: {exc}"[:300])
+            health.redis_failed(f"{type(exc).__name__}: {exc}"[:300])
         else:
-            liveness.redis_answered()
+            health.redis_answered()
         await asyncio.sleep(max(0.0, every_s - (time.monotonic() - started)))
 
 
-def health_app(liveness: Liveness, other: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
-    """A WSGI app answering :data:`HEALTH_PATH` from ``liveness`` and every other path with ``other``."""
+def health_app(health: WorkerHealth, other: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    """A WSGI app answering :data:`HEALTH_PATH` and :data:`READY_PATH` from ``health``, every other
+    path with ``other``."""
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") != HEALTH_PATH:
+        path = environ.get("PATH_INFO")
+        if path == HEALTH_PATH:
+            problem, fine = health.liveness(), "ok" if health.started() else "starting"
+        elif path == READY_PATH:
+            problem, fine = health.readiness(), "ready"
+        else:
             return other(environ, start_response)
-        problem = liveness.problem()
         body: dict[str, Any]
         if problem is None:
-            status, body = "200 OK", {"status": "ok"}
+            status, body = "200 OK", {"status": fine}
         else:
             code, message = problem
             status, body = "503 Service Unavailable", {"error": {"code": code, "message": message}}
@@ -170,8 +196,8 @@ class _QuietHandler(WSGIRequestHandler):
         """No line per request: a health check comes every few seconds."""
 
 
-def serve(liveness: Liveness, port: int, host: str = "127.0.0.1") -> WSGIServer:
-    """Serve ``/healthz`` and the Prometheus text on ``host:port`` from a daemon thread.
+def serve(health: WorkerHealth, port: int, host: str = "127.0.0.1") -> WSGIServer:
+    """Serve ``/healthz``, ``/readyz`` and the Prometheus text on ``host:port`` from a daemon thread.
 
     Raises :class:`OSError` when the port cannot be bound. ``shutdown()`` and ``server_close()`` the
     returned server to stop it (the process's exit does too).
@@ -181,37 +207,44 @@ def serve(liveness: Liveness, port: int, host: str = "127.0.0.1") -> WSGIServer:
     family = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
     server_class = type("_ProbeServer", (_Server,), {"address_family": family})
     server: WSGIServer = make_server(
-        host, port, health_app(liveness, make_wsgi_app()), server_class, handler_class=_QuietHandler
+        host, port, health_app(health, make_wsgi_app()), server_class, handler_class=_QuietHandler
     )
     threading.Thread(target=server.serve_forever, name="worker-probe", daemon=True).start()
     return server
 
 
-def probe_url(host: str, port: int) -> str:
+def probe_url(host: str, port: int, path: str = HEALTH_PATH) -> str:
     """Where :func:`probe` asks: a worker listening on every address is asked on the loopback one."""
     host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}{HEALTH_PATH}"
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
 
 
-def probe(host: str, ports: Sequence[int], *, timeout_s: float = PROBE_TIMEOUT_S) -> int:
-    """Ask each worker's ``/healthz``; one line each on stdout; 0 when every one is healthy, else 1."""
+def probe(host: str, ports: Sequence[int], *, ready: bool = False, timeout_s: float = PROBE_TIMEOUT_S) -> int:
+    """Ask each worker's ``/healthz`` (``/readyz`` when ``ready``); one line each on stdout; 0 when
+    every one is live (ready), else 1."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via an HTTP(S)_PROXY
     healthy = True
     for port in ports:
-        url = probe_url(host, port)
+        url = probe_url(host, port, READY_PATH if ready else HEALTH_PATH)
         try:
             with opener.open(url, timeout=timeout_s) as response:
-                response.read()
-            line = "ok"
+                line = _status(response.read())
         except urllib.error.HTTPError as exc:
             healthy = False
-            line = f"unhealthy ({exc.code}): {_message(exc.read())}"
+            line = f"{'not ready' if ready else 'unhealthy'} ({exc.code}): {_message(exc.read())}"
         except OSError as exc:  # refused, timed out, unresolvable
             healthy = False
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             line = f"no answer ({reason}): is the worker running with --metrics-port {port}?"
         print(f"{url}: {line}", file=sys.stdout, flush=True)
     return 0 if healthy else 1
+
+
+def _status(body: bytes) -> str:
+    try:
+        return str(json.loads(body)["status"])
+    except (ValueError, KeyError, TypeError):
+        return "ok"
 
 
 def _message(body: bytes) -> str:
@@ -224,13 +257,17 @@ def _message(body: bytes) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m truloop_assistant.runtime.probe",
-        description="Ask running workers' /healthz (each one's --metrics-port): 0 when all are healthy.",
+        description="Ask running workers' /healthz (each one's --metrics-port): 0 when all are live; "
+        "with --ready their /readyz: 0 when all are ready (they reach Redis).",
     )
     parser.add_argument("ports", type=int, nargs="+", metavar="PORT", help="a worker's --metrics-port")
     parser.add_argument("--host", default="127.0.0.1", help="the workers' --metrics-host")
+    parser.add_argument(
+        "--ready", action="store_true", help="ask for readiness (/readyz) instead of liveness"
+    )
     parser.add_argument("--timeout", type=float, default=PROBE_TIMEOUT_S, help="seconds to wait for each")
     args = parser.parse_args(argv)
-    return probe(args.host, args.ports, timeout_s=args.timeout)
+    return probe(args.host, args.ports, ready=args.ready, timeout_s=args.timeout)
 
 
 if __name__ == "__main__":
