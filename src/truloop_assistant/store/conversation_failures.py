@@ -5,9 +5,7 @@ index of the conversations that keep some (``truloop-assistant dead-letters``).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import time
 from collections.abc import Sequence
 from contextlib import suppress
@@ -61,23 +59,16 @@ class DeadLetter:
 
     @classmethod
     def read(cls, stored: bytes) -> DeadLetter:
-        """An entry of the list; one kept before dead letters had an id takes its event's ``eid``."""
+        """An entry of the list, as :meth:`ConversationFailures.add_dead_letter` keeps it."""
         entry = json.loads(stored)
-        event = str(entry.get("event", ""))
         return cls(
-            id=str(entry.get("id") or _eid_in(event) or hashlib.sha256(stored).hexdigest()[:32]),
+            id=str(entry["id"]),
             at=float(entry.get("at", 0.0)),
             error=str(entry.get("error", "")),
-            event=event,
+            event=str(entry.get("event", "")),
             cut=bool(entry.get("cut", False)),
             stored=stored,
         )
-
-
-def _eid_in(event: str) -> str | None:
-    """The ``eid`` of an inbox event's JSON, even of one cut short (it comes first)."""
-    found = re.search(r'"eid"\s*:\s*"([^"]+)"', event)
-    return found.group(1) if found else None
 
 
 class ConversationFailures:
