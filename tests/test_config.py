@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from pydantic import ValidationError
 
-from truloop_assistant.config import ConfigError, load_settings
+from truloop_assistant.config import ConfigError, Settings, load_settings
 
 SECRET = "s" * 32
 
@@ -97,3 +98,46 @@ def test_mcp_servers_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         ["delete_*", "send_*"],
     )
     assert server.headers == {"Authorization": "Bearer k"} and server.refresh_s == 60
+
+
+SECRET_SETTINGS = (
+    "jwt_secret",
+    "sendbird_api_token",
+    "users_api_token",
+    "supermemory_api_key",
+    "google_places_api_key",
+    "notion_token",
+)
+
+
+def secret_values() -> dict[str, str]:
+    return {name: f"{name}-{'q' * 32}" for name in SECRET_SETTINGS}
+
+
+def test_secrets_are_kept_out_of_repr_and_dumps() -> None:
+    values = secret_values()
+    settings = load_settings(sendbird_app_id="app", **values)
+
+    shown = (repr(settings), str(settings), settings.model_dump_json(), str(settings.model_dump()))
+    for name, value in values.items():
+        assert all(value not in text for text in shown), name
+        assert getattr(settings, name).get_secret_value() == value
+
+
+def test_a_failing_validation_does_not_show_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    values = secret_values()
+    for name, value in values.items():
+        monkeypatch.setenv(f"TRULOOP_{name.upper()}", value)
+    monkeypatch.setenv("TRULOOP_SENDBIRD_APP_ID", "app")
+    monkeypatch.setenv("TRULOOP_PENDING_CALL_TTL_S", "0")
+    short = "short-secret-value"
+
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    with pytest.raises(ConfigError, match="too short") as too_short:
+        load_settings(jwt_secret=short, pending_call_ttl_s=1)
+    with pytest.raises(ValidationError) as raw:
+        Settings(jwt_secret=short)
+
+    for text in (str(caught.value), str(too_short.value), str(raw.value)):
+        assert all(value not in text for value in (*values.values(), short)), text

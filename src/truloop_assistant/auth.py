@@ -15,8 +15,9 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 from jwt.exceptions import InvalidSubjectError
+from pydantic import SecretStr
 
-from .config import ConfigError, Settings
+from .config import ConfigError, Settings, reveal
 from .errors import Unauthorized
 
 log = logging.getLogger(__name__)
@@ -244,9 +245,9 @@ class TokenVerifier:
         header = jwt.get_unverified_header(token)
         alg, kid = header.get("alg"), header.get("kid")
         if alg == "HS256":
-            if not self.secret:
+            if not (secret := reveal(self.secret)):
                 raise _invalid("HS256 tokens are not accepted here (no secret is set)")
-            return self._claims(token, self.secret, alg)
+            return self._claims(token, secret, alg)
         if not isinstance(alg, str) or alg not in _KEY_TYPES:
             raise _invalid(f"the token's algorithm is not accepted; use HS256 or {', '.join(_KEY_TYPES)}")
         if self.jwks is None:
@@ -277,7 +278,7 @@ class TokenVerifier:
 
 
 def issue_token(
-    secret: str,
+    secret: str | SecretStr,
     user_id: str,
     *,
     ttl_s: int = 24 * 3600,
@@ -294,7 +295,7 @@ def issue_token(
         claims["aud"] = audience
     if issuer:
         claims["iss"] = issuer
-    return jwt.encode(claims, secret, algorithm="HS256")
+    return jwt.encode(claims, reveal(secret), algorithm="HS256")
 
 
 def _valid_unicode(text: str) -> bool:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from pydantic import ValidationError
 
 from ..channels.base import AGENT_RPC, InboundMessage
+from ..config import reveal
 from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.audience import one_to_one
@@ -52,7 +53,7 @@ async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str,
 
 async def _receive(request: Request, services: ServicesDep) -> dict[str, str]:
     body = await read_body(request, MAX_WEBHOOK_BYTES)
-    token = services.settings.sendbird_api_token
+    token = reveal(services.settings.sendbird_api_token)
     signature = request.headers.get("x-sendbird-signature") or request.headers.get("x-signature")
     if not token or not signature_ok(body, signature, token):
         WEBHOOKS.labels("bad_signature").inc()

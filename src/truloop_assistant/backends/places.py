@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
+from ..config import reveal
 from ..errors import ServiceError
 
 FIELD_MASK = ",".join(
@@ -58,7 +59,12 @@ class GooglePlacesSearch:
     """Google Places API (New) Text Search over async httpx."""
 
     def __init__(
-        self, api_url: str, api_key: str, client: httpx.AsyncClient | None = None, *, timeout_s: float = 10.0
+        self,
+        api_url: str,
+        api_key: str | SecretStr,
+        client: httpx.AsyncClient | None = None,
+        *,
+        timeout_s: float = 10.0,
     ) -> None:
         self._url = api_url.rstrip("/") + "/v1/places:searchText"
         self._key = api_key
@@ -72,7 +78,7 @@ class GooglePlacesSearch:
         body: dict[str, Any] = {"textQuery": f"{query} near {near}" if near else query, "pageSize": limit}
         if language:
             body["languageCode"] = language
-        headers = {"X-Goog-Api-Key": self._key, "X-Goog-FieldMask": FIELD_MASK}
+        headers = {"X-Goog-Api-Key": reveal(self._key), "X-Goog-FieldMask": FIELD_MASK}
         try:
             response = await self._client.post(self._url, json=body, headers=headers, timeout=self._timeout)
         except httpx.TimeoutException:
@@ -101,7 +107,8 @@ class GooglePlacesSearch:
         head = "Google Places refused the request" if status < 500 else "Google Places is unavailable"
         detail = " ".join(part for part in (f"HTTP {status}", reason) if part)
         text = f"{head} ({detail}{': ' + message if message else ''})"
-        return text.replace(self._key, "***") if self._key else text
+        key = reveal(self._key)
+        return text.replace(key, "***") if key else text
 
     async def aclose(self) -> None:
         if self._owns_client:

@@ -9,7 +9,9 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from pydantic import SecretStr
 
+from ..config import reveal
 from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
 from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
@@ -23,7 +25,7 @@ TYPING_TIMEOUT_S = 2.0
 
 def platform_client(
     api_url: str,
-    api_token: str,
+    api_token: str | SecretStr,
     *,
     timeout_s: float = 10.0,
     max_connections: int = 100,
@@ -32,7 +34,7 @@ def platform_client(
     """A pooled client for the Sendbird Platform API, with the token on every request."""
     return httpx.AsyncClient(
         base_url=api_url,
-        headers={"Api-Token": api_token, "Content-Type": "application/json; charset=utf8"},
+        headers={"Api-Token": reveal(api_token), "Content-Type": "application/json; charset=utf8"},
         timeout=httpx.Timeout(timeout_s, connect=5.0),
         limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         transport=transport,

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from ..config import ConfigError, SendbirdSettings
+from ..config import ConfigError, SendbirdSettings, reveal
 from ..errors import OperatorError, validation_problems
 
 WEBHOOK_PATH = "/api/v1/webhooks/sendbird"
@@ -114,7 +114,7 @@ def setup_sendbird(
     # The SDK ignores Configuration(api_key=...): the token goes with every call. Sendbird answers
     # some fields with null, which the SDK's return-type check rejects, so that check is off.
     call: dict[str, Any] = {
-        "api_token": settings.sendbird_api_token,
+        "api_token": reveal(settings.sendbird_api_token),
         "_request_timeout": (5.0, timeout_s),
         "_check_return_type": False,
     }

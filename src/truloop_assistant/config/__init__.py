@@ -2,7 +2,8 @@
 
 ``log_settings`` (read first), ``sendbird`` (the admin command's), ``settings`` (the server's, with
 its checks), ``mcp`` (one MCP server), ``models`` (can a model string be built), ``urls`` (Redis
-URLs), ``rates`` (rate limits) and ``loading`` (one readable error for all problems).
+URLs), ``rates`` (rate limits), ``secret`` (secrets kept out of sight) and ``loading`` (one
+readable error for all problems).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from .log_settings import LogSettings
 from .mcp import McpServer
 from .models import MODEL_CHECK_S, RENAMED_PREFIXES, VALID_MODELS, model_problem
 from .rates import parse_limit
+from .secret import reveal
 from .sendbird import SendbirdSettings
 from .settings import Settings
 from .urls import REDIS_SCHEMES, masked_url
@@ -34,4 +36,5 @@ __all__ = [
     "masked_url",
     "model_problem",
     "parse_limit",
+    "reveal",
 ]

@@ -13,7 +13,10 @@ from ..logs import LEVELS, LogFormat
 class LogSettings(BaseSettings):
     """How the commands log: read first, so that even a command that fails logs as asked."""
 
-    model_config = SettingsConfigDict(env_prefix="TRULOOP_", env_file=".env", extra="ignore")
+    # Errors never quote the values given: some are secrets.
+    model_config = SettingsConfigDict(
+        env_prefix="TRULOOP_", env_file=".env", extra="ignore", hide_input_in_errors=True
+    )
 
     log_level: str = "INFO"
     log_format: LogFormat = "text"

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pydantic import SecretStr
+
 from .log_settings import LogSettings
+from .secret import reveal
 
 
 class SendbirdSettings(LogSettings):
     """The Sendbird application: enough for the admin command, which needs no Redis or JWT."""
 
     sendbird_app_id: str | None = None
-    sendbird_api_token: str | None = None
+    sendbird_api_token: SecretStr | None = None
+    """The master API token: it calls the Platform API and verifies webhook signatures."""
     sendbird_api_url: str | None = None
     sendbird_bot_user_id: str = "truloop-assistant"
 
@@ -26,7 +30,7 @@ class SendbirdSettings(LogSettings):
             name
             for name, value in (
                 ("TRULOOP_SENDBIRD_APP_ID", self.sendbird_app_id),
-                ("TRULOOP_SENDBIRD_API_TOKEN", self.sendbird_api_token),
+                ("TRULOOP_SENDBIRD_API_TOKEN", reveal(self.sendbird_api_token)),
             )
             if not value
         ]

@@ -6,18 +6,21 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from ..errors import repeated
 from .mcp import McpServer
 from .models import VALID_MODELS, model_problem
 from .rates import parse_limit
+from .secret import reveal
 from .sendbird import SendbirdSettings
 from .urls import REDIS_SCHEMES, masked_url
 
 
 class Settings(SendbirdSettings):
+    """Every ``TRULOOP_`` setting of the server; the secret ones are ``SecretStr`` (see ``secret.py``)."""
+
     redis_url: str = "redis://127.0.0.1:6379/0"
     key_prefix: str = Field(default="ta", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")
     """The start of every Redis key; letters, digits, ``_ . : -`` (no braces: keys carry hash tags)."""
@@ -28,7 +31,7 @@ class Settings(SendbirdSettings):
     """Remote MCP servers whose tools join the server tools (``TRULOOP_MCP_SERVERS``, a JSON list)."""
     channel: Literal["sendbird", "local"] = "sendbird"
 
-    jwt_secret: str | None = None
+    jwt_secret: SecretStr | None = None
     jwt_jwks_url: str | None = None
     jwt_audience: str | None = None
     jwt_issuer: str | None = None
@@ -41,15 +44,15 @@ class Settings(SendbirdSettings):
 
     users_file: str | None = None
     users_api_url: str | None = None
-    users_api_token: str | None = None
+    users_api_token: SecretStr | None = None
     kb_dir: str | None = None
     embedding_model: str | None = None
     """A pydantic-ai embedding model (``openai:text-embedding-3-small``): knowledge search by meaning too."""
-    supermemory_api_key: str | None = None
+    supermemory_api_key: SecretStr | None = None
     supermemory_api_url: str = "https://api.supermemory.ai"
-    google_places_api_key: str | None = None
+    google_places_api_key: SecretStr | None = None
     google_places_api_url: str = "https://places.googleapis.com"
-    notion_token: str | None = None
+    notion_token: SecretStr | None = None
     """A Notion integration's secret, for ``kb sync-notion`` (the server never asks Notion)."""
     notion_api_url: str = "https://api.notion.com"
     tool_timeout_s: float = Field(default=10.0, gt=0)
@@ -138,12 +141,12 @@ class Settings(SendbirdSettings):
                     "(the API token also verifies webhook signatures); use TRULOOP_CHANNEL=local "
                     "or `truloop-assistant dev` for local development"
                 )
-        if not self.jwt_secret and not self.jwt_jwks_url:
+        if not reveal(self.jwt_secret) and not self.jwt_jwks_url:
             raise ValueError(
                 "TRULOOP_JWT_SECRET (HS256) or TRULOOP_JWT_JWKS_URL must be set: "
                 "tool results from devices are authenticated with it"
             )
-        if self.jwt_secret is not None and len(self.jwt_secret.encode()) < 32:
+        if self.jwt_secret is not None and len(reveal(self.jwt_secret).encode()) < 32:
             raise ValueError(
                 "TRULOOP_JWT_SECRET is too short for HS256: use at least 32 bytes "
                 "(e.g. `python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`)"

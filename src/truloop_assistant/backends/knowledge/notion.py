@@ -18,7 +18,9 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from pydantic import SecretStr
 
+from ...config import reveal
 from ...errors import ServiceError
 
 NOTION_VERSION = "2022-06-28"
@@ -94,7 +96,7 @@ class NotionClient:
 
     def __init__(
         self,
-        token: str,
+        token: str | SecretStr,
         api_url: str = DEFAULT_API_URL,
         *,
         limiter: RateLimiter | None = None,
@@ -111,7 +113,7 @@ class NotionClient:
             base_url=self.api_url,
             timeout=httpx.Timeout(timeout_s, connect=10.0),
             headers={
-                "Authorization": f"Bearer {token}",
+                "Authorization": f"Bearer {reveal(token)}",
                 "Notion-Version": NOTION_VERSION,
                 "Accept": "application/json",
             },

@@ -23,7 +23,9 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from pydantic import SecretStr
 
+from ...config import reveal
 from .port import Memory, MemoryBackendError, utcnow
 
 
@@ -33,7 +35,7 @@ class SupermemoryStore:
     def __init__(
         self,
         api_url: str,
-        api_key: str,
+        api_key: str | SecretStr,
         client: httpx.AsyncClient | None = None,
         *,
         timeout_s: float = 10.0,
@@ -112,7 +114,7 @@ class SupermemoryStore:
         self, method: str, path: str, body: dict[str, Any] | None = None, *, missing_ok: bool = False
     ) -> Any:
         """One request; the JSON answer ({} when empty), None for 404 when ``missing_ok``."""
-        headers = {"Authorization": f"Bearer {self._key}", "Accept": "application/json"}
+        headers = {"Authorization": f"Bearer {reveal(self._key)}", "Accept": "application/json"}
         try:
             response = await self._client.request(
                 method, self._api + path, json=body, headers=headers, timeout=self._timeout
@@ -129,7 +131,7 @@ class SupermemoryStore:
         if status == 429:
             raise MemoryBackendError("Supermemory is rate limiting requests (HTTP 429)")
         if status >= 400:
-            detail = _error_detail(response).replace(self._key, "***")
+            detail = _error_detail(response).replace(reveal(self._key), "***")
             raise MemoryBackendError(f"Supermemory failed (HTTP {status}{': ' + detail if detail else ''})")
         if not response.content:
             return {}

@@ -23,8 +23,9 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
+from ...config import reveal
 from .port import SearchField, UserDirectoryError, UserProfile
 
 log = logging.getLogger(__name__)
@@ -34,10 +35,15 @@ class HttpUserDirectory:
     """The app's user API over HTTP (see the module docstring for the expected shape)."""
 
     def __init__(
-        self, base_url: str, token: str, client: httpx.AsyncClient | None = None, *, timeout: float = 10.0
+        self,
+        base_url: str,
+        token: str | SecretStr,
+        client: httpx.AsyncClient | None = None,
+        *,
+        timeout: float = 10.0,
     ) -> None:
         self._base = base_url.rstrip("/")
-        self._headers = {"authorization": f"Bearer {token}", "accept": "application/json"}
+        self._token = token
         self._own_client = client is None
         self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout))
 
@@ -48,7 +54,8 @@ class HttpUserDirectory:
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            return await self._client.request(method, self._base + path, headers=self._headers, **kwargs)
+            headers = {"authorization": f"Bearer {reveal(self._token)}", "accept": "application/json"}
+            return await self._client.request(method, self._base + path, headers=headers, **kwargs)
         except httpx.TimeoutException:
             raise UserDirectoryError(f"the user API did not answer {method} {path} in time") from None
         except httpx.HTTPError as exc:

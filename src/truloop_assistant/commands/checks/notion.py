@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .outcome import Check
+
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
 NOTION_TIMEOUT_S = 5.0
 
 
-def check_notion(token: str | None, api_url: str) -> Check:
+def check_notion(token: SecretStr | str | None, api_url: str) -> Check:
     """With a token set: does Notion accept it (``GET /v1/users/me``)? Without one: Notion is optional."""
     if not token:
         return Check(
@@ -18,12 +21,13 @@ def check_notion(token: str | None, api_url: str) -> Check:
     import httpx
 
     from ...backends.knowledge.notion import INTEGRATIONS_URL, NOTION_VERSION
+    from ...config import reveal
 
     base = api_url.rstrip("/")
     try:
         response = httpx.get(
             f"{base}/v1/users/me",
-            headers={"Authorization": f"Bearer {token}", "Notion-Version": NOTION_VERSION},
+            headers={"Authorization": f"Bearer {reveal(token)}", "Notion-Version": NOTION_VERSION},
             timeout=NOTION_TIMEOUT_S,
         )
     except httpx.HTTPError as exc:

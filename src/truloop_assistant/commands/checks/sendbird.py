@@ -20,7 +20,7 @@ def check_sendbird(settings: SendbirdSettings | None) -> Check:
     import httpx
     from pydantic import ValidationError
 
-    from ...config import SendbirdSettings
+    from ...config import SendbirdSettings, reveal
     from ...errors import validation_problems
 
     if settings is None:
@@ -36,7 +36,7 @@ def check_sendbird(settings: SendbirdSettings | None) -> Check:
     try:
         response = httpx.get(
             f"{base}/v3/users/{quote(bot, safe='')}",
-            headers={"Api-Token": settings.sendbird_api_token or ""},
+            headers={"Api-Token": reveal(settings.sendbird_api_token)},
             timeout=SENDBIRD_TIMEOUT_S,
         )
     except httpx.HTTPError as exc:

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import sys
 
+from pydantic import SecretStr
 from redis.exceptions import RedisError
 
 from ...backends.knowledge import KnowledgeBaseError
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def _sync(settings: Settings, token: str, root: str | None) -> SyncReport:
+async def _sync(settings: Settings, token: SecretStr, root: str | None) -> SyncReport:
     redis = connect(settings.redis_url)
     try:
         async with NotionClient(token, settings.notion_api_url) as client:
