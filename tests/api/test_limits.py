@@ -63,6 +63,29 @@ async def test_tool_messages_over_the_limit_get_429_with_headers(start_server: A
         assert codes == [404] * 5 + [429]
 
 
+async def test_every_device_endpoint_says_where_its_window_stands_on_success_and_error(
+    start_server: Any,
+) -> None:
+    async with start_server(model=echo(), rate_limit_user="3/minute", rate_limit_admin="3/minute") as h:
+        jeff = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'jeff')}"}
+        boss = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'boss', role='admin')}"}
+        answered = [
+            await h.http.get("/api/v1/agent/calls", headers=jeff),
+            await h.http.get("/api/v1/agent/calls/call_x", headers=jeff),
+            await h.http.get("/api/v1/agent/client-tools", headers=jeff),
+            await h.http.delete("/api/v1/agent/client-tools", headers=jeff),
+            await h.http.delete("/api/v1/agent/me", headers=jeff),
+            await h.http.get("/api/v1/admin/conversations/nowhere", headers=boss),
+        ]
+        assert [r.status_code for r in answered] == [200, 404, 200, 204, 204, 404]
+        for r in answered:
+            assert r.headers["X-RateLimit-Limit"] == "3", r.request.url
+            assert int(r.headers["X-RateLimit-Remaining"]) >= 0, r.request.url
+            assert int(r.headers["X-RateLimit-Reset"]) >= time.time() - 1, r.request.url
+        # Each scope keeps its own window: the second of "calls" leaves one, "me" still two.
+        assert [answered[i].headers["X-RateLimit-Remaining"] for i in (0, 1, 4)] == ["2", "1", "2"]
+
+
 async def test_webhook_turns_over_the_limit_are_dropped_and_the_user_told_once(start_server: Any) -> None:
     async with start_server(model=echo(), rate_limit_user="2/minute") as h:
         responses = [await h.user_says(f"message {i}") for i in range(5)]

@@ -9,20 +9,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from ..errors import Forbidden, NotFound
 from ..store.records import CallState, CallView
 from .budget import redis_budget
-from .caller import caller
-from .deps import ServicesDep
+from .deps import CurrentPrincipal, RateLimit, TurnStoreDep
 from .openapi import ErrorBody
 
-router = APIRouter(tags=["agent"])
-
 SCOPE = "calls"
+router = APIRouter(tags=["agent"], dependencies=[Depends(RateLimit(SCOPE))])
 
 
 class Call(BaseModel):
@@ -52,39 +49,32 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("/api/v1/agent/calls", response_model=OpenCalls, responses=_ERRORS)
-async def open_calls(request: Request, services: ServicesDep) -> JSONResponse:
+@router.get("/api/v1/agent/calls", response_model_exclude_none=True, responses=_ERRORS)
+async def open_calls(principal: CurrentPrincipal, store: TurnStoreDep) -> OpenCalls:
     """The caller's pending device requests (of every channel), newest first."""
-    principal, rate = await caller(request, services, scope=SCOPE)
     async with redis_budget():
-        views = await services.store.open_calls(principal.user_id)
-    body = OpenCalls(calls=[_call(v) for v in views])
-    return JSONResponse(body.model_dump(mode="json", exclude_none=True), headers=rate.headers())
+        views = await store.open_calls(principal.user_id)
+    return OpenCalls(calls=[_call(v) for v in views])
 
 
 @router.get(
     "/api/v1/agent/calls/{call_id}",
-    response_model=Call,
+    response_model_exclude_none=True,
     responses={
         **_ERRORS,
         403: {"model": ErrorBody, "description": "not_your_call: another user's request"},
         404: {"model": ErrorBody, "description": "unknown_call: never issued, or settled over 24 h ago"},
     },
 )
-async def one_call(call_id: str, request: Request, services: ServicesDep) -> JSONResponse:
+async def one_call(call_id: str, principal: CurrentPrincipal, store: TurnStoreDep) -> Call:
     """One device request's state: pending, answered, expired, superseded or cancelled."""
-    principal, rate = await caller(request, services, scope=SCOPE)
     async with redis_budget():
-        view = await services.store.get_call(call_id)
-    try:
-        if view is None:
-            raise NotFound(f"no call with id {call_id!r} is known", code="unknown_call")
-        if view.user_id != principal.user_id:
-            raise Forbidden("this call belongs to another user", code="not_your_call")
-    except (NotFound, Forbidden) as exc:
-        exc.headers.update(rate.headers())
-        raise
-    return JSONResponse(_call(view).model_dump(mode="json", exclude_none=True), headers=rate.headers())
+        view = await store.get_call(call_id)
+    if view is None:
+        raise NotFound(f"no call with id {call_id!r} is known", code="unknown_call")
+    if view.user_id != principal.user_id:
+        raise Forbidden("this call belongs to another user", code="not_your_call")
+    return _call(view)
 
 
 def _call(view: CallView) -> Call:

@@ -8,7 +8,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from ..metrics import exposition
 from .budget import redis_budget
-from .deps import ServicesDep
+from .deps import RedisDep
 
 router = APIRouter(tags=["ops"])
 
@@ -20,11 +20,11 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get("/readyz")
-async def readyz(services: ServicesDep) -> JSONResponse:
+async def readyz(redis: RedisDep) -> JSONResponse:
     """Ready to serve: Redis answers."""
     try:
         async with redis_budget():
-            await services.redis.ping()
+            await redis.ping()
     except Exception:
         return JSONResponse(
             {"error": {"code": "redis_unreachable", "message": "Redis does not answer"}}, status_code=503

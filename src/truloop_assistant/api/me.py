@@ -2,35 +2,44 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Annotated
 
-from ..errors import TooManyRequests
-from ..operations.erasure import erase_user
+from fastapi import APIRouter, Depends, Response
+
+from ..operations.erasure import Erased, erase_user
 from .budget import redis_budget
-from .deps import ServicesDep
+from .deps import CurrentPrincipal, RateLimit, ServicesDep
 
 router = APIRouter()
 
+Erase = Callable[[str], Awaitable[Erased]]
 
-@router.delete("/api/v1/agent/me", tags=["agent"], status_code=204, response_class=Response)
-async def erase_me(request: Request, services: ServicesDep) -> Response:
+
+def _eraser(services: ServicesDep) -> Erase:
+    """Erases a user from every store that keeps something of them."""
+    return partial(
+        erase_user,
+        redis=services.redis,
+        store=services.store,
+        transcript=services.transcript,
+        memory=services.backends.memory,
+        intake=services.intake,
+    )
+
+
+@router.delete(
+    "/api/v1/agent/me",
+    tags=["agent"],
+    status_code=204,
+    response_class=Response,
+    dependencies=[Depends(RateLimit("me"))],
+)
+async def erase_me(principal: CurrentPrincipal, erase: Annotated[Erase, Depends(_eraser)]) -> None:
     """Erase the caller's memories, history with the assistant, pending calls and declared tools.
 
     The caller is the JWT's ``sub``.
     """
-    principal = await services.auth.verify(request.headers.get("authorization"))
     async with redis_budget(10.0):  # a person with many channels takes longer than one request's budget
-        rate = await services.limiter.hit(principal.user_id, scope="me", admin=principal.is_admin)
-        if not rate.allowed:
-            raise TooManyRequests(
-                f"too many requests: try again in {rate.retry_after} s", headers=rate.headers()
-            )
-        await erase_user(
-            principal.user_id,
-            redis=services.redis,
-            store=services.store,
-            transcript=services.transcript,
-            memory=services.backends.memory,
-            intake=services.intake,
-        )
-    return Response(status_code=204)
+        await erase(principal.user_id)
