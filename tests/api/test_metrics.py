@@ -7,7 +7,8 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic_ai.models.function import FunctionModel
 
-from tests.support import Harness, calendar_model
+from tests.support import JWT_SECRET, Harness, calendar_model
+from truloop_assistant.auth import issue_token
 
 
 async def scrape(h: Harness) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -56,3 +57,21 @@ async def test_a_failed_turn_is_counted_as_failed(start_server: Any) -> None:
         after = await scrape(h)
     assert delta(after, before, "truloop_turns_total", outcome="failed") == 1
     assert delta(after, before, "truloop_model_request_seconds_count", outcome="error") == 1
+
+
+async def test_every_tool_message_is_counted_by_the_status_it_got(start_server: Any) -> None:
+    async with start_server(model=calendar_model()) as h:
+        await h.user_says("calendar")
+        [rpc] = await h.rpc_requests(1)
+        before = await scrape(h)
+        token = issue_token(JWT_SECRET, "jeff")
+        assert (await h.post_tool_message(b"x" * (300 * 1024), token=token)).status_code == 413
+        assert (await h.post_tool_message(b"{}", token=None)).status_code == 401
+        assert (await h.post_tool_message(b"garbage", token=token)).status_code == 400
+        assert (await h.answer("call_" + "0" * 32, result={})).status_code == 404
+        assert (await h.answer(rpc["id"], result={"events": []})).status_code == 202
+        assert (await h.answer(rpc["id"], result={"events": []})).status_code == 200
+        after = await scrape(h)
+
+    for status in ("413", "401", "400", "404", "202", "200"):
+        assert delta(after, before, "truloop_tool_messages_total", status=status) == 1, status

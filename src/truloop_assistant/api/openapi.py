@@ -1,8 +1,9 @@
-"""What ``/openapi.json`` says of the two endpoints the outside world calls.
+"""What ``/openapi.json`` says of the request bodies and errors FastAPI cannot infer.
 
-Both read their raw body themselves (the webhook's signature is over the exact bytes; the device's
-answer is size-checked before it is parsed), so FastAPI cannot infer their bodies or statuses:
-they are described here, every status with the one error shape.
+The endpoints the outside world calls read their raw body themselves (the webhook's signature is
+over the exact bytes; a device's answer and an app's declaration are size-checked before they are
+parsed), so their request bodies are described here, and every error status with the one error
+shape. The bodies they answer with come from their routes' response models.
 """
 
 from __future__ import annotations
@@ -41,17 +42,6 @@ class DeviceError(BaseModel):
     jsonrpc: Literal["2.0"]
     id: str
     error: JsonRpcError
-
-
-class Accepted(BaseModel):
-    status: Literal["accepted", "resuming"] = Field(
-        description="accepted: other calls of the turn still wait (remaining); resuming: the run goes on"
-    )
-    remaining: int | None = Field(default=None, description="unanswered calls and approvals of the turn")
-
-
-class AlreadyAnswered(BaseModel):
-    status: Literal["duplicate"]
 
 
 class WebhookAck(BaseModel):
@@ -98,41 +88,31 @@ def _body(*models: type[BaseModel], description: str) -> dict[str, Any]:
     }
 
 
-TOOL_MESSAGE: dict[str, Any] = {
-    "openapi_extra": {
-        **_body(
-            DeviceResult, DeviceError, description="the device's JSON-RPC 2.0 response (at most 256 KiB)"
-        ),
-        "parameters": [
-            {
-                "name": "authorization",
-                "in": "header",
-                "required": True,
-                "description": "Bearer <JWT>: its sub is the user whose call this answers",
-                "schema": {"type": "string"},
-            }
-        ],
-    },
-    "responses": {
-        200: {
-            "model": AlreadyAnswered,
-            "description": "the same response again: nothing to do",
-            "headers": RATE_HEADERS,
-        },
-        202: {"model": Accepted, "description": "recorded", "headers": RATE_HEADERS},
-        400: _error("not JSON, or not a JSON-RPC 2.0 response (fix the app)"),
-        401: _error("no token, or a token that is not valid (get a new one)"),
-        403: _error("the call belongs to another user"),
-        404: _error("no such call, or it left the pending state over 24 h ago (drop the request)"),
-        409: _error("the call was answered already, differently (drop the request)"),
-        410: _error("the call expired or was superseded by a newer message (drop the request)"),
-        413: _error("over 256 KiB"),
-        422: _error(
-            "the result does not fit the method's result schema; the call stays pending (fix and resend)"
-        ),
-        429: _error("over the user's rate limit (retry after Retry-After)", {**RATE_HEADERS, **RETRY_AFTER}),
-        503: _error("Redis did not answer in time (retry with backoff)"),
-    },
+TOOL_MESSAGE_REQUEST: dict[str, Any] = {
+    **_body(DeviceResult, DeviceError, description="the device's JSON-RPC 2.0 response (at most 256 KiB)"),
+    "parameters": [
+        {
+            "name": "authorization",
+            "in": "header",
+            "required": True,
+            "description": "Bearer <JWT>: its sub is the user whose call this answers",
+            "schema": {"type": "string"},
+        }
+    ],
+}
+TOOL_MESSAGE_ERRORS: dict[int | str, Any] = {
+    400: _error("not JSON, or not a JSON-RPC 2.0 response (fix the app)"),
+    401: _error("no token, or a token that is not valid (get a new one)"),
+    403: _error("the call belongs to another user"),
+    404: _error("no such call, or it left the pending state over 24 h ago (drop the request)"),
+    409: _error("the call was answered already, differently (drop the request)"),
+    410: _error("the call expired or was superseded by a newer message (drop the request)"),
+    413: _error("over 256 KiB"),
+    422: _error(
+        "the result does not fit the method's result schema; the call stays pending (fix and resend)"
+    ),
+    429: _error("over the user's rate limit (retry after Retry-After)", {**RATE_HEADERS, **RETRY_AFTER}),
+    503: _error("Redis did not answer in time (retry with backoff)"),
 }
 
 WEBHOOK: dict[str, Any] = {
@@ -164,62 +144,44 @@ WEBHOOK: dict[str, Any] = {
 }
 
 
-class Declared(BaseModel):
-    status: Literal["ok"]
-    tools: int = Field(description="how many tools the user's app now declares")
-
-
-_BEARER: dict[str, Any] = {
-    "name": "authorization",
-    "in": "header",
-    "required": True,
-    "description": "Bearer <JWT>: its sub is the user whose app this is",
-    "schema": {"type": "string"},
+BEARER: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": "authorization",
+            "in": "header",
+            "required": True,
+            "description": "Bearer <JWT>: its sub is the user whose app this is",
+            "schema": {"type": "string"},
+        }
+    ]
 }
-_AUTH_ERRORS: dict[int | str, Any] = {
+"""The header of the client-tools endpoints (their routes read it themselves)."""
+AUTH_ERRORS: dict[int | str, Any] = {
     401: _error("no token, or a token that is not valid (get a new one)"),
     429: _error("over the user's rate limit (retry after Retry-After)", {**RATE_HEADERS, **RETRY_AFTER}),
     503: _error("Redis did not answer in time (retry with backoff)"),
 }
 
-CLIENT_TOOLS_PUT: dict[str, Any] = {
-    "openapi_extra": {
-        **_body(
-            Declaration,
-            description=(
-                "the app's device tools for its user on this device (replaces this device's previous "
-                "declaration; kept 30 days). device_id: each device keeps its own, and the user's turns "
-                "are offered what any of their devices declared. builtin: the built-in methods this app "
-                "version supports (absent: all of them); the assistant is never offered a tool whose "
-                "method none of the user's devices can serve"
-            ),
+CLIENT_TOOLS_REQUEST: dict[str, Any] = {
+    **_body(
+        Declaration,
+        description=(
+            "the app's device tools for its user on this device (replaces this device's previous "
+            "declaration; kept 30 days). device_id: each device keeps its own, and the user's turns "
+            "are offered what any of their devices declared. builtin: the built-in methods this app "
+            "version supports (absent: all of them); the assistant is never offered a tool whose "
+            "method none of the user's devices can serve"
         ),
-        "parameters": [_BEARER],
-    },
-    "responses": {
-        200: {"model": Declared, "description": "declared", "headers": RATE_HEADERS},
-        400: _error(
-            "not JSON, or a declaration of the wrong shape: over 32 tools, a schema over 16 KiB, a name "
-            "not matching ^[a-z][a-z0-9_]{0,63}$, a method not like ns.method, a name twice (fix the app)"
-        ),
-        409: _error("a tool name or method is the server's own (rename it)"),
-        413: _error("over 1 MiB"),
-        422: _error("a schema is not valid JSON Schema, or parameters is not type object (fix it)"),
-        **_AUTH_ERRORS,
-    },
+    ),
+    **BEARER,
 }
-CLIENT_TOOLS_GET: dict[str, Any] = {
-    "openapi_extra": {"parameters": [_BEARER]},
-    "responses": {
-        200: {
-            "model": Declaration,
-            "description": 'the device\'s current declaration ({"tools": []} when there is none)',
-            "headers": RATE_HEADERS,
-        },
-        **_AUTH_ERRORS,
-    },
-}
-CLIENT_TOOLS_DELETE: dict[str, Any] = {
-    "openapi_extra": {"parameters": [_BEARER]},
-    "responses": {204: {"description": "removed (also when there was none)"}, **_AUTH_ERRORS},
+CLIENT_TOOLS_PUT_ERRORS: dict[int | str, Any] = {
+    400: _error(
+        "not JSON, or a declaration of the wrong shape: over 32 tools, a schema over 16 KiB, a name "
+        "not matching ^[a-z][a-z0-9_]{0,63}$, a method not like ns.method, a name twice (fix the app)"
+    ),
+    409: _error("a tool name or method is the server's own (rename it)"),
+    413: _error("over 1 MiB"),
+    422: _error("a schema is not valid JSON Schema, or parameters is not type object (fix it)"),
+    **AUTH_ERRORS,
 }

@@ -1,24 +1,24 @@
-"""``/api/v1/agent/client-tools``: the device tools a user's app declares (DESIGN §4)."""
+"""``/api/v1/agent/client-tools``: the device tools a user's app declares, per device."""
 
 from __future__ import annotations
 
 import logging
 from functools import cache
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel, Field
 
 from ..deferred.approvals import CONFIRM_METHOD
 from ..deferred.handlers import HANDLERS_BY_METHOD
 from ..errors import Conflict
 from ..protocol.declarations import Declaration, parse_declaration
+from ..ratelimit import RateDecision
 from ..tools import tool_names
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
-from .caller import caller, limited
-from .deps import ServicesDep
+from .deps import ClientToolsDep, CurrentPrincipal, RateLimit, SettingsDep
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -35,32 +35,51 @@ MAX_DECLARATION_BYTES = 1024 * 1024
 """32 tools with two schemas of 16 KiB each fit, with their descriptions."""
 
 
+class Declared(BaseModel):
+    """The declaration is kept."""
+
+    status: Literal["ok"]
+    tools: int = Field(description="how many tools the user's app now declares")
+
+
 @cache
 def reserved_names() -> frozenset[str]:
     """Names an app may not declare: every tool the server offers itself."""
     return tool_names()
 
 
+async def _body(request: Request) -> bytes:
+    return await read_body(request, MAX_DECLARATION_BYTES)
+
+
+async def _declaration(body: Annotated[bytes, Depends(_body)]) -> Declaration:
+    return parse_declaration(body)
+
+
+_RATE = Depends(RateLimit(SCOPE))
+
+
 @router.put(
     PATH,
     tags=["agent"],
-    response_model=None,
-    responses=openapi.CLIENT_TOOLS_PUT["responses"],
-    openapi_extra=openapi.CLIENT_TOOLS_PUT["openapi_extra"],
+    dependencies=[Depends(_body)],  # the size is checked before anything else
+    responses={
+        200: {"description": "declared", "headers": openapi.RATE_HEADERS},
+        **openapi.CLIENT_TOOLS_PUT_ERRORS,
+    },
+    openapi_extra=openapi.CLIENT_TOOLS_REQUEST,
 )
-async def declare(request: Request, services: ServicesDep) -> JSONResponse:
+async def declare(
+    principal: CurrentPrincipal,
+    declaration: Annotated[Declaration, Depends(_declaration)],
+    rate: Annotated[RateDecision, _RATE],  # counted once it parsed
+    client_tools: ClientToolsDep,
+    settings: SettingsDep,
+) -> Declared:
     """Declare the user's device tools; a rejected declaration leaves the previous one in place."""
-    body = await read_body(request, MAX_DECLARATION_BYTES)
-    principal = await services.auth.verify(request.headers.get("authorization"))
-    declaration = parse_declaration(body)
+    _check_clashes(declaration, [s.prefix for s in settings.mcp_servers])
     async with redis_budget():
-        rate = await limited(services, principal, scope=SCOPE)
-        try:
-            _check_clashes(declaration, [s.prefix for s in services.settings.mcp_servers])
-        except Conflict as exc:
-            exc.headers.update(rate.headers())
-            raise
-        await services.client_tools.put(principal.user_id, declaration)
+        await client_tools.put(principal.user_id, declaration)
     log.info(
         "%s%s declared %d device tools: %s (built-in methods: %s)",
         principal.user_id,
@@ -69,23 +88,30 @@ async def declare(request: Request, services: ServicesDep) -> JSONResponse:
         [t.name for t in declaration.tools],
         "all" if declaration.builtin is None else declaration.builtin,
     )
-    return JSONResponse({"status": "ok", "tools": len(declaration.tools)}, headers=rate.headers())
+    return Declared(status="ok", tools=len(declaration.tools))
 
 
 @router.get(
     PATH,
     tags=["agent"],
-    response_model=None,
-    responses=openapi.CLIENT_TOOLS_GET["responses"],
-    openapi_extra=openapi.CLIENT_TOOLS_GET["openapi_extra"],
+    dependencies=[_RATE],
+    response_model_exclude_none=True,
+    responses={
+        200: {
+            "description": 'the device\'s current declaration ({"tools": []} when there is none)',
+            "headers": openapi.RATE_HEADERS,
+        },
+        **openapi.AUTH_ERRORS,
+    },
+    openapi_extra=openapi.BEARER,
 )
-async def current(request: Request, services: ServicesDep, device_id: DeviceQuery = None) -> JSONResponse:
+async def current(
+    principal: CurrentPrincipal, client_tools: ClientToolsDep, device_id: DeviceQuery = None
+) -> Declaration:
     """The device's current declaration, as the app sent it (without ``device_id``: the one made without)."""
-    principal, rate = await caller(request, services, scope=SCOPE)
     async with redis_budget():
-        declaration = await services.client_tools.get_device(principal.user_id, device_id)
-    body = declaration.public() if declaration is not None else {"tools": []}
-    return JSONResponse(body, headers=rate.headers())
+        declaration = await client_tools.get_device(principal.user_id, device_id)
+    return declaration or Declaration(tools=[])
 
 
 @router.delete(
@@ -93,15 +119,16 @@ async def current(request: Request, services: ServicesDep, device_id: DeviceQuer
     tags=["agent"],
     status_code=204,
     response_class=Response,
-    responses=openapi.CLIENT_TOOLS_DELETE["responses"],
-    openapi_extra=openapi.CLIENT_TOOLS_DELETE["openapi_extra"],
+    dependencies=[_RATE],
+    responses={204: {"description": "removed (also when there was none)"}, **openapi.AUTH_ERRORS},
+    openapi_extra=openapi.BEARER,
 )
-async def remove(request: Request, services: ServicesDep, device_id: DeviceQuery = None) -> Response:
+async def remove(
+    principal: CurrentPrincipal, client_tools: ClientToolsDep, device_id: DeviceQuery = None
+) -> None:
     """Remove the device's declaration: the user's turns offer what their other devices declared."""
-    principal, rate = await caller(request, services, scope=SCOPE)
     async with redis_budget():
-        await services.client_tools.delete(principal.user_id, device_id)
-    return Response(status_code=204, headers=rate.headers())
+        await client_tools.delete(principal.user_id, device_id)
 
 
 def _check_clashes(declaration: Declaration, mcp_prefixes: list[str]) -> None:

@@ -1,21 +1,29 @@
-"""``POST /api/v1/agent/tool-message``: the device's JSON-RPC response to a deferred call."""
+"""``POST /api/v1/agent/tool-message``: the device's JSON-RPC response to a deferred call.
+
+The checks run in this order: 413 size, 401 token, 400 parse, 429 rate, then what the call's
+state says (:class:`~truloop_assistant.deferred.answers.DeviceAnswers`).
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import BaseModel, Field
 
-from ..deferred.answers import Accepted, AnswerOutcome, DeviceAnswers, Duplicate, Refused, Resuming
-from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, TooManyRequests, Unprocessable
+from ..deferred import answers as outcomes
+from ..deferred.answers import AnswerOutcome, DeviceAnswer
+from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, Unprocessable
 from ..logs import log_context
 from ..metrics import TOOL_MESSAGES
 from ..protocol.jsonrpc import parse_response
+from ..ratelimit import RateDecision
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
-from .deps import ServicesDep
+from .deps import CurrentPrincipal, DeviceAnswersDep, RateLimit
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -33,58 +41,83 @@ _REFUSALS: dict[str, type[AppError]] = {
 }
 
 
+class Accepted(BaseModel):
+    """The answer is recorded."""
+
+    status: Literal["accepted", "resuming"] = Field(
+        description="accepted: other calls of the turn still wait (remaining); resuming: the run goes on"
+    )
+    remaining: int | None = Field(default=None, description="unanswered calls and approvals of the turn")
+
+
+class AlreadyAnswered(BaseModel):
+    """The same answer again: nothing to do."""
+
+    status: Literal["duplicate"]
+
+
+async def _counted(response: Response) -> AsyncIterator[None]:
+    """Count every tool message by the status it is answered with."""
+    try:
+        yield
+    except AppError as exc:
+        TOOL_MESSAGES.labels(str(exc.status)).inc()
+        raise
+    TOOL_MESSAGES.labels(str(response.status_code or 202)).inc()
+
+
+async def _body(request: Request) -> bytes:
+    return await read_body(request, MAX_TOOL_MESSAGE_BYTES)
+
+
+async def _answer(body: Annotated[bytes, Depends(_body)]) -> DeviceAnswer:
+    return parse_response(body)
+
+
 @router.post(
     "/api/v1/agent/tool-message",
     tags=["agent"],
     status_code=202,
+    dependencies=[Depends(_counted), Depends(_body)],  # the size is checked before anything else
+    # Two successes with two bodies: each status names its model (one response_model cannot).
     response_model=None,
-    responses=openapi.TOOL_MESSAGE["responses"],
-    openapi_extra=openapi.TOOL_MESSAGE["openapi_extra"],
+    responses={
+        200: {
+            "model": AlreadyAnswered,
+            "description": "the same response again: nothing to do",
+            "headers": openapi.RATE_HEADERS,
+        },
+        202: {"model": Accepted, "description": "recorded", "headers": openapi.RATE_HEADERS},
+        **openapi.TOOL_MESSAGE_ERRORS,
+    },
+    openapi_extra=openapi.TOOL_MESSAGE_REQUEST,
 )
-async def tool_message(request: Request, services: ServicesDep) -> JSONResponse:
+async def tool_message(
+    principal: CurrentPrincipal,
+    answer: Annotated[DeviceAnswer, Depends(_answer)],
+    rate: Annotated[RateDecision, Depends(RateLimit("tool-message"))],  # counted once it parsed
+    answers: DeviceAnswersDep,
+    response: Response,
+) -> dict[str, Any]:
     """Record a device's answer; when the turn's last call is answered the run resumes."""
-    try:
-        response = await _handle(request, services)
-    except AppError as exc:
-        TOOL_MESSAGES.labels(str(exc.status)).inc()
-        raise
-    TOOL_MESSAGES.labels(str(response.status_code)).inc()
-    return response
+    with log_context(call_id=answer.call_id, user=principal.user_id):
+        async with redis_budget():
+            outcome = await answers.record(principal.user_id, answer)
+        body = _body_of(answer.call_id, outcome)
+    if isinstance(body, AlreadyAnswered):
+        response.status_code = 200
+    return body.model_dump(exclude_none=True)
 
 
-async def _handle(request: Request, services: ServicesDep) -> JSONResponse:
-    body = await read_body(request, MAX_TOOL_MESSAGE_BYTES)
-    principal = await services.auth.verify(request.headers.get("authorization"))
-    answer = parse_response(body)
-    answers = DeviceAnswers(
-        services.store, services.intake, unhandled_wait_s=services.settings.unhandled_call_wait_s
-    )
-    async with redis_budget():
-        rate = await services.limiter.hit(principal.user_id, scope="tool-message", admin=principal.is_admin)
-        if not rate.allowed:
-            raise TooManyRequests(
-                f"too many tool messages: at most {rate.limit} per window; try again in {rate.retry_after} s",
-                headers=rate.headers(),
-            )
-        try:
-            with log_context(call_id=answer.call_id, user=principal.user_id):
-                response = _response(answer.call_id, await answers.record(principal.user_id, answer))
-        except AppError as exc:
-            exc.headers.update(rate.headers())
-            raise
-    response.headers.update(rate.headers())
-    return response
-
-
-def _response(call_id: str, outcome: AnswerOutcome) -> JSONResponse:
+def _body_of(call_id: str, outcome: AnswerOutcome) -> Accepted | AlreadyAnswered:
     match outcome:
-        case Accepted(remaining=remaining):
-            return JSONResponse({"status": "accepted", "remaining": remaining}, status_code=202)
-        case Resuming():
-            return JSONResponse({"status": "resuming"}, status_code=202)
-        case Duplicate():
-            return JSONResponse({"status": "duplicate"}, status_code=200)
-        case Refused(reason=reason, message=message):
+        case outcomes.Accepted(remaining=remaining):
+            return Accepted(status="accepted", remaining=remaining)
+        case outcomes.Resuming():
+            return Accepted(status="resuming")
+        case outcomes.Duplicate():
+            return AlreadyAnswered(status="duplicate")
+        case outcomes.Refused(reason=reason, message=message):
             error = _REFUSALS[reason](message, code=reason)
             if error.status in (404, 410):  # the phone answered something it should not have
                 log.info("tool message for %s refused: %s (%s)", call_id, reason, message)
