@@ -23,7 +23,8 @@ from truloop_assistant.agent.agents import (
 from truloop_assistant.agent.invitations import DirectInviter
 from truloop_assistant.agent.models import resolve_model
 from truloop_assistant.agent.notifier import Notifier
-from truloop_assistant.agent.runner import TurnLimits, TurnRunner
+from truloop_assistant.agent.runner import TurnRunner
+from truloop_assistant.agent.turn_limits import TurnLimits
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.backends.knowledge import load_knowledge_base

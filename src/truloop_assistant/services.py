@@ -19,7 +19,8 @@ from .agent.agents import Agents, MemberAgent, build_guest_agent, build_member_a
 from .agent.invitations import DirectInviter
 from .agent.models import resolve_model
 from .agent.notifier import Notifier
-from .agent.runner import TurnLimits, TurnRunner
+from .agent.runner import TurnRunner
+from .agent.turn_limits import TurnLimits
 from .auth import TokenVerifier
 from .backends import Backends
 from .backends.events import RedisEventStore

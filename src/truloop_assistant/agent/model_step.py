@@ -1,0 +1,210 @@
+"""Runs the model for one step of a turn, within the turn's limits, and hands its end to the endings.
+
+A step ends in one of three ways: an answer, a pause (the device calls are stored), or a failure (the
+user gets a short apology instead). The model runs once per step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from pydantic_ai import (
+    DeferredToolRequests,
+    DeferredToolResults,
+    RunUsage,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+    UsageLimits,
+)
+from pydantic_ai.messages import ModelMessage
+
+from ..backends import Backends
+from ..i18n import texts
+from ..logs import log_context
+from ..metrics import TURN_SECONDS, TURNS, UNPAIRED_TOOL_CALLS
+from ..store.device_declarations import ClientTools
+from ..store.effects import Effects
+from ..store.history import dump_messages
+from ..store.inbox import Consumed
+from ..store.transcript import Transcript
+from ..tools.callbacks import ToolCallbacks
+from ..tools.deps import AgentDeps, Inviter, RelayWriter
+from ..tools.event_messages import zone_of
+from .agents import Agents, MemberAgent
+from .context import turn_instructions
+from .people import profile_of
+from .recorder import invalid_calls, server_calls, without_result
+from .step_endings import StepEndings, TurnStep
+from .turn_limits import TurnLimits, failure_text
+from .verify import log_invalid_calls, unpaired_tool_calls
+
+log = logging.getLogger(__name__)
+
+
+class ModelStep:
+    """One model run per step: the agent for the person's role, with what the tools may use."""
+
+    def __init__(
+        self,
+        *,
+        agents: Agents,
+        transcript: Transcript,
+        timezone: ZoneInfo,
+        limits: TurnLimits,
+        backends: Backends,
+        relay_writer: RelayWriter,
+        inviter: Inviter,
+        effects: Effects,
+        client_tools: ClientTools,
+        callbacks: ToolCallbacks,
+        clock: Callable[[], datetime],
+        endings: StepEndings,
+    ) -> None:
+        self.agents = agents
+        self.transcript = transcript
+        self.timezone = timezone
+        self.limits = limits
+        self.backends = backends
+        self.relay_writer = relay_writer
+        self.inviter = inviter
+        self.effects = effects
+        self.client_tools = client_tools
+        self.callbacks = callbacks
+        self.clock = clock
+        self.endings = endings
+        self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
+
+    async def run(
+        self,
+        turn: TurnStep,
+        history: list[ModelMessage],
+        consumed: Consumed | None,
+        *,
+        prompt: str | None = None,
+        results: DeferredToolResults | None = None,
+    ) -> bool:
+        """Run the step to its end. Returns True when it paused without sending a device call (the
+        server failed every one): the turn is to be resumed at once."""
+        profile = await profile_of(self.backends.users, turn.user_id)
+        zone = zone_of(profile, self.timezone)
+        deps = AgentDeps(
+            user_id=turn.user_id,
+            channel_url=turn.channel_url,
+            timezone=zone,
+            turn_id=turn.turn_id,
+            clock=self.clock,
+            backends=self.backends,
+            relay_writer=self.relay_writer,
+            inviter=self.inviter,
+            effects=self.effects,
+            declaration=await self.client_tools.get(turn.user_id),
+            callbacks=self.callbacks,
+        )
+        agent = self.agents.guest if turn.agent == "guest" else self.agents.member
+        usage = replace(turn.used)  # counts on from the turn's earlier steps
+        began, started = time.time(), time.perf_counter()
+        with log_context(channel=turn.channel_url, turn_id=turn.turn_id, user=turn.user_id):
+            try:
+                return await self._step(
+                    turn,
+                    agent,
+                    history,
+                    consumed,
+                    deps,
+                    usage,
+                    began,
+                    prompt=prompt,
+                    results=results,
+                    name=profile.name if profile else None,
+                )
+            finally:
+                TURN_SECONDS.observe(time.perf_counter() - started)
+
+    async def _step(
+        self,
+        turn: TurnStep,
+        agent: MemberAgent,
+        history: list[ModelMessage],
+        consumed: Consumed | None,
+        deps: AgentDeps,
+        usage: RunUsage,
+        began: float,
+        *,
+        prompt: str | None,
+        results: DeferredToolResults | None,
+        name: str | None,
+    ) -> bool:
+        endings = self.endings
+        try:
+            if usage.requests >= self.limits.max_model_requests:
+                raise UsageLimitExceeded(f"the turn already made {usage.requests} model requests")
+            async with asyncio.timeout(self.limits.turn_timeout_s):
+                result = await agent.run(
+                    prompt,
+                    message_history=history,
+                    deferred_tool_results=results,
+                    instructions=turn_instructions(
+                        deps.timezone,
+                        turn.user_id,
+                        await self.transcript.recent(turn.channel_url),
+                        now=deps.now(),
+                        name=name,
+                    ),
+                    deps=deps,
+                    usage=usage,
+                    usage_limits=self.usage_limits,
+                    model_settings={"timeout": self.limits.model_timeout_s},
+                )
+        except (UsageLimitExceeded, UnexpectedModelBehavior) as exc:
+            # Out of budget, or the model kept making calls it could not fix: an honest "could not".
+            log.warning(
+                "turn %s in %s could not be completed after %d model requests: %s",
+                turn.turn_id,
+                turn.channel_url,
+                usage.requests,
+                exc,
+            )
+            TURNS.labels("limited").inc()
+            await endings.record(turn, "limited", began, usage, server_calls(deps.tool_runs), ended=True)
+            await endings.give_up(turn, texts.TURN_LIMIT, consumed)
+            return False
+        except (Exception, TimeoutError) as exc:
+            kind, text = failure_text(exc)
+            log.exception("turn %s in %s failed (%s)", turn.turn_id, turn.channel_url, kind)
+            TURNS.labels("failed").inc()
+            await endings.record(turn, "failed", began, usage, server_calls(deps.tool_runs), ended=True)
+            await endings.give_up(turn, text, consumed)
+            return False
+
+        new = result.new_messages()
+        log_invalid_calls(new, deps.calls_run, turn.turn_id, turn.channel_url)
+        now = time.time()
+        calls = [*server_calls(deps.tool_runs), *invalid_calls(new, deps.calls_run, now)]
+        output = result.output
+        pending = output if isinstance(output, DeferredToolRequests) else None
+        if unpaired := unpaired_tool_calls(result.all_messages(), pending):
+            UNPAIRED_TOOL_CALLS.inc(len(unpaired))
+            calls += without_result(unpaired, now)
+            log.warning(
+                "turn %s in %s: tool calls without a result: %s",
+                turn.turn_id,
+                turn.channel_url,
+                [(c.tool_name, c.tool_call_id) for c in unpaired],
+            )
+        if isinstance(output, DeferredToolRequests):
+            TURNS.labels("paused").inc()
+            messages = dump_messages(result.all_messages())
+            declared = deps.declaration.by_name() if deps.declaration else {}
+            return await endings.pause(
+                replace(turn, used=usage), messages, output, consumed, calls, began, declared
+            )
+        TURNS.labels("answered").inc()
+        await endings.record(turn, "answered", began, usage, calls, ended=True)
+        await endings.answer(turn, result.all_messages(), output, consumed)
+        return False

@@ -1,0 +1,179 @@
+"""How a step of a turn ends, in the store and the ledger: an answer, a pause for the device, or an apology.
+
+Whatever a step sends goes to the conversation's outbox in the same transaction that records the
+step and takes its event off the inbox; the step's calls go to the ledger just before.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
+
+from pydantic_ai import DeferredToolRequests, RunUsage
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+from ..backends import Backends
+from ..deferred.approvals import ApprovalContext
+from ..i18n import Text, language_of
+from ..logs import log_context
+from ..protocol.declarations import DeclaredTool
+from ..store.history import History
+from ..store.inbox import Consumed
+from ..store.ledger import LedgerCall, TurnState
+from ..store.outbox import TextOut
+from ..store.records import AgentRole, PausedTurn
+from ..store.turns import TurnStore
+from .calls import call_refs, failed_locally
+from .people import zone_from_directory
+from .recorder import LedgerWriter, StepRecord, sent_calls
+from .requests import device_requests
+from .results import REQUESTS
+from .turn_limits import TurnLimits
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TurnStep:
+    """One step of a turn: the run of a new message (step 0), or of a resume."""
+
+    turn_id: str
+    step: int
+    channel_url: str
+    user_id: str
+    prompt: str
+    agent: AgentRole = "member"
+    used: RunUsage = field(default_factory=RunUsage)
+    """What the turn's earlier steps used of the model (its budget is per turn, across resumes)."""
+
+
+class StepEndings:
+    """Records how each step ended and leaves what it says in the outbox."""
+
+    def __init__(
+        self,
+        *,
+        store: TurnStore,
+        history: History,
+        ledger: LedgerWriter,
+        limits: TurnLimits,
+        backends: Backends,
+        timezone: ZoneInfo,
+        tool_descriptions: Callable[[], Mapping[str, str]],
+    ) -> None:
+        self.store = store
+        self.history = history
+        self.ledger = ledger
+        self.limits = limits
+        self.backends = backends
+        self.timezone = timezone
+        self.tool_descriptions = tool_descriptions
+        """Descriptions of tools the server did not define (MCP servers'), for their dialogs."""
+
+    async def record(
+        self,
+        turn: TurnStep,
+        state: TurnState,
+        began: float,
+        usage: RunUsage,
+        calls: list[LedgerCall],
+        *,
+        ended: bool = False,
+    ) -> None:
+        """The step's calls and usage in the ledger; ``ended``: the turn answered or gave up."""
+        step = StepRecord(turn.turn_id, turn.channel_url, turn.user_id, began, state, usage, calls)
+        log.info(
+            "step %d of turn %s: %s after %.0f ms; %d tool calls, %d model requests in the turn",
+            turn.step,
+            turn.turn_id,
+            state,
+            (time.time() - began) * 1000,
+            len(calls),
+            usage.requests,
+        )
+        await self.ledger.step(step, ended=ended)
+
+    async def answer(
+        self, turn: TurnStep, messages: list[ModelMessage], answer: str, consumed: Consumed | None
+    ) -> None:
+        """Keep the run's messages and send its answer."""
+        await self.store.finish(
+            turn.channel_url,
+            turn.user_id,
+            messages,
+            turn_id=turn.turn_id,
+            paused=turn.step > 0,
+            answer=answer,
+            outbox=[TextOut(text=answer, dedup_id=f"{turn.turn_id}:{turn.step}:answer")],
+            consumed=consumed,
+        )
+
+    async def give_up(self, turn: TurnStep, text: Text, consumed: Consumed | None) -> None:
+        """End the turn with a short apology instead of silence, keeping the history valid."""
+        said = text(language_of(turn.prompt))
+        history = await self.history.load(turn.channel_url, turn.user_id)
+        history += [
+            ModelRequest(parts=[UserPromptPart(turn.prompt)]),
+            ModelResponse(parts=[TextPart(said)]),
+        ]
+        await self.answer(turn, history, said, consumed)
+
+    async def pause(
+        self,
+        turn: TurnStep,
+        messages: str,
+        requests: DeferredToolRequests,
+        consumed: Consumed | None,
+        calls: list[LedgerCall],
+        began: float,
+        declared: Mapping[str, DeclaredTool],
+    ) -> bool:
+        """Store the paused turn and send its device requests.
+
+        Returns True when no call went out (the server failed them all): the turn is stored with its
+        event still on the inbox, to be resumed at once.
+        """
+        refs = call_refs(requests, declared)
+        failed = failed_locally(
+            refs,
+            await self.store.client_failures(turn.user_id),
+            max_calls=self.limits.max_calls_per_turn,
+            max_failures=self.limits.max_client_failures,
+        )
+        paused = PausedTurn(
+            turn_id=turn.turn_id,
+            step=turn.step,
+            channel_url=turn.channel_url,
+            user_id=turn.user_id,
+            created_at=time.time(),
+            prompt=turn.prompt,
+            agent=turn.agent,
+            messages=messages,
+            requests=REQUESTS.dump_json(requests).decode(),
+            calls=refs,
+            model_requests=turn.used.requests,
+            input_tokens=turn.used.input_tokens,
+            output_tokens=turn.used.output_tokens,
+            local_answers=failed,
+        )
+        calls = [*calls, *sent_calls(refs, requests, failed, paused.created_at)]
+        for ref in paused.sent_calls:
+            with log_context(call_id=ref.call_id):
+                log.info("asking the phone: %s (%s) for %s", ref.method, ref.tool_name, ref.tool_call_id)
+        await self.record(turn, "paused", began, turn.used, calls)
+        if not paused.sent_calls:  # nothing to wait for: go on at once
+            await self.store.save_paused(paused)
+            return True
+        context = ApprovalContext(
+            language=language_of(paused.prompt),
+            # The dialog says when in the person's own time.
+            timezone=await zone_from_directory(self.backends.users, paused.user_id, self.timezone),
+            backends=self.backends,
+            user_id=paused.user_id,
+            descriptions=self.tool_descriptions(),
+        )
+        await self.store.save_paused(paused, outbox=await device_requests(paused, context), consumed=consumed)
+        return False
