@@ -1,10 +1,8 @@
-"""Paused turns in Redis: calls the device can answer once, typed answers, and records from before."""
+"""Paused turns in Redis: calls the device can answer once, and typed answers."""
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -15,7 +13,7 @@ from truloop_assistant.store import keys
 from truloop_assistant.store.answers import DeviceError, DeviceResult, ServerFailure
 from truloop_assistant.store.history import History
 from truloop_assistant.store.records import CallRef, PausedTurn
-from truloop_assistant.store.turns import TurnStore, decode_record
+from truloop_assistant.store.turns import TurnStore
 
 pytestmark = ON_STANDALONE_AND_CLUSTER
 
@@ -91,18 +89,3 @@ async def test_a_call_past_its_deadline_is_expired_before_the_scanner_settles_it
     call = await store.get_call("call_0")
     assert call is not None and call.state == "expired"
     assert (await store.record_answer(call, "fp", DeviceResult(result={"events": []})))[0] == "gone"
-
-
-async def test_a_turn_paused_by_an_earlier_version_still_resumes(store: TurnStore, redis: Redis) -> None:
-    """Records written before answers were typed kept the server's own failures as JSON text (and
-    plain JSON records, before they were compressed)."""
-    await store.save_paused(paused())
-    key = keys.turn(keys.conversation_tag("ch-1"), "m1")
-    record: dict[str, Any] = json.loads(decode_record(await redis.hget(key, "record")).model_dump_json())
-    record["local_answers"] = {"call_2": json.dumps({"failed": "not sent"})}
-    await redis.hset(key, mapping={"record": json.dumps(record), "r:call_2": '{"failed": "not sent"}'})
-
-    snapshot = await store.load_turn("ch-1", "m1")
-    assert snapshot is not None
-    assert snapshot.turn.local_answers == {"call_2": ServerFailure(failed="not sent")}
-    assert snapshot.answers["call_2"] == ServerFailure(failed="not sent")

@@ -13,5 +13,5 @@ def encode_record(turn: PausedTurn) -> bytes:
 
 
 def decode_record(raw: bytes) -> PausedTurn:
-    """The paused run from :func:`encode_record` (or plain JSON, as earlier versions kept it)."""
-    return PausedTurn.model_validate_json(raw if raw.startswith(b"{") else zlib.decompress(raw))
+    """The paused run from :func:`encode_record`."""
+    return PausedTurn.model_validate_json(zlib.decompress(raw))

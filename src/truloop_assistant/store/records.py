@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .answers import ServerFailure, StoredAnswer
 
@@ -29,11 +28,6 @@ class CallRef(BaseModel):
     """For an app-declared tool with a result schema: that schema (JSON) as it was when the call went out."""
 
 
-def _failure(value: Any) -> Any:
-    # Records written before failures were typed hold them as JSON text.
-    return json.loads(value) if isinstance(value, str) else value
-
-
 class PausedTurn(BaseModel):
     """A run that waits for the device: everything needed to resume it."""
 
@@ -55,7 +49,7 @@ class PausedTurn(BaseModel):
     """Model requests the turn has made so far, over all its steps (its budget is per turn)."""
     input_tokens: int = 0
     output_tokens: int = 0
-    local_answers: dict[str, Annotated[ServerFailure, BeforeValidator(_failure)]] = {}
+    local_answers: dict[str, ServerFailure] = {}
     """Calls the server failed itself instead of sending them: call id -> failure."""
 
     @property
