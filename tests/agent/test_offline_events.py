@@ -6,6 +6,7 @@ inviter that records what each person would read in their chat.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -117,7 +118,10 @@ async def cancelled(store: RedisEventStore, events: list[Event]) -> list[str]:
 
 
 async def organized(store: RedisEventStore, title: str, start: str, end: str, **people: Any) -> Event:
-    return await store.create("jeff", title=title, start_time=start, end_time=end, **people)
+    start_time, end_time = datetime.fromisoformat(start), datetime.fromisoformat(end)
+    if isinstance(deadline := people.get("availability_deadline"), str):
+        people["availability_deadline"] = datetime.fromisoformat(deadline)
+    return await store.create("jeff", title=title, start_time=start_time, end_time=end_time, **people)
 
 
 @pytest.fixture
@@ -310,6 +314,19 @@ async def test_cancelling_in_english_with_a_reason(
     )
     design_review = await store.get(tomorrow[1].event_id)
     assert design_review is not None and design_review.cancel_reason == "the client postponed"
+
+
+async def test_of_two_events_with_the_title_the_earlier_is_meant_whatever_their_offsets(
+    member: MemberAgent, jeff: AgentDeps, store: RedisEventStore
+) -> None:
+    later = await organized(store, "Design review", "2026-11-27T06:00:00+00:00", "2026-11-27T07:00:00+00:00")
+    earlier = await organized(
+        store, "Design review", "2026-11-27T10:00:00+09:00", "2026-11-27T11:00:00+09:00"
+    )
+    turn = Turn(member, jeff)
+    asked = await turn.say("cancel the design review")
+    assert turn.confirmation(asked) == ("cancel_event", {"event_id": earlier.event_id})
+    assert await cancelled(store, [later, earlier]) == []
 
 
 async def test_declining_the_cancellation_keeps_the_event(

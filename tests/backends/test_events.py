@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from redis.asyncio import Redis
@@ -22,12 +23,14 @@ def store(redis: Redis) -> RedisEventStore:
     return RedisEventStore(redis, clock=now)
 
 
-def at(day: int, hour: int) -> str:
-    return f"2026-12-{day:02d}T{hour:02d}:00:00+09:00"
+SEOUL = timezone(timedelta(hours=9))
 
 
-def span(day: int, hour: int) -> datetime:
-    return datetime.fromisoformat(at(day, hour))
+def at(day: int, hour: int) -> datetime:
+    return datetime(2026, 12, day, hour, tzinfo=SEOUL)
+
+
+span = at
 
 
 async def make(
@@ -42,7 +45,16 @@ async def test_created_event_is_stored_with_an_id_and_a_lifetime(
     event = await make(store, "팀 회식", 3, 19, invitee_user_ids=["mina", "mina", "seojun"], location="강남")
     assert re.fullmatch(r"evt_[0-9a-f]{12}", event.event_id)
     assert event.invitee_user_ids == ["mina", "seojun"]
-    assert event.created_at == event.updated_at == "2026-11-26T01:49:00+00:00"
+    assert event.created_at == event.updated_at == now()
+    assert event.start_time == at(3, 19) and event.start_time.utcoffset() == timedelta(hours=9)
+    # Stored as ISO 8601 with the offset each time was given in (UTC for the store's own stamps).
+    stored = json.loads(await redis.get(keys.event(event.event_id)) or "{}")
+    assert (stored["start_time"], stored["end_time"]) == (
+        "2026-12-03T19:00:00+09:00",
+        "2026-12-03T20:00:00+09:00",
+    )
+    assert stored["created_at"] == stored["updated_at"] == "2026-11-26T01:49:00+00:00"
+    assert stored["availability_deadline"] is None and stored["cancelled_at"] is None
     assert await store.get(event.event_id) == event
     assert await store.get("evt_000000000000") is None
 
@@ -144,3 +156,17 @@ async def test_an_event_long_past_is_still_kept_a_day(redis: Redis) -> None:
     store = RedisEventStore(redis, clock=lambda: datetime(2030, 1, 1, tzinfo=UTC))
     event = await make(store, "history", 4, 9)
     assert 0 < await redis.ttl(keys.event(event.event_id)) <= keys.EVENT_MIN_TTL_S
+
+
+async def test_times_are_aware_and_read_back_as_they_were_written(
+    store: RedisEventStore, redis: Redis
+) -> None:
+    event = await make(store, "review", 4, 14, invitee_user_ids=["mina"], availability_deadline=at(3, 18))
+    cancelled = await store.cancel(event.event_id, reason="moved online")
+    assert cancelled.cancelled_at == now() and cancelled.availability_deadline == at(3, 18)
+    stored = json.loads(await redis.get(keys.event(event.event_id)) or "{}")
+    assert stored["availability_deadline"] == "2026-12-03T18:00:00+09:00"
+    assert stored["cancelled_at"] == "2026-11-26T01:49:00+00:00"
+    assert await store.get(event.event_id) == cancelled
+    with pytest.raises(ValueError, match="timezone"):  # a time without an offset is not an event time
+        await store.create("jeff", title="x", start_time=datetime(2026, 12, 3, 10), end_time=at(3, 11))

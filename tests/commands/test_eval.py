@@ -410,7 +410,7 @@ async def test_a_request_is_played_through_the_calendar_and_the_confirmation_to_
     assert outcome.turn is not None and outcome.turn.steps == 3  # the calendar, the confirmation, the answer
     assert [call.tool for call in outcome.turn.calls] == ["get_calendar_events", "create_event"]
     coffee = next(event for event in made if event.title == "Coffee with Mina")
-    assert coffee.start == tomorrow_at(17) and coffee.invitee_user_ids == ["mina"]
+    assert coffee.start_time == tomorrow_at(17) and coffee.invitee_user_ids == ["mina"]
     assert sorted(e.title for e in made) == ["Coffee with Mina", "Design review", "팀 회의"]
     assert outcome.turn.answer is not None and coffee.event_id in outcome.turn.answer
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -144,6 +145,9 @@ async def test_times_are_stored_as_iso_8601_with_their_offset(backends: Backends
         "2026-12-02T13:00:00.500000+09:00",
         "2026-12-01T18:00:00+09:00",
     )
+    # The store's own stamps: UTC to the second, written with "+00:00" (never "Z").
+    assert event["created_at"] == event["updated_at"] == fixed().replace(microsecond=0).isoformat()
+    assert event["created_at"].endswith("+00:00")
     [stored] = await listed(backends)
     assert stored == event
 
@@ -248,7 +252,8 @@ async def test_update_keeps_the_deadline_before_the_start(backends: Backends) ->
         )
     )
     assert moved["availability_deadline"] == "2026-11-30T18:00:00+09:00"
-    assert Event.model_validate(moved).start_time == earlier["start_time"]
+    assert moved["start_time"] == earlier["start_time"]  # shown as given
+    assert Event.model_validate(moved).start_time == datetime.fromisoformat(earlier["start_time"])
 
 
 async def test_update_without_changes_asks_for_one(backends: Backends) -> None:

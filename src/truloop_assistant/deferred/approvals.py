@@ -61,19 +61,38 @@ async def describe_approval(call: ToolCallPart, ctx: ApprovalContext) -> dict[st
     }
 
 
-def _when(start: str | None, end: str | None, ctx: ApprovalContext) -> str:
+def _when(start: datetime | None, end: datetime | None, ctx: ApprovalContext) -> str:
     """'11월 24일 (화) 10:00–11:00' / 'Tue 24 Nov 10:00–11:00', in the user's zone."""
-    if not start:
+    if start is None:
         return ""
-    try:
-        s = datetime.fromisoformat(start).astimezone(ctx.timezone)
-        e = datetime.fromisoformat(end).astimezone(ctx.timezone) if end else None
-    except ValueError:
-        return f"{start} – {end}" if end else start
+    s = start.astimezone(ctx.timezone)
+    e = end.astimezone(ctx.timezone) if end is not None else None
     until = ""
     if e is not None:
         until = f"–{e:%H:%M}" if e.date() == s.date() else f" – {short_day(e, ctx.language)} {e:%H:%M}"
     return f"{short_day(s, ctx.language)} {s:%H:%M}{until}"
+
+
+def _moment(value: Any) -> datetime | None:
+    """A time argument of the call, parsed (ISO 8601); None when it is not given."""
+    return datetime.fromisoformat(str(value)) if value else None
+
+
+def _args_when(
+    args: dict[str, Any], ctx: ApprovalContext, start_name: str, end_name: str | None = None
+) -> str:
+    """The time the call gives, in the user's zone; as written when it is not ISO 8601."""
+    start, end = args.get(start_name), args.get(end_name) if end_name else None
+    try:
+        return _when(_moment(start), _moment(end), ctx)
+    except ValueError:
+        return _as_written(start, end)
+
+
+def _as_written(start: Any, end: Any) -> str:
+    if not start:
+        return ""
+    return f"{start} – {end}" if end else str(start)
 
 
 async def _names(user_ids: list[str] | None, ctx: ApprovalContext) -> str:
@@ -100,7 +119,7 @@ async def _event(event_id: str, ctx: ApprovalContext) -> Event | None:
 
 async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
     lang = ctx.language
-    parts = [f"“{args.get('title', '')}”", _when(args.get("start_time"), args.get("end_time"), ctx)]
+    parts = [f"“{args.get('title', '')}”", _args_when(args, ctx, "start_time", "end_time")]
     if args.get("location"):
         parts.append(f"@ {args['location']}")
     text = texts.CREATE_EVENT(lang, what=" ".join(p for p in parts if p))
@@ -109,20 +128,21 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
     if guests := await _names(args.get("guest_user_ids"), ctx):
         text += texts.GUESTS_INVITED(lang, who=guests)
     if args.get("availability_deadline"):
-        text += texts.CREATE_EVENT_DEADLINE(lang, deadline=_when(args["availability_deadline"], None, ctx))
+        text += texts.CREATE_EVENT_DEADLINE(lang, deadline=_args_when(args, ctx, "availability_deadline"))
     return texts.CREATE_EVENT_TITLE(lang), text
 
 
-async def _moved_end(args: dict[str, Any], ctx: ApprovalContext) -> str | None:
-    """Where the end goes when only the start moves: the event keeps its length."""
-    event = await _event(str(args.get("event_id", "")), ctx)
-    if event is None or not args.get("start_time"):
-        return None
+async def _new_time(args: dict[str, Any], ctx: ApprovalContext) -> str:
+    """The event's new time; when only the start moves, the end moves with it (it keeps its length)."""
+    if args.get("end_time") or not args.get("start_time"):
+        return _args_when(args, ctx, "start_time", "end_time")
     try:
-        start = datetime.fromisoformat(str(args["start_time"]))
+        start = _moment(args["start_time"])
     except ValueError:
-        return None
-    return (start + (event.end - event.start)).isoformat()
+        return _as_written(args["start_time"], None)
+    event = await _event(str(args.get("event_id", "")), ctx)
+    end = start + (event.end_time - event.start_time) if start and event else None
+    return _when(start, end, ctx)
 
 
 async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
@@ -132,8 +152,7 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
     if args.get("title"):
         changes.append(texts.CHANGED_TITLE(lang, value=args["title"]))
     if args.get("start_time") or args.get("end_time"):
-        end = args.get("end_time") or await _moved_end(args, ctx)
-        changes.append(texts.CHANGED_TIME(lang, value=_when(args.get("start_time"), end, ctx)))
+        changes.append(texts.CHANGED_TIME(lang, value=await _new_time(args, ctx)))
     # A field given empty removes what the event had: the dialog says so.
     if args.get("location"):
         changes.append(texts.CHANGED_PLACE(lang, value=args["location"]))
@@ -148,7 +167,7 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
     elif _removes(args, "invitee_user_ids"):
         changes.append(texts.REMOVED_INVITEES(lang))
     if args.get("availability_deadline"):
-        changes.append(texts.CHANGED_DEADLINE(lang, value=_when(args["availability_deadline"], None, ctx)))
+        changes.append(texts.CHANGED_DEADLINE(lang, value=_args_when(args, ctx, "availability_deadline")))
     elif _removes(args, "availability_deadline"):
         changes.append(texts.REMOVED_DEADLINE(lang))
     if args.get("guest_user_ids"):

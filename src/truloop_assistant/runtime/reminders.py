@@ -85,7 +85,7 @@ class AvailabilityReminders:
         if event is None or guest not in event.owing():
             await self._done(member, at)
             return False
-        deadline = datetime.fromisoformat(event.owing()[guest])
+        deadline = event.owing()[guest]
         if deadline <= datetime.fromtimestamp(at, UTC):
             log.info("the deadline of %s passed before %s was reminded", event_id, guest)
             await self._done(member, at)

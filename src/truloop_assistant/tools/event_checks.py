@@ -29,7 +29,8 @@ async def owned_event(ctx: RunContext[AgentDeps], event_id: str, *, cancelled: b
     if event.owner_id != ctx.deps.user_id:
         raise ToolFailed(f"only the organizer can change event {event_id!r}; the current user is not it")
     if event.cancelled_at is not None and not cancelled:
-        raise ToolFailed(f"event {event_id!r} was cancelled at {event.cancelled_at}; it cannot change now")
+        cancelled_at = event.cancelled_at.isoformat()
+        raise ToolFailed(f"event {event_id!r} was cancelled at {cancelled_at}; it cannot change now")
     return event
 
 
@@ -107,18 +108,18 @@ async def planned_update(
         changes["location"] = location or None
     if description is not None:
         changes["description"] = description or None
-    start = start_time or event.start
+    start = start_time or event.start_time
     if start_time is not None and end_time is None:  # moved: it keeps its length
-        end_time = start_time + (event.end - event.start)
+        end_time = start_time + (event.end_time - event.start_time)
     if start_time is not None or end_time is not None:
-        end_after_start(start, end_time or event.end)
+        end_after_start(start, end_time or event.end_time)
         if start_time is not None:
-            changes["start_time"] = start_time.isoformat()
+            changes["start_time"] = start_time
         if end_time is not None:
-            changes["end_time"] = end_time.isoformat()
+            changes["end_time"] = end_time
     if availability_deadline is not None:
         deadline = availability_deadline if isinstance(availability_deadline, datetime) else None
-        changes["availability_deadline"] = deadline.isoformat() if deadline else None
+        changes["availability_deadline"] = deadline
         if deadline is not None:
             deadline_not_after(deadline, start)
     elif event.availability_deadline is not None and start_time is not None:
@@ -136,11 +137,12 @@ async def validate_update(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -
     await planned_update(ctx, **args)
 
 
-def _check_kept_deadline(deadline: str, start: datetime) -> None:
+def _check_kept_deadline(deadline: datetime, start: datetime) -> None:
     """The current deadline must not end up after a moved start."""
-    if datetime.fromisoformat(deadline) > start:
+    if deadline > start:
         raise ModelRetry(
-            f"the new start {start.isoformat()} is before the current availability_deadline {deadline}; "
+            f"the new start {start.isoformat()} is before the current availability_deadline "
+            f"{deadline.isoformat()}; "
             "also give an availability_deadline on or before the new start (or empty to remove it)"
         )
 

@@ -35,15 +35,15 @@ def zone_of(profile: UserProfile | None, default: ZoneInfo) -> ZoneInfo:
         return default
 
 
-def moment(at: str, zone: ZoneInfo, language: Language) -> str:
+def moment(at: datetime, zone: ZoneInfo, language: Language) -> str:
     """'11월 30일 (월) 18:00' / 'Mon 30 Nov 18:00' in ``zone``."""
-    local = datetime.fromisoformat(at).astimezone(zone)
+    local = at.astimezone(zone)
     return f"{short_day(local, language)} {local:%H:%M}"
 
 
 def event_time(event: Event, zone: ZoneInfo, language: Language) -> str:
     """'12월 2일 (수) 12:00–13:00 (Asia/Seoul)': the event's time in ``zone``, named."""
-    start, end = event.start.astimezone(zone), event.end.astimezone(zone)
+    start, end = event.start_time.astimezone(zone), event.end_time.astimezone(zone)
     until = f"–{end:%H:%M}" if end.date() == start.date() else f" – {moment(event.end_time, zone, language)}"
     return f"{moment(event.start_time, zone, language)}{until} ({zone.key})"
 

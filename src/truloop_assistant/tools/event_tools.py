@@ -132,7 +132,7 @@ async def get_events(
     date_range(start, end)
     events = ctx.deps.require_backends().events
     organized = await events.list_events(ctx.deps.user_id, start, end)
-    invited = [e for e in await events.list_invited(ctx.deps.user_id) if e.start < end and e.end > start]
+    invited = [e for e in await events.list_invited(ctx.deps.user_id) if e.overlaps(start, end)]
     words = (query or "").lower().split()
 
     def matches(event: Event) -> bool:
@@ -176,12 +176,12 @@ async def create_event(
     event = await ctx.deps.require_backends().events.create(
         ctx.deps.user_id,
         title=title,
-        start_time=start_time.isoformat(),
-        end_time=end_time.isoformat(),
+        start_time=start_time,
+        end_time=end_time,
         location=location or None,
         description=description or None,
         invitee_user_ids=invitees,
-        availability_deadline=availability_deadline.isoformat() if availability_deadline else None,
+        availability_deadline=availability_deadline,
         guests={g: languages[g] for g in guests},
         languages={i: languages[i] for i in invitees},
     )

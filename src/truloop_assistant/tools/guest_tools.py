@@ -9,13 +9,13 @@ event's organizer sees everyone invited and their dates instead.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, RunContext, Tool, ToolFailed
 
-from ..backends.events import Event, EventNotFoundError
+from ..backends.events import Event, EventNotFoundError, EventTime
 from ..backends.users import UserDirectoryError
 from .arguments import MAX_AVAILABLE_DATES, EventId, IsoDate
 from .deps import AgentDeps
@@ -28,12 +28,12 @@ guest_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 class InvitedEventView(BaseModel):
     event_id: str
     title: str
-    start_time: str = Field(description="ISO 8601 with UTC offset")
-    end_time: str = Field(description="ISO 8601 with UTC offset")
+    start_time: EventTime = Field(description="ISO 8601 with UTC offset")
+    end_time: EventTime = Field(description="ISO 8601 with UTC offset")
     location: str | None
     description: str | None
     organizer_name: str | None = Field(description="The organizer's name, if the directory knows them")
-    availability_deadline: str | None = Field(description="Give your availability by then (ISO 8601)")
+    availability_deadline: EventTime | None = Field(description="Give your availability by then (ISO 8601)")
     your_available_dates: list[str] = Field(description="The dates you said you are available (YYYY-MM-DD)")
     invitee_user_ids: list[str] | None = Field(
         default=None, description="Only when you organize the event: the invited directory users"
@@ -153,13 +153,12 @@ async def _save_availability(
     event = await _invited_event(ctx, event_id)
     now = ctx.deps.now()
     today, last = now.date(), None
-    if event.availability_deadline is not None:
-        deadline = datetime.fromisoformat(event.availability_deadline)
+    if (deadline := event.availability_deadline) is not None:
         last = deadline.date()
         if deadline <= now:
             raise ToolFailed(
                 f"the deadline for giving availability for {event.title!r} was "
-                f"{event.availability_deadline}; it has passed, so the organizer has to be asked directly"
+                f"{deadline.isoformat()}; it has passed, so the organizer has to be asked directly"
             )
     dates = checked_dates(available_dates, today=today, last=last)
     try:

@@ -162,7 +162,7 @@ async def tell_changed(ctx: RunContext[AgentDeps], before: Event, after: Event) 
     def write(event: Event, organizer: str, language: Language, zone: ZoneInfo) -> str:
         return change_notice(event, organizer=organizer, language=language, zone=zone)
 
-    return await _tell(ctx, after, people, write, f"change:{after.event_id}:{after.updated_at}")
+    return await _tell(ctx, after, people, write, f"change:{after.event_id}:{after.updated_at.isoformat()}")
 
 
 async def tell_cancelled(ctx: RunContext[AgentDeps], event: Event) -> dict[str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -139,8 +139,16 @@ def _vague(text: str) -> bool:
     return True
 
 
-def _start(event: Event) -> str:
-    return str(event.get("start_time") or "")
+_NO_START = datetime.max.replace(tzinfo=UTC)
+
+
+def _start(event: Event) -> datetime | None:
+    """The event's start as the tool result gives it (ISO 8601 with an offset); None otherwise."""
+    try:
+        start = datetime.fromisoformat(str(event.get("start_time") or ""))
+    except ValueError:
+        return None
+    return start if start.tzinfo is not None else None
 
 
 def _pick(events: Sequence[Event], text: str, recent: Sequence[str], *, vague: bool) -> Event | None:
@@ -149,12 +157,12 @@ def _pick(events: Sequence[Event], text: str, recent: Sequence[str], *, vague: b
     if not events:
         return None
 
-    def rank(event: Event) -> tuple[int, int, str]:
+    def rank(event: Event) -> tuple[int, int, datetime]:
         mentioned = event.get("event_id") in recent
         return (
             -_title_score(event, text),
             recent.index(event["event_id"]) if mentioned else len(recent),
-            _start(event),
+            _start(event) or _NO_START,
         )
 
     best = min(events, key=rank)
@@ -174,11 +182,8 @@ def _on_named_day(events: list[Event], text: str, now: datetime, zone: ZoneInfo)
         return events
     kept = []
     for event in events:
-        try:
-            start = datetime.fromisoformat(_start(event))
-        except ValueError:
-            continue
-        if (start.astimezone(zone) if start.tzinfo else start).date() in days:
+        start = _start(event)
+        if start is not None and start.astimezone(zone).date() in days:
             kept.append(event)
     return kept
 

@@ -71,7 +71,7 @@ async def eval_backends(
     for title, at in SEED_EVENTS:
         start = datetime.combine(tomorrow, at, tzinfo=timezone)
         end = start + timedelta(hours=1)
-        await events.create(EVAL_USER, title=title, start_time=start.isoformat(), end_time=end.isoformat())
+        await events.create(EVAL_USER, title=title, start_time=start, end_time=end)
     title, organizer, days, at, deadline_days = SEED_INVITATION
     today = now.astimezone(timezone).date()
     start = datetime.combine(today + timedelta(days=days), at, tzinfo=timezone)
@@ -79,10 +79,10 @@ async def eval_backends(
     await events.create(
         organizer,
         title=title,
-        start_time=start.isoformat(),
-        end_time=(start + timedelta(hours=1)).isoformat(),
+        start_time=start,
+        end_time=start + timedelta(hours=1),
         invitee_user_ids=[EVAL_USER],
-        availability_deadline=deadline.isoformat(),
+        availability_deadline=deadline,
     )
     memory = RedisMemoryStore(redis)
     await memory.save(EVAL_USER, SEED_MEMORY)

@@ -1,9 +1,8 @@
-"""Events kept by the app itself (not the phone's calendar): an owner, invitees, guests, availability.
+"""The default event store: events in Redis.
 
-Invitees are people in the user directory; guests are chat users outside it, who answer with the
-dates they are available. ``RedisEventStore`` is the default. Each event is one JSON value that
-expires ``keys.EVENT_RETENTION_S`` after the event ends; an owner's events are indexed in a sorted
-set scored by start time and an invited person's (invitee or guest) in a set. Writes to an event
+Each event is one JSON value that expires ``keys.EVENT_RETENTION_S`` after the event ends; an
+owner's events are indexed in a sorted set scored by start time and an invited person's (invitee
+or guest) in a set. Writes to an event
 are optimistic transactions on its own key; the indexes are updated afterwards and every read
 checks what they point to, so a stale index entry is skipped (and pruned), never shown. A
 cancelled event is kept (``cancelled_at``) for whoever asks about it, but leaves every index.
@@ -18,15 +17,14 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
-from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
-from ..errors import TruloopError
-from ..store import keys
+from ...store import keys
+from .port import Event, EventNotFoundError, reminder_at, reminder_member
 
 _EXTEND_TTL = """
 if redis.call('TTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
@@ -39,143 +37,6 @@ _UPDATABLE = frozenset(
 )
 """Fields :meth:`RedisEventStore.update` changes (``guests``: guest user id -> invitation language;
 ``languages``: new invitees' invitation languages)."""
-
-REMINDER_LEAD = timedelta(days=1)
-"""An invited person who has not given their availability is reminded this long before the deadline."""
-
-
-class Event(BaseModel):
-    event_id: str
-    owner_id: str
-    title: str
-    start_time: str = Field(description="ISO 8601 with UTC offset")
-    end_time: str = Field(description="ISO 8601 with UTC offset")
-    location: str | None = None
-    description: str | None = None
-    invitee_user_ids: list[str] = Field(default_factory=list, description="Invited directory users")
-    guest_user_ids: list[str] = Field(
-        default_factory=list, description="Invited guests: chat user ids of people outside the directory"
-    )
-    availability_deadline: str | None = Field(
-        default=None,
-        description="ISO 8601 with offset: invitees and guests should give their availability by then",
-    )
-    guest_availability: dict[str, list[str]] = Field(
-        default_factory=dict,
-        description="Invitee or guest user id -> the dates (YYYY-MM-DD) they are available; "
-        "who has not answered is missing",
-    )
-    guest_languages: dict[str, str] = Field(
-        default_factory=dict,
-        description="Invitee or guest user id -> the language of their invitation and reminder",
-    )
-    cancelled_at: str | None = Field(default=None, description="When the organizer cancelled it")
-    cancel_reason: str | None = None
-    created_at: str
-    updated_at: str
-
-    @property
-    def start(self) -> datetime:
-        return datetime.fromisoformat(self.start_time)
-
-    @property
-    def end(self) -> datetime:
-        return datetime.fromisoformat(self.end_time)
-
-    @property
-    def guests(self) -> dict[str, str]:
-        """Guest user id -> the language of their invitation (``""`` when not known)."""
-        return {g: self.guest_languages.get(g, "") for g in self.guest_user_ids}
-
-    @property
-    def invited(self) -> list[str]:
-        """Everyone invited: the invitees, then the guests."""
-        return [*self.invitee_user_ids, *self.guest_user_ids]
-
-    def is_invited(self, user_id: str) -> bool:
-        """Whether the person is an invitee or a guest of the event."""
-        return user_id in self.invitee_user_ids or user_id in self.guest_user_ids
-
-    def owing(self) -> dict[str, str]:
-        """Invited people who still owe their availability -> the deadline they owe it by (none once
-        cancelled, nor without a deadline)."""
-        deadline = self.availability_deadline
-        if deadline is None or self.cancelled_at is not None:
-            return {}
-        return {p: deadline for p in self.invited if p not in self.guest_availability}
-
-
-class EventNotFoundError(TruloopError, LookupError):
-    """No event has this id (or it has expired)."""
-
-
-class EventStore(Protocol):
-    async def list_events(self, owner_id: str, start: datetime, end: datetime) -> list[Event]:
-        """The owner's events overlapping [start, end), sorted by start; cancelled ones left out."""
-        ...
-
-    async def get(self, event_id: str) -> Event | None: ...
-
-    async def create(
-        self,
-        owner_id: str,
-        *,
-        title: str,
-        start_time: str,
-        end_time: str,
-        location: str | None = None,
-        description: str | None = None,
-        invitee_user_ids: Iterable[str] = (),
-        availability_deadline: str | None = None,
-        guests: Mapping[str, str] | None = None,
-        languages: Mapping[str, str] | None = None,
-    ) -> Event:
-        """``guests``: guest user id -> the language of their invitation (reminders use it too);
-        ``languages``: the same for invitees."""
-        ...
-
-    async def update(self, event_id: str, **changes: Any) -> Event:
-        """Change fields (``guests``: the whole new mapping); raises :class:`EventNotFoundError`."""
-        ...
-
-    async def invite(
-        self,
-        event_id: str,
-        user_ids: Iterable[str],
-        guests: Mapping[str, str] | None = None,
-        languages: Mapping[str, str] | None = None,
-    ) -> Event:
-        """Add invitees and guests (invited ones stay as they are; ``languages``: the new invitees'
-        invitation languages); raises :class:`EventNotFoundError`."""
-        ...
-
-    async def cancel(self, event_id: str, *, reason: str | None = None) -> Event:
-        """Mark the event cancelled (a cancelled one stays as it was); raises :class:`EventNotFoundError`."""
-        ...
-
-    async def set_availability(self, event_id: str, user_id: str, dates: list[str]) -> Event:
-        """Replace an invitee's or guest's available dates; raises :class:`EventNotFoundError`."""
-        ...
-
-    async def list_invited(self, user_id: str) -> list[Event]:
-        """Events the user is invited to (invitee or guest), sorted by start; cancelled ones left out."""
-        ...
-
-
-def reminder_at(deadline: datetime, now: datetime) -> datetime | None:
-    """When to remind a guest who owes their availability by ``deadline``; None once it has passed.
-
-    :data:`REMINDER_LEAD` before the deadline; a guest invited closer to the deadline than that is
-    reminded halfway between now (their invitation) and the deadline, never with the invitation.
-    """
-    if deadline <= now:
-        return None
-    return max(deadline - REMINDER_LEAD, now + (deadline - now) / 2)
-
-
-def reminder_member(event_id: str, guest_id: str) -> str:
-    """The guest's entry in ``keys.guest_reminders`` (event ids hold no ``:``)."""
-    return f"{event_id}:{guest_id}"
 
 
 def _utcnow() -> datetime:
@@ -220,11 +81,12 @@ class RedisEventStore:
         self._redis = redis
         self._clock = clock
 
-    def _stamp(self) -> str:
-        return self._clock().astimezone(UTC).isoformat(timespec="seconds")
+    def _stamp(self) -> datetime:
+        """Now in UTC, to the second."""
+        return self._clock().astimezone(UTC).replace(microsecond=0)
 
     def _ttl(self, event: Event) -> int:
-        expires = event.end + timedelta(seconds=keys.EVENT_RETENTION_S)
+        expires = event.end_time + timedelta(seconds=keys.EVENT_RETENTION_S)
         return max(int((expires - self._clock()).total_seconds()), keys.EVENT_MIN_TTL_S)
 
     async def _index(self, event: Event, before: Event | None = None) -> None:
@@ -235,7 +97,7 @@ class RedisEventStore:
         if event.cancelled_at:
             pipe.zrem(owner_key, event.event_id)
         else:
-            pipe.zadd(owner_key, {event.event_id: event.start.timestamp()})
+            pipe.zadd(owner_key, {event.event_id: event.start_time.timestamp()})
             pipe.eval(_EXTEND_TTL, 1, owner_key, ttl)
         for user_id in invited:
             pipe.sadd(keys.invited_events(user_id), event.event_id)
@@ -253,7 +115,7 @@ class RedisEventStore:
             if owed.get(guest) == deadline:
                 continue  # scheduled for this deadline already (or already reminded)
             member = reminder_member(event.event_id, guest)
-            due = reminder_at(datetime.fromisoformat(deadline), self._clock())
+            due = reminder_at(deadline, self._clock())
             if due is None:
                 pipe.zrem(keys.guest_reminders(), member)
             else:
@@ -281,9 +143,7 @@ class RedisEventStore:
         if missing:
             await self._redis.zrem(owner_key, *missing)
         found = (e for e in events if e.owner_id == owner_id and e.cancelled_at is None)
-        return sorted(
-            (e for e in found if e.start < end and e.end > start), key=lambda e: (e.start, e.event_id)
-        )
+        return sorted((e for e in found if e.overlaps(start, end)), key=lambda e: (e.start_time, e.event_id))
 
     async def get(self, event_id: str) -> Event | None:
         raw = await self._redis.get(keys.event(event_id))
@@ -294,12 +154,12 @@ class RedisEventStore:
         owner_id: str,
         *,
         title: str,
-        start_time: str,
-        end_time: str,
+        start_time: datetime,
+        end_time: datetime,
         location: str | None = None,
         description: str | None = None,
         invitee_user_ids: Iterable[str] = (),
-        availability_deadline: str | None = None,
+        availability_deadline: datetime | None = None,
         guests: Mapping[str, str] | None = None,
         languages: Mapping[str, str] | None = None,
     ) -> Event:
@@ -321,8 +181,10 @@ class RedisEventStore:
             created_at=stamp,
             updated_at=stamp,
         )
-        if event.end <= event.start:
-            raise ValueError(f"end_time {end_time} is not after start_time {start_time}")
+        if event.end_time <= event.start_time:
+            raise ValueError(
+                f"end_time {end_time.isoformat()} is not after start_time {start_time.isoformat()}"
+            )
         key = keys.event(event.event_id)
         await self._redis.set(key, event.model_dump_json(), ex=self._ttl(event), nx=True)
         await self._index(event)
@@ -339,10 +201,11 @@ class RedisEventStore:
                     if raw is None:
                         raise EventNotFoundError(event_id)
                     before = Event.model_validate_json(raw)
-                    after = before.model_copy(update={**change(before), "updated_at": self._stamp()})
-                    after = Event.model_validate(after.model_dump())
-                    if after.end <= after.start:
-                        raise ValueError(f"end_time {after.end_time} is not after {after.start_time}")
+                    changed = {**change(before), "updated_at": self._stamp()}
+                    after = Event.model_validate({**before.model_dump(), **changed})
+                    if after.end_time <= after.start_time:
+                        end, start = after.end_time.isoformat(), after.start_time.isoformat()
+                        raise ValueError(f"end_time {end} is not after {start}")
                     pipe.multi()
                     pipe.set(key, after.model_dump_json(), ex=self._ttl(after))
                     await pipe.execute()
@@ -400,4 +263,4 @@ class RedisEventStore:
         if missing:
             await self._redis.srem(invited_key, *missing)
         invited = (e for e in events if e.is_invited(user_id) and e.cancelled_at is None)
-        return sorted(invited, key=lambda e: (e.start, e.event_id))
+        return sorted(invited, key=lambda e: (e.start_time, e.event_id))
