@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -36,11 +37,16 @@ def settings(redis_url: str) -> Settings:
     return load_settings(redis_url=redis_url, channel="local", jwt_secret="x" * 32, queue_name="test")
 
 
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\S+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) ")
+
+
 async def run(settings: Settings, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """Run the command as the CLI would (its own thread and event loop): exit code, stdout, stderr."""
+    """Run the command as the CLI would (its own thread and event loop): exit code, stdout, and stderr
+    without the log lines the server running in this process wrote meanwhile."""
     code = await asyncio.to_thread(command.run, parse(list(argv)), settings)
     out, err = capsys.readouterr()
-    return code, out, err
+    said = [line for line in err.splitlines(keepends=True) if not LOG_LINE.match(line)]
+    return code, out, "".join(said)
 
 
 def counting_model(prompts: list[str]) -> FunctionModel:
