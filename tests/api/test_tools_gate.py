@@ -74,7 +74,9 @@ async def test_confirmed_event_is_created_after_a_dialog_saying_what_happens(
         [rpc] = await h.rpc_requests(1)
         assert rpc["method"] == "interaction.confirm"
         params = rpc["params"]
+        assert set(params) == {"title", "message", "confirmLabel", "cancelLabel"}  # no nulls on the wire
         assert params["title"] == "Create this event?"
+        assert (params["confirmLabel"], params["cancelLabel"]) == ("Confirm", "Cancel")
         # who, what, when, where: exactly what will happen
         assert "Design lunch" in params["message"] and "Wed 2 Dec 12:00–13:00" in params["message"]
         assert "박민아 (mina)" in params["message"] and "Cafe 5F" in params["message"]

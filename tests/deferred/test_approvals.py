@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -10,6 +11,7 @@ from pydantic_ai.messages import ToolCallPart
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.deferred.approvals import ApprovalContext, describe_approval
+from truloop_assistant.protocol.methods import ConfirmParams
 
 SEOUL = ZoneInfo("Asia/Seoul")
 MEETING = {
@@ -25,20 +27,20 @@ async def test_create_event_in_korean_names_people_and_local_time(directory: Any
     context = ApprovalContext(language="ko", timezone=SEOUL, backends=backends, user_id="jeff")
     params = await describe_approval(ToolCallPart("create_event", MEETING), context)
     mina = await directory.get_profile("mina")
-    assert params == {
-        "title": "일정을 만들까요?",
-        "message": f"“Design review” 12월 2일 (수) 12:00–13:00 일정을 만들어요. 초대: {mina.name} (mina).",
-        "confirmLabel": "확인",
-        "cancelLabel": "취소",
-    }
+    assert params == ConfirmParams(
+        title="일정을 만들까요?",
+        message=f"“Design review” 12월 2일 (수) 12:00–13:00 일정을 만들어요. 초대: {mina.name} (mina).",
+        confirmLabel="확인",
+        cancelLabel="취소",
+    )
 
 
 async def test_create_event_in_english() -> None:
     context = ApprovalContext(language="en", timezone=SEOUL)
     params = await describe_approval(ToolCallPart("create_event", MEETING), context)
-    assert params["title"] == "Create this event?"
-    assert params["message"] == "Create “Design review” Wed 2 Dec 12:00–13:00. Invite mina."
-    assert (params["confirmLabel"], params["cancelLabel"]) == ("Confirm", "Cancel")
+    assert params.title == "Create this event?"
+    assert params.message == "Create “Design review” Wed 2 Dec 12:00–13:00. Invite mina."
+    assert (params.confirmLabel, params.cancelLabel) == ("Confirm", "Cancel")
 
 
 async def test_a_failing_lookup_still_asks_with_the_plain_arguments() -> None:
@@ -51,31 +53,34 @@ async def test_a_failing_lookup_still_asks_with_the_plain_arguments() -> None:
     params = await describe_approval(
         ToolCallPart("invite_to_event", {"event_id": "evt_1", "user_ids": ["mina"]}), context
     )
-    assert params["title"] == "Allow invite to event?"
-    assert "evt_1" in params["message"] and "mina" in params["message"]
+    assert params.title == "Allow invite to event?"
+    assert "evt_1" in params.message and "mina" in params.message
 
 
 async def test_an_update_that_removes_things_says_what_goes() -> None:
     context = ApprovalContext(language="en", timezone=SEOUL)
     removal = {"event_id": "evt_1", "location": "", "invitee_user_ids": [], "guest_user_ids": []}
     params = await describe_approval(ToolCallPart("update_event", removal), context)
-    assert params["title"] == "Change this event?"
-    assert params["message"].endswith(": remove the place; uninvite everyone; remove every guest.")
+    assert params.title == "Change this event?"
+    assert params.message.endswith(": remove the place; uninvite everyone; remove every guest.")
     korean = ApprovalContext(language="ko", timezone=SEOUL)
     deadline = {"event_id": "evt_1", "availability_deadline": "", "title": "점심"}
     params = await describe_approval(ToolCallPart("update_event", deadline), korean)
-    assert params["message"].endswith(": 제목 → “점심”; 응답 마감 삭제.")
+    assert params.message.endswith(": 제목 → “점심”; 응답 마감 삭제.")
 
 
 async def test_moving_the_start_shows_where_the_end_goes(redis: Any) -> None:
     events = RedisEventStore(redis)
     event = await events.create(
-        "jeff", title="Design review", start_time=MEETING["start_time"], end_time="2026-12-02T04:30:00Z"
+        "jeff",
+        title="Design review",
+        start_time=datetime.fromisoformat(MEETING["start_time"]),
+        end_time=datetime.fromisoformat("2026-12-02T04:30:00Z"),
     )
     backends = Backends(users=None, events=events, knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
     context = ApprovalContext(language="en", timezone=SEOUL, backends=backends)
     moved = {"event_id": event.event_id, "start_time": "2026-12-02T07:00:00Z"}
     params = await describe_approval(ToolCallPart("update_event", moved), context)
-    assert params["message"] == (
+    assert params.message == (
         "Change “Design review” Wed 2 Dec 12:00–13:30: time → Wed 2 Dec 16:00–17:30."
     )  # the event keeps its 90 minutes

@@ -18,8 +18,8 @@ async def device_requests(paused: PausedTurn, context: ApprovalContext) -> list[
     for ref in paused.sent_calls:
         part = parts[ref.tool_call_id]
         if ref.bucket == "approval":
-            params = await describe_approval(part, context)
-            notification = params["title"]
+            dialog = await describe_approval(part, context)
+            params, notification = dialog.model_dump(exclude_none=True), dialog.title
         else:
             params = device_params(part)
             notification = str(part.args_as_dict().get("notification_message") or "")

@@ -18,6 +18,7 @@ from pydantic_ai.messages import ToolCallPart
 
 from ..i18n import Language, texts
 from ..i18n.dates import short_day
+from ..protocol.methods import ConfirmParams
 
 if TYPE_CHECKING:
     from ..backends import Backends
@@ -41,24 +42,24 @@ class ApprovalContext:
     """Tool name -> description, for tools the server did not define (e.g. an MCP server's)."""
 
 
-Describer = Callable[[dict[str, Any], ApprovalContext], Awaitable[tuple[str, str]]]
+Describer = Callable[[dict[str, Any], ApprovalContext], Awaitable[ConfirmParams]]
+"""Says what a call will do: the dialog's title and message (the buttons are added after)."""
 
 
-async def describe_approval(call: ToolCallPart, ctx: ApprovalContext) -> dict[str, Any]:
+async def describe_approval(call: ToolCallPart, ctx: ApprovalContext) -> ConfirmParams:
     """The ``interaction.confirm`` params that ask the user to allow this exact call."""
     describer = _DESCRIBERS.get(call.tool_name)
     args = call.args_as_dict()
     try:
-        title, message = await (describer(args, ctx) if describer else _generic(args, ctx, call.tool_name))
+        dialog = await (describer(args, ctx) if describer else _generic(args, ctx, call.tool_name))
     except Exception:  # a lookup failed: still ask, with the plain arguments
         log.exception("could not describe %s for confirmation", call.tool_name)
-        title, message = await _generic(args, ctx, call.tool_name)
-    return {
-        "title": title,
-        "message": message,
+        dialog = await _generic(args, ctx, call.tool_name)
+    labels = {
         "confirmLabel": texts.CONFIRM_LABEL(ctx.language),
         "cancelLabel": texts.CANCEL_LABEL(ctx.language),
     }
+    return dialog.model_copy(update=labels)
 
 
 def _when(start: datetime | None, end: datetime | None, ctx: ApprovalContext) -> str:
@@ -117,7 +118,7 @@ async def _event(event_id: str, ctx: ApprovalContext) -> Event | None:
     return await ctx.backends.events.get(event_id) if ctx.backends else None
 
 
-async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
+async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     lang = ctx.language
     parts = [f"“{args.get('title', '')}”", _args_when(args, ctx, "start_time", "end_time")]
     if args.get("location"):
@@ -129,7 +130,7 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
         text += texts.GUESTS_INVITED(lang, who=guests)
     if args.get("availability_deadline"):
         text += texts.CREATE_EVENT_DEADLINE(lang, deadline=_args_when(args, ctx, "availability_deadline"))
-    return texts.CREATE_EVENT_TITLE(lang), text
+    return ConfirmParams(title=texts.CREATE_EVENT_TITLE(lang), message=text)
 
 
 async def _new_time(args: dict[str, Any], ctx: ApprovalContext) -> str:
@@ -145,7 +146,7 @@ async def _new_time(args: dict[str, Any], ctx: ApprovalContext) -> str:
     return _when(start, end, ctx)
 
 
-async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
+async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     lang = ctx.language
     title, when = await _event_title(str(args.get("event_id", "")), ctx)
     changes = []
@@ -175,7 +176,8 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str
     elif _removes(args, "guest_user_ids"):
         changes.append(texts.REMOVED_GUESTS(lang))
     listed = "; ".join(changes) or texts.NO_CHANGES(lang)
-    return texts.UPDATE_EVENT_TITLE(lang), texts.UPDATE_EVENT(lang, title=title, when=when, changes=listed)
+    message = texts.UPDATE_EVENT(lang, title=title, when=when, changes=listed)
+    return ConfirmParams(title=texts.UPDATE_EVENT_TITLE(lang), message=message)
 
 
 def _removes(args: dict[str, Any], name: str) -> bool:
@@ -184,17 +186,17 @@ def _removes(args: dict[str, Any], name: str) -> bool:
     return value is not None and not (value.strip() if isinstance(value, str) else value)
 
 
-async def _invite(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
+async def _invite(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     title, when = await _event_title(str(args.get("event_id", "")), ctx)
     guests = await _names(args.get("guest_user_ids"), ctx)
     who = ", ".join(n for n in (await _names(args.get("user_ids"), ctx), guests) if n)
     text = texts.INVITE(ctx.language, who=who, title=title, when=when)
     if guests:
         text += texts.GUESTS_INVITED(ctx.language, who=guests)
-    return texts.INVITE_TITLE(ctx.language), text
+    return ConfirmParams(title=texts.INVITE_TITLE(ctx.language), message=text)
 
 
-async def _cancel(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
+async def _cancel(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     event_id = str(args.get("event_id", ""))
     event = await ctx.backends.events.get(event_id) if ctx.backends else None
     title, when = await _event_title(event_id, ctx)
@@ -203,16 +205,18 @@ async def _cancel(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]
         text += texts.CANCEL_TELL(ctx.language, who=who)
     if args.get("reason"):
         text += texts.CANCEL_REASON(ctx.language, reason=args["reason"])
-    return texts.CANCEL_TITLE(ctx.language), text
+    return ConfirmParams(title=texts.CANCEL_TITLE(ctx.language), message=text)
 
 
-async def _relay(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
+async def _relay(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     who = await _names([str(args.get("user_id", ""))], ctx)
     about = args.get("request") or args.get("message") or ""
-    return texts.RELAY_TITLE(ctx.language), texts.RELAY(ctx.language, who=who, about=about)
+    return ConfirmParams(
+        title=texts.RELAY_TITLE(ctx.language), message=texts.RELAY(ctx.language, who=who, about=about)
+    )
 
 
-async def _forget(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]:
+async def _forget(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     memory_id = str(args.get("memory_id", ""))
     text = memory_id
     if ctx.backends is not None:
@@ -220,19 +224,21 @@ async def _forget(args: dict[str, Any], ctx: ApprovalContext) -> tuple[str, str]
             if memory.memory_id == memory_id:
                 text = f"“{memory.text}”"
                 break
-    return texts.FORGET_TITLE(ctx.language), texts.FORGET(ctx.language, text=text)
+    return ConfirmParams(
+        title=texts.FORGET_TITLE(ctx.language), message=texts.FORGET(ctx.language, text=text)
+    )
 
 
 async def _generic(
     args: dict[str, Any], ctx: ApprovalContext, tool_name: str = "this action"
-) -> tuple[str, str]:
+) -> ConfirmParams:
     """The tool's name and arguments, and what the tool says it does (its description's first line)."""
     details = ", ".join(f"{k}: {v}" for k, v in args.items()) or "-"
     title = texts.GENERIC_TITLE(ctx.language, action=tool_name.replace("_", " "))
     message = texts.GENERIC(ctx.language, tool=tool_name, details=details)
     if described := (ctx.descriptions.get(tool_name) or "").strip():
         message += "\n" + described.splitlines()[0][:DESCRIPTION_CHARS]
-    return title, message
+    return ConfirmParams(title=title, message=message)
 
 
 _DESCRIBERS: dict[str, Describer] = {
