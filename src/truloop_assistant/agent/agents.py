@@ -19,11 +19,14 @@ from pydantic_ai.tools import ToolDefinition
 from ..deferred.approvals import CONFIRM_METHOD
 from ..deferred.handlers import HANDLERS
 from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets, tool_names
+from ..tools.call_records import CallRecordToolset
+from ..tools.callback_toolset import CallbackToolset
 from ..tools.declared import DeclaredToolset
 from ..tools.deps import AgentDeps
-from ..tools.envelope import EnvelopeToolset
+from ..tools.failures import FailureResultToolset
 from ..tools.marks import is_destructive
 from ..tools.once import OnceToolset
+from ..tools.time_limits import TimeLimitToolset
 from .models import timed
 from .prompts import GUEST_INSTRUCTIONS, MEMBER_INSTRUCTIONS, NOTIFICATION_INSTRUCTIONS
 
@@ -41,15 +44,26 @@ class Agents:
 
 
 def gated(toolset: AbstractToolset[AgentDeps], *, timeout_s: float) -> AbstractToolset[AgentDeps]:
-    """A toolset behind the confirmation gate and the envelope (errors and timeouts become results).
+    """A toolset as the agents offer it, in wrappers that each do one thing. From the outside in:
 
-    Inside the gate, tools that change something run at most once per call (``OnceToolset``).
-    Outside it, only the tools the user's app can serve are offered (:func:`app_can_serve`).
+    1. ``FilteredToolset``: only the tools the user's app can serve are offered (:func:`app_can_serve`);
+    2. ``CallRecordToolset``: each call is logged and kept for the ledger, with how it ended as the
+       model sees it (it is outside the wrappers below, which turn failures into results);
+    3. ``CallbackToolset``: integrators' callbacks hear of calls that run here (inside the record,
+       so their log lines carry the call's id; outside the failures, so they hear what the model is
+       told);
+    4. ``FailureResultToolset``: an exception from a tool becomes a failed result naming its type;
+    5. ``TimeLimitToolset``: a call that runs past ``timeout_s`` becomes a failed "timed out" result
+       (inside the failures, so it is told as a timeout; the bound covers the gate and the tool);
+    6. ``ApprovalRequiredToolset``: tools that change data or reach people wait for the user's yes;
+    7. ``OnceToolset``: inside the gate, tools that change something run at most once per call.
     """
     approval = ApprovalRequiredToolset(
         OnceToolset(toolset), approval_required_func=lambda ctx, tool_def, args: is_destructive(tool_def)
     )
-    return FilteredToolset(EnvelopeToolset(approval, timeout_s=timeout_s), filter_func=app_can_serve)
+    bounded = FailureResultToolset(TimeLimitToolset(approval, timeout_s=timeout_s))
+    recorded = CallRecordToolset(CallbackToolset(bounded))
+    return FilteredToolset(recorded, filter_func=app_can_serve)
 
 
 def app_can_serve(ctx: RunContext[AgentDeps], tool_def: ToolDefinition) -> bool:

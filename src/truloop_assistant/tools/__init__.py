@@ -1,4 +1,4 @@
-"""The assistant's toolsets, grouped the way the agents use them (seed 003)."""
+"""The assistant's toolsets, grouped the way the agents use them."""
 
 from typing import Any
 

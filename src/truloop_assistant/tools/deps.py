@@ -70,7 +70,7 @@ class Inviter(Protocol):
 
 @dataclass
 class ToolRun:
-    """One server tool call as the envelope saw it run (for the tool-call ledger)."""
+    """One server tool call as it ran (kept by ``CallRecordToolset`` for the tool-call ledger)."""
 
     tool: str
     args: dict[str, Any]
