@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from truloop_assistant.config import ConfigError, Settings, load_settings
+from truloop_assistant.config.secret_files import secret_fields
 
 SECRET = "s" * 32
 
@@ -141,3 +143,108 @@ def test_a_failing_validation_does_not_show_secrets(monkeypatch: pytest.MonkeyPa
 
     for text in (str(caught.value), str(too_short.value), str(raw.value)):
         assert all(value not in text for value in (*values.values(), short)), text
+
+
+def secret_file(tmp_path: Path, text: str, name: str = "secret") -> Path:
+    path = tmp_path / name
+    path.write_text(text, newline="")
+    return path
+
+
+@pytest.mark.parametrize("name", SECRET_SETTINGS)
+def test_each_secret_from_a_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str) -> None:
+    value = f"{name}-from-a-file-{'f' * 32}"
+    path = secret_file(tmp_path, value + "\n")
+    monkeypatch.setenv(f"TRULOOP_{name.upper()}_FILE", str(path))
+    monkeypatch.delenv(f"TRULOOP_{name.upper()}", raising=False)
+    given = {} if name == "jwt_secret" else {"jwt_secret": SECRET}
+
+    settings = load_settings(channel="local", **given)
+
+    assert getattr(settings, name).get_secret_value() == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("s3cret-value\n", "s3cret-value"),
+        ("s3cret-value", "s3cret-value"),
+        ("s3cret-value\r\n", "s3cret-value"),
+        ("s3cret-value\n\n", "s3cret-value\n"),
+        ("  s3cret-value \n", "  s3cret-value "),
+    ],
+)
+def test_one_trailing_newline_is_stripped(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: str, value: str
+) -> None:
+    monkeypatch.setenv("TRULOOP_NOTION_TOKEN_FILE", str(secret_file(tmp_path, text)))
+
+    settings = load_settings(channel="local", jwt_secret=SECRET)
+
+    assert settings.notion_token is not None and settings.notion_token.get_secret_value() == value
+
+
+def test_a_secret_file_named_in_dotenv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    path = secret_file(tmp_path, SECRET + "\n", "jwt")
+    (tmp_path / ".env").write_text(f"TRULOOP_JWT_SECRET_FILE={path}\nTRULOOP_JWT_SECRET=\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TRULOOP_JWT_SECRET", raising=False)
+
+    settings = load_settings(channel="local")
+
+    assert settings.jwt_secret is not None and settings.jwt_secret.get_secret_value() == SECRET
+
+
+def test_a_secret_and_its_file_both_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TRULOOP_SENDBIRD_API_TOKEN", "token-in-the-environment")
+    monkeypatch.setenv("TRULOOP_SENDBIRD_API_TOKEN_FILE", str(secret_file(tmp_path, "token-in-a-file\n")))
+
+    with pytest.raises(ConfigError) as caught:
+        load_settings(sendbird_app_id="app", jwt_secret=SECRET)
+
+    message = str(caught.value)
+    assert "TRULOOP_SENDBIRD_API_TOKEN and TRULOOP_SENDBIRD_API_TOKEN_FILE are both set" in message
+    assert "token-in-the-environment" not in message and "token-in-a-file" not in message
+
+
+def test_a_missing_secret_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-file"
+    monkeypatch.setenv("TRULOOP_JWT_SECRET_FILE", str(missing))
+
+    with pytest.raises(ConfigError) as caught:
+        load_settings(channel="local")
+
+    assert str(caught.value) == (
+        f"invalid settings: TRULOOP_JWT_SECRET_FILE={str(missing)!r} cannot be read "
+        "(No such file or directory)"
+    )
+
+
+@pytest.mark.parametrize("text", ["", "\n"])
+def test_an_empty_secret_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: str) -> None:
+    path = secret_file(tmp_path, text)
+    monkeypatch.setenv("TRULOOP_SUPERMEMORY_API_KEY_FILE", str(path))
+
+    with pytest.raises(ConfigError) as caught:
+        load_settings(channel="local", jwt_secret=SECRET)
+
+    assert str(caught.value) == f"invalid settings: TRULOOP_SUPERMEMORY_API_KEY_FILE={str(path)!r} is empty"
+
+
+def test_a_secret_passed_in_code_leaves_its_file_unread(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TRULOOP_JWT_SECRET_FILE", str(tmp_path / "no-such-file"))
+
+    settings = load_settings(channel="local", jwt_secret=SECRET)
+
+    assert settings.jwt_secret is not None and settings.jwt_secret.get_secret_value() == SECRET
+
+
+def test_every_secret_and_its_file_are_documented() -> None:
+    assert tuple(sorted(secret_fields(Settings))) == tuple(sorted(SECRET_SETTINGS))
+    root = Path(__file__).parent.parent
+    readme, example = (root / "README.md").read_text(), (root / ".env.example").read_text()
+    for name in SECRET_SETTINGS:
+        variable = f"TRULOOP_{name.upper()}_FILE"
+        assert f"`{variable}`" in readme and f"# {variable}=" in example, variable

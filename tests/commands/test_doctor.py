@@ -205,3 +205,34 @@ async def test_a_refused_or_unreachable_notion_token(
     assert code == 1
     assert lines[3].startswith(f"FAIL  notion: cannot reach Notion at {nowhere} (")
     assert lines[3].endswith("check TRULOOP_NOTION_API_URL and the network")
+
+
+async def test_secrets_from_files(tmp_path: Path, redis_url: str, sendbird: FakeSendbird) -> None:
+    sendbird.users[BOT] = {"user_id": BOT, "nickname": "Truloop"}
+    token_file, secret_file = tmp_path / "sendbird-token", tmp_path / "jwt-secret"
+    token_file.write_text(API_TOKEN + "\n")
+    secret_file.write_text(SECRET + "\n")
+    env = sendbird_env(
+        redis_url,
+        sendbird,
+        TRULOOP_SENDBIRD_API_TOKEN_FILE=str(token_file),
+        TRULOOP_JWT_SECRET_FILE=str(secret_file),
+    )
+    del env["TRULOOP_SENDBIRD_API_TOKEN"], env["TRULOOP_JWT_SECRET"]
+
+    code, lines = await doctor(tmp_path, **env)
+
+    assert code == 0, lines
+    assert f"bot user {BOT!r} exists" in lines[-1]
+
+    missing = tmp_path / "no-such-file"
+    code, lines = await doctor(tmp_path, **{**env, "TRULOOP_SENDBIRD_API_TOKEN_FILE": str(missing)})
+
+    assert code == 1
+    unreadable = (
+        f"TRULOOP_SENDBIRD_API_TOKEN_FILE={str(missing)!r} cannot be read (No such file or directory)"
+    )
+    assert lines[0] == f"FAIL  settings: invalid settings: {unreadable}"
+    assert lines[1].startswith("ok    redis:")
+    assert lines[-1] == f"FAIL  sendbird: {unreadable}"
+    assert all(API_TOKEN not in line and SECRET not in line for line in lines)

@@ -2,8 +2,8 @@
 
 ``log_settings`` (read first), ``sendbird`` (the admin command's), ``settings`` (the server's, with
 its checks), ``mcp`` (one MCP server), ``models`` (can a model string be built), ``urls`` (Redis
-URLs), ``rates`` (rate limits), ``secret`` (secrets kept out of sight) and ``loading`` (one
-readable error for all problems).
+URLs), ``rates`` (rate limits), ``secret`` (secrets kept out of sight), ``secret_files`` (each
+secret's ``TRULOOP_X_FILE``) and ``loading`` (one readable error for all problems).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
 
 from ..errors import ConfigError, validation_problems
 from .log_settings import LogSettings
+from .secret_files import SecretFiles
 from .settings import Settings
 
 
@@ -40,9 +41,17 @@ def load_log_settings() -> LogSettings:
         raise ConfigError("invalid settings: " + "; ".join(lines)) from None
 
 
-def given_settings() -> dict[str, Any]:
-    """The settings set in ``.env`` or the environment (which wins), unchecked and without defaults."""
-    return {**DotEnvSettingsSource(Settings)(), **EnvSettingsSource(Settings)()}
+def given_settings(*, strict: bool = True) -> dict[str, Any]:
+    """The settings set in ``.env`` or the environment (which wins), unchecked and without defaults.
+
+    Secrets kept in files (``TRULOOP_X_FILE``) are read too; a file that cannot be used raises a
+    :class:`ConfigError`, or with ``strict=False`` is left out.
+    """
+    return {
+        **DotEnvSettingsSource(Settings)(),
+        **EnvSettingsSource(Settings)(),
+        **SecretFiles(Settings, strict=strict)(),
+    }
 
 
 @lru_cache(maxsize=1)

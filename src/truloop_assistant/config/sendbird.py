@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pydantic import SecretStr
+from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource
 
 from .log_settings import LogSettings
 from .secret import reveal
+from .secret_files import SecretFiles
 
 
 class SendbirdSettings(LogSettings):
@@ -16,6 +18,20 @@ class SendbirdSettings(LogSettings):
     """The master API token: it calls the Platform API and verifies webhook signatures."""
     sendbird_api_url: str | None = None
     sendbird_bot_user_id: str = "truloop-assistant"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The usual sources, and each secret's ``TRULOOP_X_FILE`` (unless the secret is passed in code)."""
+        given = init_settings.init_kwargs if isinstance(init_settings, InitSettingsSource) else {}
+        files = SecretFiles(settings_cls, given=given)
+        return init_settings, files, env_settings, dotenv_settings, file_secret_settings
 
     @property
     def sendbird_base_url(self) -> str:

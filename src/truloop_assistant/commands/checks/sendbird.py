@@ -20,7 +20,7 @@ def check_sendbird(settings: SendbirdSettings | None) -> Check:
     import httpx
     from pydantic import ValidationError
 
-    from ...config import SendbirdSettings, reveal
+    from ...config import ConfigError, SendbirdSettings, reveal
     from ...errors import validation_problems
 
     if settings is None:
@@ -29,6 +29,8 @@ def check_sendbird(settings: SendbirdSettings | None) -> Check:
         except ValidationError as exc:
             lines = validation_problems(exc.errors(), where=lambda loc: f"TRULOOP_{loc.upper()}")
             return Check("sendbird", "FAIL", "; ".join(lines))
+        except ConfigError as exc:  # a secret's file that cannot be used
+            return Check("sendbird", "FAIL", str(exc).removeprefix("invalid settings: "))
     if missing := settings.missing_sendbird():
         return Check("sendbird", "FAIL", f"{' and '.join(missing)} must be set when TRULOOP_CHANNEL=sendbird")
     base = settings.sendbird_base_url
