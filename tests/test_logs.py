@@ -207,3 +207,39 @@ def test_a_bad_level_stops_a_command_with_one_line(tmp_path: Path) -> None:
         "truloop-assistant: invalid settings: TRULOOP_LOG_LEVEL: 'loud' is not a log level: "
         "use DEBUG, INFO, WARNING, ERROR, CRITICAL"
     ]
+
+
+def test_lines_inside_a_span_carry_its_trace_and_span_ids_as_in_its_traceparent(logs: io.StringIO) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    tracer = TracerProvider().get_tracer("test")
+    log = logging.getLogger("truloop_assistant.agent.test")
+    for fmt in ("text", "json"):
+        logs.seek(0)
+        logs.truncate()
+        configure_logging("INFO", fmt, stream=logs)
+        log.info("outside")
+        with tracer.start_as_current_span("turn"), log_context(turn_id="t-1"):
+            carrier: dict[str, str] = {}
+            TraceContextTextMapPropagator().inject(carrier)
+            _, trace_id, span_id, _ = carrier["traceparent"].split("-")
+            log.info("inside")
+        outside, inside = lines(logs)
+        if fmt == "text":
+            assert "trace_id" not in outside and "span_id" not in outside
+            assert inside.endswith(f": inside turn=t-1 trace_id={trace_id} span_id={span_id}")
+        else:
+            assert "trace_id" not in json.loads(outside)
+            entry = json.loads(inside)
+            assert (entry["turn_id"], entry["trace_id"], entry["span_id"]) == ("t-1", trace_id, span_id)
+
+
+def test_with_tracing_off_lines_carry_no_trace_ids(logs: io.StringIO) -> None:
+    from opentelemetry import trace
+
+    configure_logging("INFO", "json", stream=logs)
+    with trace.NoOpTracer().start_as_current_span("turn"):  # what a tracer is with tracing off
+        logging.getLogger("truloop_assistant.agent.test").info("inside")
+    [entry] = [json.loads(line) for line in lines(logs)]
+    assert "trace_id" not in entry and "span_id" not in entry

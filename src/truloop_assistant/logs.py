@@ -2,7 +2,9 @@
 
 ``log_context(channel=..., turn_id=..., call_id=...)`` marks a block of work; every record logged
 inside it (in this task, and in tasks it starts) carries those fields: appended as
-`` channel=… turn=… call=…`` in text, as keys of the object in JSON.
+`` channel=… turn=… call=…`` in text, as keys of the object in JSON. With tracing on, a record
+logged inside a span also carries ``trace_id`` and ``span_id`` (lowercase hex, as in a W3C
+``traceparent``), to find the trace of a line and the lines of a trace.
 """
 
 from __future__ import annotations
@@ -59,15 +61,32 @@ def current_context() -> dict[str, object]:
     return dict(_context.get())
 
 
+def trace_fields() -> dict[str, str]:
+    """``trace_id`` and ``span_id`` of the current span, or nothing outside one (and with tracing off,
+    which starts no span).
+
+    OpenTelemetry is looked up among the loaded modules rather than imported: a process that never
+    loaded it has no span, and logging stays quick to import.
+    """
+    otel_trace = sys.modules.get("opentelemetry.trace")
+    if otel_trace is None:
+        return {}
+    span = otel_trace.get_current_span().get_span_context()
+    if not span.is_valid:
+        return {}
+    return {"trace_id": format(span.trace_id, "032x"), "span_id": format(span.span_id, "016x")}
+
+
 class ContextFilter(logging.Filter):
-    """Puts the current :func:`log_context` fields on each record as ``record.log_context``.
+    """Puts the current :func:`log_context` fields and the current span's ids (:func:`trace_fields`)
+    on each record as ``record.log_context``.
 
     On a handler, it captures them where the record is made, before any hand-off to another thread.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "log_context"):
-            record.log_context = dict(_context.get())
+            record.log_context = {**_context.get(), **trace_fields()}
         return True
 
 
