@@ -100,6 +100,7 @@ def test_mcp_servers_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         ["delete_*", "send_*"],
     )
     assert server.headers == {"Authorization": "Bearer k"} and server.refresh_s == 60
+    assert "Bearer k" not in repr(server)
 
 
 SECRET_SETTINGS = (

@@ -13,8 +13,8 @@ class McpServer(BaseModel):
     url: AnyHttpUrl
     prefix: str = Field(pattern=r"^[a-z][a-z0-9]{0,19}$")
     """Its tools are named ``<prefix>_<tool>`` (lower-case letters and digits, so the name stays clear)."""
-    headers: dict[str, str] = Field(default_factory=dict)
-    """Sent with every request to the server (e.g. an ``Authorization`` header)."""
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    """Sent with every request to the server (e.g. an ``Authorization`` header: left out of the repr)."""
     confirm: list[str] = Field(default_factory=list)
     """Shell-style patterns (``delete_*``) of its own tool names that need the user's confirmation."""
     refresh_s: float = Field(default=60.0, gt=0)
