@@ -11,6 +11,7 @@ import contextlib
 import gzip
 import json
 import os
+import re
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -333,6 +334,12 @@ async def test_a_deferred_turn_is_one_trace_across_the_api_and_the_worker(
     assert {s.service for s in in_trace} == {"truloop-assistant-api", "truloop-assistant-worker"}
     sent = sendbird.in_channel("traced-1")
     assert all(m.headers["traceparent"].split("-")[1] == trace_id for m in sent)
+
+    # The worker's lines of each step name the turn's trace; with tracing off, no line names one.
+    worker_log = (tmp_path / "traced" / "worker.log").read_text()
+    steps = [line for line in worker_log.splitlines() if re.search(r"step \d+ of turn m7001", line)]
+    assert len(steps) == 2 and all(f" trace_id={trace_id} span_id=" in line for line in steps), worker_log
+    assert "trace_id=" not in (tmp_path / "quiet" / "worker.log").read_text()
 
     # No message contents in any span, by default.
     for s in spans:
