@@ -42,8 +42,8 @@ from starlette.requests import ClientDisconnect
 
 from tests.fakes.sendbird import FakeSendbird, SentMessage
 from tests.support import API_TOKEN, serve, sign, webhook_payload
-from truloop_assistant.local import embedded_redis
 from truloop_assistant.auth import issue_token
+from truloop_assistant.local import embedded_redis
 from truloop_assistant.local.embedded_redis import RedisServer, free_port
 from truloop_assistant.store import keys
 

@@ -563,7 +563,7 @@ async def run(args: argparse.Namespace) -> list[Result]:
         started, load_before = time.monotonic(), os.getloadavg()[0]
         try:
             if kind == "cluster" and cluster_server_class() is None:
-                raise Unavailable("truloop_assistant.local.embedded_redis has no RedisClusterServer in this tree")
+                raise Unavailable("the embedded Redis of this tree has no RedisClusterServer")
             result = await RUNNERS[name](args, kind, logs)
         except Unavailable as exc:
             result = Result(name, kind)
