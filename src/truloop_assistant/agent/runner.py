@@ -19,6 +19,7 @@ from pydantic_ai.messages import ModelMessage
 
 from ..backends import Backends
 from ..channels.base import InboundMessage
+from ..deferred.resumes import is_resuming
 from ..metrics import TURNS
 from ..store.device_declarations import ClientTools
 from ..store.effects import Effects
@@ -102,7 +103,7 @@ class TurnRunner:
         if snapshot is not None:
             # Run before, up to a pause whose requests are in the outbox; or every call of that pause
             # was failed by the server itself and the resume did not get to its end.
-            if snapshot.state == "resuming":
+            if is_resuming(snapshot):
                 await self.resume(message.channel_url, message.turn_id, consumed)
             return
         role = await role_of(self.backends.users, message.user_id)
@@ -152,7 +153,7 @@ class TurnRunner:
     async def resume(self, channel_url: str, turn_id: str, consumed: Consumed | None = None) -> None:
         """Resume a paused run once every call of its turn has an answer."""
         snapshot = await self.store.load_turn(channel_url, turn_id)
-        if snapshot is None or snapshot.state != "resuming":
+        if not is_resuming(snapshot):
             return
         paused = snapshot.turn
         # Calls without an answer here expired: the device did not answer in time.

@@ -183,13 +183,17 @@ async def _replay(
     from ..pipeline.intake import Intake
     from ..pipeline.queue import TurnQueue, make_queue
     from ..store.drains import Drains
+    from ..store.history import History
     from ..store.inbox import Inbox
+    from ..store.turns import TurnStore
 
     heartbeat = settings.worker_heartbeat_s
     queue = TurnQueue(make_queue(settings.redis_url, settings.queue_name), heartbeat_s=heartbeat)
     try:
         intake = Intake(Inbox(redis, owner_ttl_s=heartbeat), Drains(redis, owner_ttl_s=heartbeat), queue)
-        replays = await DeadLetters(redis, ledger, intake).replay(channel_url, letters)
+        history = History(redis, max_messages=settings.history_max_messages)
+        store = TurnStore(redis, pending_ttl_s=settings.pending_call_ttl_s, history=history)
+        replays = await DeadLetters(redis, ledger, intake, store).replay(channel_url, letters)
     finally:
         await queue.queue.disconnect()
     kept = [r for r in replays if not r.dropped]

@@ -20,17 +20,19 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from ..channels.base import InboundMessage
+from ..deferred.resumes import is_resuming
 from ..errors import OperatorError, ServiceUnavailable
 from ..pipeline.intake import Intake
 from ..store import keys
 from ..store.inbox import EVENT, MessageEvent, ResumeEvent
 from ..store.ledger import DeadLetter, Ledger, LedgerTurn
+from ..store.turns import TurnStore
 
 Outcome = Literal[
     "replayed",
@@ -91,10 +93,11 @@ def choose(letters: Sequence[DeadLetter], ids: Sequence[str] | None, channel_url
 class DeadLetters:
     """Replays a conversation's dead letters (purging them is the ledger's ``drop_dead_letters``)."""
 
-    def __init__(self, redis: Redis, ledger: Ledger, intake: Intake) -> None:
+    def __init__(self, redis: Redis, ledger: Ledger, intake: Intake, store: TurnStore) -> None:
         self.redis = redis
         self.ledger = ledger
         self.intake = intake
+        self.store = store
 
     async def replay(self, channel_url: str, letters: Sequence[DeadLetter]) -> list[Replay]:
         """Push each dead letter's event into the conversation's inbox again, oldest first (so they
@@ -143,12 +146,10 @@ class DeadLetters:
     ) -> Replay | None:
         """A replay that would do nothing, or do it twice: why, or None to push it."""
         if isinstance(event, ResumeEvent):
-            state = await self.redis.hget(
-                keys.turn(keys.conversation_tag(channel_url), event.turn_id), "state"
-            )
-            if state == b"resuming":
+            snapshot = await self.store.load_turn(channel_url, event.turn_id)
+            if is_resuming(snapshot):
                 return None
-            now = "is gone" if state is None else f"is {cast(bytes, state).decode()}"
+            now = "is gone" if snapshot is None else f"is {snapshot.state}"
             return Replay(
                 letter, "nothing_to_resume", f"turn {event.turn_id} no longer waits to resume (it {now})"
             )
