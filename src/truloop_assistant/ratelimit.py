@@ -1,4 +1,4 @@
-"""Per-user rate limits (AC-005), kept in Redis with the ``limits`` library (moving windows)."""
+"""Per-user rate limits, kept in Redis with the ``limits`` library (moving windows)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What a device sees of its requests: the open ones on request, and each request's message updated
-in place once its call settled, on every device of the user (DESIGN §4 calls, §5)."""
+in place once its call settled, on every device of the user."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rate limits, input limits and expiry, attacked through HTTP (AC-005, DESIGN section 7)."""
+"""Rate limits, input limits and expiry, attacked through HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every row of the tool-message status table (DESIGN section 4), through HTTP."""
+"""Every row of the tool-message status table (the README's "HTTP endpoints"), through HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tool surface the model sees: exact names (DESIGN section 6), honest required arguments, and
+"""The tool surface the model sees: exact names, honest required arguments, and
 every tool's schema pinned in ``tool_schemas.json`` so a change to it shows up in review as a diff."""
 
 from __future__ import annotations

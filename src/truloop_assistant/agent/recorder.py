@@ -1,7 +1,8 @@
-"""What a turn's steps write in the tool-call ledger, and the verifier of seed 004.
+"""What a turn's steps write in the tool-call ledger, and the verifier of its tool calls.
 
-Server calls come from the envelope (how each ran, how long, what it returned); invalid calls (an
-unknown tool, arguments that failed validation) from the retry prompts the model got; device and
+Server calls come from the records the tool wrappers keep (how each ran, how long, what it
+returned); invalid calls (an unknown tool, arguments that failed validation) from the retry prompts
+the model got; device and
 approval calls from the paused turn (pending, under the JSON-RPC id the phone saw) and from the
 answers the resume or the cut found (the device's result; for an approval, whether the user said
 yes). The verifier flags a call that ended its run without a result, and an answer given while one
@@ -45,7 +46,7 @@ class StepRecord:
 
 
 def server_calls(runs: dict[str, ToolRun]) -> list[LedgerCall]:
-    """The server tools the envelope ran (deferred and gated calls are recorded as device/approval calls)."""
+    """The server tools that ran (deferred and gated calls are recorded as device/approval calls)."""
     return [
         run.record(call_id)
         for call_id, run in runs.items()
@@ -233,7 +234,7 @@ class LedgerWriter:
         self, before: LedgerTurn | None, calls: list[LedgerCall], turn_id: str, channel_url: str, user_id: str
     ) -> None:
         """Tell the callbacks about device and approval calls sent or ended now (server calls are told
-        about by the envelope as they run; a step run again tells nothing twice)."""
+        about by the tool wrappers as they run; a step run again tells nothing twice)."""
         if not self.callbacks:
             return
         for call in calls:

@@ -1,4 +1,4 @@
-"""Every tool call paired with its result (seed 004): a call without one is a hallucinated step."""
+"""Every tool call paired with its result: a call without one is a hallucinated step."""
 
 from __future__ import annotations
 

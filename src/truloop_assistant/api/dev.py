@@ -81,7 +81,7 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
     """Write in the channel as a user; the message is taken as a Sendbird webhook's would be.
 
     Everyone who wrote in a channel is a member of it, with the assistant. With one person every
-    message is a turn; with more, only messages that mention the assistant (DESIGN §4).
+    message is a turn; with more, only messages that mention the assistant.
 
     ``status``: ``queued``; ``duplicate``; ``not_addressed`` (a group message without a mention:
     kept as context, not answered); ``too_long`` or ``rate_limited`` (the user is told why in the

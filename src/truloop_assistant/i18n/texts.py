@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import Text
 
-# -- a turn that could not be answered (AC-902): never silence, never a stack trace
+# -- a turn that could not be answered: never silence, never a stack trace
 
 TURN_LIMIT = Text(
     ko="죄송해요, 이 요청은 끝까지 처리하지 못했어요. 조금 더 간단하게 나눠서 다시 말씀해 주시겠어요?",

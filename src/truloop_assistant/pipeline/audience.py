@@ -1,5 +1,5 @@
 """Which messages are turns: the assistant answers where it is a member, and in a channel of several
-people only when it is mentioned (DESIGN §4).
+people only when it is mentioned.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Device tools an app declares for its user (``PUT /api/v1/agent/client-tools``, DESIGN §4).
+"""Device tools an app declares for its user (``PUT /api/v1/agent/client-tools``).
 
 A declaration is JSON Schemas written by another team: it is checked here once, when it arrives
 (shape and limits -> 400, a schema that is not valid JSON Schema -> 422), and its schemas are

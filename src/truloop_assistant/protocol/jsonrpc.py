@@ -23,7 +23,8 @@ from ..errors import BadRequest, first_problem
 
 
 class ErrorCode(IntEnum):
-    """Error codes the mobile client sends back (DESIGN section 6); any other integer is allowed too."""
+    """Error codes the mobile client sends back (the README's "The mobile protocol"); any other integer
+    is allowed too."""
 
     PERMISSION_REQUIRED = -32010
     PERMISSION_DENIED = -32001

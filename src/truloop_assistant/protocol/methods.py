@@ -1,4 +1,4 @@
-"""Params and result schemas of the client methods (DESIGN section 6)."""
+"""Params and result schemas of the client methods (served at ``GET /api/v1/agent/protocol``)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ DEVICE: dict[str, Any] = {"device": True}
 """A built-in device tool: it runs on the user's phone (the call is deferred)."""
 
 OWN_TIME_BOUND: dict[str, Any] = {"own_time_bound": True}
-"""A tool that bounds its own time (a nested model run): the envelope's tool timeout does not apply."""
+"""A tool that bounds its own time (a nested model run): the tool time limit (``time_limits.py``) does
+not apply."""
 
 
 def is_destructive(tool_def: ToolDefinition) -> bool:

@@ -2,7 +2,7 @@
 
 Each server's tools are named ``<prefix>_<tool>``; those whose own name matches one of its
 ``confirm`` patterns are marked destructive, so they go through the confirmation gate like the
-server's own. The agent wraps them in the envelope like every toolset (timeouts and failures
+server's own. The agent wraps them like every toolset (time limits and failures
 become tool results; a confirmed call runs once).
 
 A server that is down costs only its own tools: listing them gives none (and is tried again a
