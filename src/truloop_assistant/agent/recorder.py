@@ -2,10 +2,9 @@
 
 Server calls come from the records the tool wrappers keep (how each ran, how long, what it
 returned); invalid calls (an unknown tool, arguments that failed validation) from the retry prompts
-the model got; device and
-approval calls from the paused turn (pending, under the JSON-RPC id the phone saw) and from the
-answers the resume or the cut found (the device's result; for an approval, whether the user said
-yes). The verifier flags a call that ended its run without a result, and an answer given while one
+the model got; device and approval calls from the paused turn (pending, under the JSON-RPC id the
+phone saw) and from the answers the resume or the cut found (the device's result; for an approval,
+whether the user said yes). The verifier flags a call that ended its run without a result, and an answer given while one
 of the turn's calls was still pending; both are logged and counted.
 """
 
