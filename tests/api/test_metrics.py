@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
-from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import JWT_SECRET, Harness, calendar_model
+from truloop_assistant.agent.recorder import ToolLabels
 from truloop_assistant.auth import issue_token
+from truloop_assistant.store.ledger_records import CallKind, Flag, LedgerCall
 
 
 async def scrape(h: Harness) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -75,3 +78,39 @@ async def test_every_tool_message_is_counted_by_the_status_it_got(start_server: 
 
     for status in ("413", "401", "400", "404", "202", "200"):
         assert delta(after, before, "truloop_tool_messages_total", status=status) == 1, status
+
+
+async def test_tool_names_a_model_invents_share_one_label(start_server: Any) -> None:
+    invented = [f"frobnicate_calendar_{n}" for n in range(3)]
+
+    def inventive(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        asked = sum(isinstance(m, ModelResponse) for m in messages)  # each invented name is told apart
+        if asked < len(invented):
+            return ModelResponse(parts=[ToolCallPart(invented[asked], {})])
+        return ModelResponse(parts=[TextPart("done")])
+
+    async with start_server(model=FunctionModel(inventive)) as h:
+        before = await scrape(h)
+        await h.user_says("hello")
+        await h.replies(1)
+        await h.idle()
+        after = await scrape(h)
+        text = (await h.http.get("/metrics")).text
+    assert (
+        delta(after, before, "truloop_tool_calls_total", tool="unknown", kind="server", status="invalid") == 3
+    )
+    assert not any(name in text for name in invented)
+
+
+def test_the_tool_label_keeps_the_names_the_server_knows() -> None:
+    labels = ToolLabels(lambda: {"crm_lookup_customer"})
+
+    def call(tool: str, kind: CallKind, flag: Flag | None = None) -> LedgerCall:
+        return LedgerCall(call_id="c", tool=tool, kind=kind, status="success", flag=flag, started_at=0.0)
+
+    assert labels(call("get_calendar_events", "device")) == "get_calendar_events"
+    assert labels(call("create_event", "approval")) == "create_event"
+    assert labels(call("crm_lookup_customer", "server")) == "crm_lookup_customer"
+    assert labels(call("scan_receipt", "device")) == "declared"  # an app's own device tool
+    assert labels(call("scan_receipt", "device", "invalid")) == "unknown"
+    assert labels(call("made_up_tool", "server", "invalid")) == "unknown"

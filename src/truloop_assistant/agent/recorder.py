@@ -4,15 +4,15 @@ Server calls come from the records the tool wrappers keep (how each ran, how lon
 returned); invalid calls (an unknown tool, arguments that failed validation) from the retry prompts
 the model got; device and approval calls from the paused turn (pending, under the JSON-RPC id the
 phone saw) and from the answers the resume or the cut found (the device's result; for an approval,
-whether the user said yes). The verifier flags a call that ended its run without a result, and an answer given while one
-of the turn's calls was still pending; both are logged and counted.
+whether the user said yes). The verifier flags a call that ended its run without a result, and an
+answer given while one of the turn's calls was still pending; both are logged and counted.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.ledger import ERROR_CHARS, CallStatus, Ledger, LedgerCall, LedgerTurn, TurnState, redact
 from ..store.records import CallRef, PausedTurn
+from ..tools import tool_names
 from ..tools.callbacks import ToolCallbacks, ToolEvent
 from ..tools.deps import ToolRun
 from .verify import is_retry
@@ -175,12 +176,31 @@ def _confirmed(answer: DeviceResult) -> bool:
     return isinstance(answer.result, dict) and ConfirmResult.model_validate(answer.result).confirmed
 
 
+class ToolLabels:
+    """The ``tool`` label of a call's metrics, from a bounded set: the name of a tool the server
+    defines or an MCP server offers, ``declared`` for a device tool an app declared, ``unknown`` for
+    a name the model made up. Apps and models name tools freely; a label per name they choose would
+    grow the metrics without bound."""
+
+    def __init__(self, offered: Callable[[], Collection[str]]) -> None:
+        self.builtin = tool_names()
+        self.offered = offered
+
+    def __call__(self, call: LedgerCall) -> str:
+        if call.tool in self.builtin or call.tool in self.offered():
+            return call.tool
+        return "declared" if call.kind == "device" and call.flag != "invalid" else "unknown"
+
+
 class LedgerWriter:
     """Writes steps into the ledger and counts the calls they ended; never fails a turn."""
 
-    def __init__(self, ledger: Ledger | None, callbacks: ToolCallbacks | None = None) -> None:
+    def __init__(
+        self, ledger: Ledger | None, callbacks: ToolCallbacks | None = None, *, labels: ToolLabels
+    ) -> None:
         self.ledger = ledger
         self.callbacks = callbacks
+        self.labels = labels
 
     async def step(self, step: StepRecord, *, ended: bool) -> None:
         """Merge a step's calls into its turn's record; ``ended``: the turn answered or gave up."""
@@ -194,7 +214,7 @@ class LedgerWriter:
                 turn_id=step.turn_id, user_id=step.user_id, state=step.state, started_at=step.started_at
             )
             merged = record.with_calls(step.calls)
-            _count(record, step.calls)
+            _count(record, step.calls, self.labels)
             if step.state == "answered":
                 merged = self._verify(step, merged)
             merged = merged.model_copy(
@@ -222,7 +242,7 @@ class LedgerWriter:
             self._announce(record, calls, turn_id, channel_url, user_id)
             if record is None:
                 return
-            _count(record, calls)
+            _count(record, calls, self.labels)
             ended = time.time() if state == "superseded" else record.ended_at
             merged = record.with_calls(calls).model_copy(update={"state": state, "ended_at": ended})
             await self.ledger.save(channel_url, merged)
@@ -290,18 +310,19 @@ def settling(paused: PausedTurn, answers: dict[str, Answer], *, missing: CallSta
     return _Settle(paused, answers, missing=missing)
 
 
-def _count(record: LedgerTurn, calls: list[LedgerCall]) -> None:
+def _count(record: LedgerTurn, calls: list[LedgerCall], labels: ToolLabels) -> None:
     """Count the calls that end now (not those a step run again had ended already)."""
     for call in calls:
         before = record.call(call.call_id)
         if call.status == "pending" or (before is not None and before.status != "pending"):
             continue
         status = "invalid" if call.flag == "invalid" else call.status
-        TOOL_CALLS.labels(call.tool, call.kind, status).inc()
+        tool = labels(call)
+        TOOL_CALLS.labels(tool, call.kind, status).inc()
         if call.flag == "no_result":
             VERIFIER_FLAGS.labels("no_result").inc()
         if call.duration_ms is not None and call.flag is None:
-            TOOL_CALL_SECONDS.labels(call.tool, call.kind).observe(call.duration_ms / 1000)
+            TOOL_CALL_SECONDS.labels(tool, call.kind).observe(call.duration_ms / 1000)
 
 
 def _calls_by_id(messages: list[ModelMessage]) -> dict[str, ToolCallPart]:

@@ -33,7 +33,7 @@ from ..tools.deps import Inviter, RelayWriter
 from .agents import Agents
 from .model_step import ModelStep
 from .people import role_of
-from .recorder import LedgerWriter, settling
+from .recorder import LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .step_endings import StepEndings, TurnStep
 from .turn_limits import TurnLimits
@@ -66,7 +66,7 @@ class TurnRunner:
         self.store = store
         self.history = history
         self.backends = backends
-        self.ledger = LedgerWriter(ledger, callbacks)
+        self.ledger = LedgerWriter(ledger, callbacks, labels=ToolLabels(lambda: tool_descriptions().keys()))
         endings = StepEndings(
             store=store,
             history=history,
