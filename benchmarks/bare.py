@@ -25,7 +25,7 @@ from pydantic_ai import DeferredToolRequests, ModelMessagesTypeAdapter
 
 from truloop_assistant.agent.agents import MemberAgent, build_member_agent
 from truloop_assistant.agent.models import resolve_model
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 
 from .harness import EVENTS, MODEL
 

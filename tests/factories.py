@@ -20,7 +20,7 @@ from truloop_assistant.agent.agents import (
     build_member_agent,
     build_notification_agent,
 )
-from truloop_assistant.agent.invitations import DirectInviter
+from truloop_assistant.agent.inviter import DirectInviter
 from truloop_assistant.agent.models import resolve_model
 from truloop_assistant.agent.notifier import Notifier
 from truloop_assistant.agent.runner import TurnRunner
@@ -48,8 +48,8 @@ from truloop_assistant.store.ledger import Ledger
 from truloop_assistant.store.outbox import Outbox
 from truloop_assistant.store.transcript import Transcript
 from truloop_assistant.store.turns import TurnStore
+from truloop_assistant.tools.agent_deps import utcnow
 from truloop_assistant.tools.callbacks import ToolCallbacks
-from truloop_assistant.tools.deps import utcnow
 
 
 def keyless_backends(redis: Redis, settings: Settings) -> Backends:

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from truloop_assistant.local.embedded_redis import free_port
-from truloop_assistant.runtime.worker import SHUTDOWN_GRACE_S
+from truloop_assistant.runtime.queue_worker import SHUTDOWN_GRACE_S
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = "truloop-assistant"

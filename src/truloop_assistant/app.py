@@ -18,12 +18,22 @@ from starlette.requests import ClientDisconnect
 
 from . import tracing
 from .agent.agents import MemberAgent
-from .api import admin, calls, dev, device_protocol, health, me, tool_declarations, tool_message, webhooks
+from .api import (
+    admin,
+    calls,
+    dev_channel,
+    device_protocol,
+    health,
+    me,
+    tool_declarations,
+    tool_message,
+    webhooks,
+)
 from .api.docs import mount_docs
 from .config import Settings, get_settings
 from .errors import AppError, first_problem
+from .runtime.queue_worker import build_worker
 from .runtime.scanners import run_scanners
-from .runtime.worker import build_worker
 from .services import Services
 
 log = logging.getLogger(__name__)
@@ -90,7 +100,7 @@ def create_app(
     app.include_router(admin.router)
     app.include_router(health.router)
     if settings.channel == "local":
-        app.include_router(dev.router)
+        app.include_router(dev_channel.router)
 
     @app.exception_handler(AppError)
     async def app_error(request: Request, exc: AppError) -> JSONResponse:

@@ -31,7 +31,12 @@
         ├── CasesFileError          an evaluation cases file (commands.evaluation.cases)
         ├── RetrievalCasesError     a retrieval cases file (commands.knowledge.retrieval)
         ├── SetupError              ``sendbird setup`` (commands.sendbird)
-        └── DeadLetterError         no dead letter answers to what was asked (operations.dead_letters)
+        └── DeadLetterError         no dead letter answers to what was asked (operations.replay)
+
+Outside the tree, because they are signals rather than errors: ``commands.startup.Stop`` (a
+``BaseException``, like ``KeyboardInterrupt``: SIGTERM before a command handles it), and the tool
+wrappers' ``ToolCrashed`` and ``ToolTimedOut`` (pydantic-ai's ``ToolFailed``: a failed tool result
+the model reads).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pydantic_ai.models import Model
 from redis.asyncio import Redis
 
 from .agent.agents import Agents, MemberAgent, build_guest_agent, build_member_agent, build_notification_agent
-from .agent.invitations import DirectInviter
+from .agent.inviter import DirectInviter
 from .agent.models import resolve_model
 from .agent.notifier import Notifier
 from .agent.runner import TurnRunner
@@ -57,8 +57,8 @@ from .store.outbox import Outbox
 from .store.transcript import Transcript
 from .store.turns import TurnStore
 from .tools import tool_names
+from .tools.agent_deps import AgentDeps, utcnow
 from .tools.callbacks import ToolCallbacks
-from .tools.deps import AgentDeps, utcnow
 
 if TYPE_CHECKING:
     from .tools.mcp import McpServerTools

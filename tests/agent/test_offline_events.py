@@ -21,7 +21,7 @@ from truloop_assistant.agent.offline import build_offline_model
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 
 models.ALLOW_MODEL_REQUESTS = False
 

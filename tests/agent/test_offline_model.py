@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter, ToolReturnPart
 from truloop_assistant.agent.agents import MemberAgent, build_member_agent
 from truloop_assistant.agent.offline import build_offline_model
 from truloop_assistant.tools import datetime_toolset
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 
 models.ALLOW_MODEL_REQUESTS = False
 

@@ -13,7 +13,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.agent.agents import build_member_agent
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 
 pytestmark = ON_STANDALONE_AND_CLUSTER
 

@@ -30,7 +30,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.fakes.sendbird import SentMessage
 from tests.support import BOT, Harness
-from truloop_assistant.agent.invitations import DirectInviter
+from truloop_assistant.agent.inviter import DirectInviter
 from truloop_assistant.runtime.reminders import AvailabilityReminders
 from truloop_assistant.services import Services
 

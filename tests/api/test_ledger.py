@@ -21,7 +21,7 @@ from truloop_assistant.store.ledger import (
     kept_result,
     redact,
 )
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 
 ADMIN = issue_token(JWT_SECRET, "ops", role="admin")
 EVENTS = {"events": [{"id": "e1", "title": "팀 미팅", "start": {"dateTime": "x"}, "end": {"dateTime": "y"}}]}

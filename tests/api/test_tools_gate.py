@@ -21,7 +21,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from truloop_assistant.agent.agents import build_member_agent
 from truloop_assistant.backends.events import RedisEventStore
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 
 LUNCH = {
     "title": "Design lunch",

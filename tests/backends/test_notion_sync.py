@@ -38,7 +38,7 @@ from truloop_assistant.backends.knowledge.notion_pages import page_id
 from truloop_assistant.backends.knowledge.notion_sync import NotionSync, SyncReport
 from truloop_assistant.backends.knowledge.store import KnowledgeStore, StoredDocument, WriteReport
 from truloop_assistant.commands import kb as kb_command
-from truloop_assistant.commands.knowledge import notion_sync as notion_command
+from truloop_assistant.commands.knowledge import sync_notion as notion_command
 from truloop_assistant.config import Settings, load_settings
 from truloop_assistant.store import keys
 

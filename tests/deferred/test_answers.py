@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.support import ON_STANDALONE_AND_CLUSTER
-from truloop_assistant.deferred.answers import (
+from truloop_assistant.deferred.device_answers import (
     Accepted,
     DeviceAnswer,
     DeviceAnswers,

@@ -16,7 +16,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from truloop_assistant.backends import Backends
 from truloop_assistant.channels.relay import RelayError
 from truloop_assistant.i18n import Language
-from truloop_assistant.tools.deps import AgentDeps, Inviter
+from truloop_assistant.tools.agent_deps import AgentDeps, Inviter
 
 
 def calls(tool: str, args: dict[str, Any]) -> FunctionModel:

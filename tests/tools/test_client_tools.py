@@ -10,7 +10,7 @@ from pydantic_ai import Agent, DeferredToolRequests, models
 
 from tests.tools.support import calls, fixed, retried
 from truloop_assistant.tools import event_client_toolset, interaction_toolset, permission_toolset
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 
 models.ALLOW_MODEL_REQUESTS = False
 

@@ -26,7 +26,7 @@ from truloop_assistant.backends.knowledge import Bm25KnowledgeBase, KnowledgeHit
 from truloop_assistant.backends.knowledge.embedding import PassageEmbedder
 from truloop_assistant.backends.knowledge.live import LiveKnowledgeBase
 from truloop_assistant.backends.knowledge.store import KnowledgeStore
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 from truloop_assistant.tools.knowledge_tools import (
     NOTHING_FOUND,
     KnowledgeSearchResult,

@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 from tests.tools.support import calls, retried
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.memory import MemoryStore, RedisMemoryStore, SupermemoryStore
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 from truloop_assistant.tools.memory_tools import memory_toolset
 
 SEOUL = ZoneInfo("Asia/Seoul")

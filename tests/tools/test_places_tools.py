@@ -14,7 +14,7 @@ from tests.support import served
 from tests.tools.support import calls, retried
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.places import GooglePlacesSearch, PlacesSearch
-from truloop_assistant.tools.deps import AgentDeps
+from truloop_assistant.tools.agent_deps import AgentDeps
 from truloop_assistant.tools.places_tools import places_toolset, query_language
 
 SEOUL = ZoneInfo("Asia/Seoul")

@@ -12,10 +12,10 @@ from pydantic_ai import AbstractToolset, Agent, DeferredToolRequests, FunctionTo
 from tests.tools.support import calls, fixed
 from truloop_assistant.agent.agents import gated
 from truloop_assistant.store.ledger import LedgerCall
+from truloop_assistant.tools.agent_deps import AgentDeps
 from truloop_assistant.tools.call_records import CallRecordToolset
 from truloop_assistant.tools.callback_toolset import CallbackToolset
 from truloop_assistant.tools.callbacks import ToolCallbacks, ToolEvent
-from truloop_assistant.tools.deps import AgentDeps
 from truloop_assistant.tools.failures import FailureResultToolset
 from truloop_assistant.tools.marks import OWN_TIME_BOUND
 from truloop_assistant.tools.time_limits import TimeLimitToolset

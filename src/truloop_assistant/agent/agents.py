@@ -19,10 +19,10 @@ from pydantic_ai.tools import ToolDefinition
 from ..deferred.approvals import CONFIRM_METHOD
 from ..deferred.handlers import HANDLERS
 from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets, tool_names
+from ..tools.agent_deps import AgentDeps
 from ..tools.call_records import CallRecordToolset
 from ..tools.callback_toolset import CallbackToolset
 from ..tools.declared import DeclaredToolset
-from ..tools.deps import AgentDeps
 from ..tools.failures import FailureResultToolset
 from ..tools.marks import is_destructive
 from ..tools.once import OnceToolset

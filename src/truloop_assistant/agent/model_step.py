@@ -33,8 +33,8 @@ from ..store.effects import Effects
 from ..store.history import dump_messages
 from ..store.inbox import Consumed
 from ..store.transcript import Transcript
+from ..tools.agent_deps import AgentDeps, Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
-from ..tools.deps import AgentDeps, Inviter, RelayWriter
 from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
 from .context import turn_instructions

@@ -17,7 +17,7 @@ from pydantic_ai import DeferredToolRequests, RunUsage, UsageLimitExceeded, Usag
 from ..channels.base import Channel
 from ..channels.relay import Relay
 from ..store.transcript import ASSISTANT, Line, Transcript
-from ..tools.deps import AgentDeps, Relayed
+from ..tools.agent_deps import AgentDeps, Relayed
 
 if TYPE_CHECKING:
     from ..backends.users import UserProfile
@@ -30,7 +30,7 @@ COMPOSE_REQUEST_LIMIT = 4
 
 
 class Notifier:
-    """The :class:`~truloop_assistant.tools.deps.RelayWriter` the server gives the relay tool."""
+    """The :class:`~truloop_assistant.tools.agent_deps.RelayWriter` the server gives the relay tool."""
 
     def __init__(
         self,

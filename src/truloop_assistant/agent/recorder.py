@@ -25,8 +25,8 @@ from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.ledger import ERROR_CHARS, CallStatus, Ledger, LedgerCall, LedgerTurn, TurnState, redact
 from ..store.records import CallRef, PausedTurn
 from ..tools import tool_names
+from ..tools.agent_deps import ToolRun
 from ..tools.callbacks import ToolCallbacks, ToolEvent
-from ..tools.deps import ToolRun
 from .verify import is_retry
 
 log = logging.getLogger("truloop_assistant.ledger")

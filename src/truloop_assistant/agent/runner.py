@@ -28,8 +28,8 @@ from ..store.inbox import Consumed
 from ..store.ledger import Ledger
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
+from ..tools.agent_deps import Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
-from ..tools.deps import Inviter, RelayWriter
 from .agents import Agents
 from .model_step import ModelStep
 from .people import role_of

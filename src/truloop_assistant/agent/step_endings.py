@@ -26,7 +26,7 @@ from ..store.ledger import LedgerCall, TurnState
 from ..store.outbox import TextOut
 from ..store.records import AgentRole, PausedTurn
 from ..store.turns import TurnStore
-from .calls import call_refs, failed_locally
+from .paused_calls import call_refs, failed_locally
 from .people import zone_from_directory
 from .recorder import LedgerWriter, StepRecord, sent_calls
 from .requests import device_requests

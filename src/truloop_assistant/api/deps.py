@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from ..auth import Principal
 from ..config import Settings
-from ..deferred.answers import DeviceAnswers
+from ..deferred.device_answers import DeviceAnswers
 from ..errors import AppError, Forbidden, TooManyRequests
 from ..ratelimit import RateDecision
 from ..services import Services

@@ -1,7 +1,7 @@
 """``POST /api/v1/agent/tool-message``: the device's JSON-RPC response to a deferred call.
 
 The checks run in this order: 413 size, 401 token, 400 parse, 429 rate, then what the call's
-state says (:class:`~truloop_assistant.deferred.answers.DeviceAnswers`).
+state says (:class:`~truloop_assistant.deferred.device_answers.DeviceAnswers`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, Field
 
-from ..deferred import answers as outcomes
-from ..deferred.answers import AnswerOutcome, DeviceAnswer
+from ..deferred import device_answers as outcomes
+from ..deferred.device_answers import AnswerOutcome, DeviceAnswer
 from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, Unprocessable
 from ..logs import log_context
 from ..metrics import TOOL_MESSAGES

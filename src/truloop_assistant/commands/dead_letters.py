@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from ..config import Settings
-    from ..operations.dead_letters import Replay
+    from ..operations.replay import Replay
     from ..store.ledger import DeadLetter, Ledger
 
 PROG = "truloop-assistant dead-letters"
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from redis.exceptions import RedisError
 
     from ..config import masked_url
-    from ..operations.dead_letters import DeadLetterError
+    from ..operations.replay import DeadLetterError
     from ..store import keys
 
     keys.use_prefix(settings.key_prefix)
@@ -100,7 +100,7 @@ async def _letters_of(
     redis: Redis, ledger: Ledger, channel_url: str, ids: list[str] | None
 ) -> list[DeadLetter]:
     """The dead letters asked for; :class:`DeadLetterError` when there are none, or an id is unknown."""
-    from ..operations.dead_letters import DeadLetterError, choose
+    from ..operations.replay import DeadLetterError, choose
 
     letters = await ledger.dead_letters(channel_url)
     if not letters:
@@ -179,7 +179,7 @@ async def _replay(
     *,
     as_json: bool,
 ) -> int:
-    from ..operations.dead_letters import DeadLetters
+    from ..operations.replay import DeadLetters
     from ..pipeline.intake import Intake
     from ..pipeline.queue import TurnQueue, make_queue
     from ..store.drains import Drains

@@ -12,12 +12,12 @@ import argparse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .checks.mcp import check_mcp
-from .checks.models import check_embedding, check_models
-from .checks.notion import check_notion
+from .checks.mcp_check import check_mcp
+from .checks.model_check import check_embedding, check_models
+from .checks.notion_check import check_notion
 from .checks.outcome import Check
-from .checks.redis import RedisProblem, RedisUnreachable, check_redis, ping_redis
-from .checks.sendbird import check_sendbird
+from .checks.redis_check import RedisProblem, RedisUnreachable, check_redis, ping_redis
+from .checks.sendbird_check import check_sendbird
 
 if TYPE_CHECKING:
     from ..config import Settings

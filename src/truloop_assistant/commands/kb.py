@@ -23,7 +23,7 @@ from ..redis_client import connect
 from ..store import keys
 
 SUBCOMMANDS = {
-    "sync-notion": "notion_sync",
+    "sync-notion": "sync_notion",
     "eval": "retrieval",
 }
 """Subcommands defined in ``commands/knowledge/<module>.py`` (imported only when they run)."""

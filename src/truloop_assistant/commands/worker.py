@@ -124,8 +124,8 @@ def _child_commands(args: argparse.Namespace) -> list[list[str]]:
 
 async def _worker(settings: Settings, concurrency: int, health: WorkerHealth | None = None) -> int:
     from ..runtime.probe import keep_alive
+    from ..runtime.queue_worker import SHUTDOWN_GRACE_S, build_worker, stop_task
     from ..runtime.scanners import run_scanners
-    from ..runtime.worker import SHUTDOWN_GRACE_S, build_worker, stop_task
     from ..services import Services
 
     loop = asyncio.get_running_loop()

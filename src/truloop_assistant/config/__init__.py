@@ -9,13 +9,13 @@ secret's ``TRULOOP_X_FILE``) and ``loading`` (one readable error for all problem
 from __future__ import annotations
 
 from ..errors import ConfigError
-from .loading import get_settings, given_settings, load_log_settings, load_settings
 from .log_settings import LogSettings
-from .mcp import McpServer
-from .models import MODEL_CHECK_S, RENAMED_PREFIXES, VALID_MODELS, model_problem
+from .mcp_servers import McpServer
+from .model_strings import MODEL_CHECK_S, RENAMED_PREFIXES, VALID_MODELS, model_problem
 from .rates import parse_limit
+from .reading import get_settings, given_settings, load_log_settings, load_settings
 from .secret import reveal
-from .sendbird import SendbirdSettings
+from .sendbird_settings import SendbirdSettings
 from .settings import Settings
 from .urls import REDIS_SCHEMES, masked_url
 

@@ -10,11 +10,11 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from ..errors import repeated
-from .mcp import McpServer
-from .models import VALID_MODELS, model_problem
+from .mcp_servers import McpServer
+from .model_strings import VALID_MODELS, model_problem
 from .rates import parse_limit
 from .secret import reveal
-from .sendbird import SendbirdSettings
+from .sendbird_settings import SendbirdSettings
 from .urls import REDIS_SCHEMES, masked_url
 
 

@@ -26,7 +26,7 @@ from ..backends.users import UserDirectoryError, UserProfile
 from ..channels.base import ChannelSendError
 from ..channels.relay import RelayError
 from ..store import keys
-from ..tools.deps import Inviter
+from ..tools.agent_deps import Inviter
 from ..tools.event_messages import as_language, reminder, zone_of
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from pydantic_ai import (
 from pydantic_ai.toolsets import ToolsetTool
 
 from ..logs import log_context
-from .deps import AgentDeps, ToolRun
+from .agent_deps import AgentDeps, ToolRun
 from .failures import ToolCrashed
 from .time_limits import ToolTimedOut
 

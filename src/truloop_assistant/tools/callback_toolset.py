@@ -14,9 +14,9 @@ from typing import Any
 from pydantic_ai import RunContext, WrapperToolset
 from pydantic_ai.toolsets import ToolsetTool
 
+from .agent_deps import AgentDeps, ToolRun
 from .call_records import observed
 from .callbacks import ToolCallbacks, ToolEvent
-from .deps import AgentDeps, ToolRun
 from .marks import is_destructive, runs_on_device
 
 

@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, RunContext
 
 from ..i18n.dates import weekday_ko
+from .agent_deps import AgentDeps
 from .arguments import OptionalIsoDate, TimeZoneName
-from .deps import AgentDeps
 
 datetime_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 

@@ -17,7 +17,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
 from ..protocol.declarations import schema_problem
-from .deps import AgentDeps
+from .agent_deps import AgentDeps
 from .marks import DECLARED
 
 _ANY_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))

@@ -12,8 +12,8 @@ from pydantic import Field, StringConstraints
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 
 from ..protocol.methods import CalendarEventsResult, ConfirmResult, PermissionStatusResult
+from .agent_deps import AgentDeps
 from .arguments import DateTimeWithOffset
-from .deps import AgentDeps
 from .marks import DEVICE
 from .validation import date_range
 

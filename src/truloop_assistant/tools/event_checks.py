@@ -15,7 +15,7 @@ from pydantic_ai import ModelRetry, RunContext, ToolFailed
 
 from ..backends.events import Event
 from ..backends.users import unknown_user_ids
-from .deps import AgentDeps
+from .agent_deps import AgentDeps
 from .invitations import require_inviter
 from .user_tools import check_users_exist, directory_call
 from .validation import deadline_not_after, end_after_start

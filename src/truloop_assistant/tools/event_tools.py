@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError
+from .agent_deps import AgentDeps
 from .arguments import (
     MAX_USER_IDS,
     DateTimeWithOffset,
@@ -22,7 +23,6 @@ from .arguments import (
     RemovableDateTimeWithOffset,
     UserIds,
 )
-from .deps import AgentDeps
 from .event_checks import (
     check_create,
     check_invite,

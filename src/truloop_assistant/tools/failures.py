@@ -15,7 +15,7 @@ from typing import Any
 from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, ToolFailed, WrapperToolset
 from pydantic_ai.toolsets import ToolsetTool
 
-from .deps import AgentDeps
+from .agent_deps import AgentDeps
 
 log = logging.getLogger("truloop_assistant.tools")
 

@@ -17,8 +17,8 @@ from pydantic_ai import FunctionToolset, RunContext, Tool, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError, EventTime
 from ..backends.users import UserDirectoryError
+from .agent_deps import AgentDeps
 from .arguments import MAX_AVAILABLE_DATES, EventId, IsoDate
-from .deps import AgentDeps
 from .marks import CHANGES
 from .validation import available_dates as checked_dates
 

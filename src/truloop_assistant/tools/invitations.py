@@ -19,7 +19,7 @@ from pydantic_ai.messages import UserPromptPart
 from ..backends.events import Event
 from ..backends.users import UserDirectoryError, UserProfile
 from ..i18n import Language, language_of
-from .deps import AgentDeps, Inviter
+from .agent_deps import AgentDeps, Inviter
 from .event_messages import as_language, cancellation, change_notice, invitation, zone_of
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field
 from pydantic_ai import FunctionToolset, RunContext
 
 from ..backends.knowledge import KnowledgeHit
+from .agent_deps import AgentDeps
 from .arguments import SearchQuery
-from .deps import AgentDeps
 
 knowledge_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 

@@ -25,7 +25,7 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.toolsets import AbstractToolset, PrefixedToolset, ToolsetTool
 
 from ..config import McpServer
-from .deps import AgentDeps
+from .agent_deps import AgentDeps
 from .marks import DESTRUCTIVE
 
 log = logging.getLogger("truloop_assistant.tools.mcp")

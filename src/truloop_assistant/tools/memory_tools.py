@@ -9,8 +9,8 @@ from pydantic_ai import FunctionToolset, ModelRetry, RunContext, ToolFailed
 
 from ..backends.memory import Memory, MemoryBackendError
 from ..store.keys import MEMORY_MAX
+from .agent_deps import AgentDeps
 from .arguments import MAX_QUERY_CHARS
-from .deps import AgentDeps
 from .marks import CHANGES, DESTRUCTIVE
 
 memory_toolset: FunctionToolset[AgentDeps] = FunctionToolset()

@@ -18,7 +18,7 @@ from pydantic_ai.toolsets import ToolsetTool
 from pydantic_core import to_json
 
 from ..store.effects import arguments_key
-from .deps import AgentDeps
+from .agent_deps import AgentDeps
 from .marks import changes_something, is_destructive
 
 log = logging.getLogger("truloop_assistant.tools")

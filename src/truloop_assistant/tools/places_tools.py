@@ -9,7 +9,7 @@ from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.places import Place, PlacesError
 from ..i18n import is_korean
-from .deps import AgentDeps
+from .agent_deps import AgentDeps
 
 places_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 

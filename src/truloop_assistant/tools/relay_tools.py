@@ -8,8 +8,8 @@ from pydantic import BaseModel, Field, StringConstraints
 from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.users import UserProfile
+from .agent_deps import AgentDeps
 from .arguments import UserId
-from .deps import AgentDeps
 from .marks import DESTRUCTIVE, OWN_TIME_BOUND
 
 relay_toolset: FunctionToolset[AgentDeps] = FunctionToolset()

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic_ai import RunContext, ToolFailed, WrapperToolset
 from pydantic_ai.toolsets import ToolsetTool
 
-from .deps import AgentDeps
+from .agent_deps import AgentDeps
 from .marks import bounds_its_own_time
 
 

@@ -21,8 +21,8 @@ from ..backends.users import (
     found_only_by_fragment,
     unknown_user_ids,
 )
+from .agent_deps import AgentDeps
 from .arguments import MAX_USER_IDS, UserId, UserIds
-from .deps import AgentDeps
 
 user_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 

@@ -13,7 +13,7 @@ from pydantic_ai import AbstractToolset, FunctionToolset
 
 from ...agent.agents import MemberAgent
 from ...errors import OperatorError
-from ...tools.deps import AgentDeps
+from ...tools.agent_deps import AgentDeps
 from .harness import Case, Dataset, Evaluator, Report
 
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "data" / "eval_cases.yaml"

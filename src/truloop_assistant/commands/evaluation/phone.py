@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 from pydantic_ai import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.messages import ToolCallPart
 
-from ...agent.calls import call_refs, failed_locally
+from ...agent.paused_calls import call_refs, failed_locally
 from ...agent.results import EXPIRED_TEXT, REQUESTS, deferred_results
 from ...deferred.approvals import CONFIRM_METHOD
 from ...deferred.handlers import device_params

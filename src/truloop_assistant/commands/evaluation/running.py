@@ -26,10 +26,10 @@ from ...backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_
 from ...config import Settings
 from ...i18n import Language
 from ...redis_client import connect
-from ...tools.deps import AgentDeps, Relayed
+from ...tools.agent_deps import AgentDeps, Relayed
 from .cases import EvalDataset, EvalReport, Turn
 from .phone import Phone
-from .turns import play_turn
+from .played_turns import play_turn
 
 EVAL_USER = "jeff"
 """The sample user the requests run as."""

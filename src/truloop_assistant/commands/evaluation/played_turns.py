@@ -26,7 +26,7 @@ from pydantic_ai import (
 
 from ...agent.agents import MemberAgent
 from ...config import Settings
-from ...tools.deps import AgentDeps
+from ...tools.agent_deps import AgentDeps
 from .cases import Calls, ToolCall, Turn
 from .phone import Phone
 

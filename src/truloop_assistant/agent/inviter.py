@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 
 class DirectInviter:
-    """The :class:`~truloop_assistant.tools.deps.Inviter` on the bot's direct channels."""
+    """The :class:`~truloop_assistant.tools.agent_deps.Inviter` on the bot's direct channels."""
 
     def __init__(
         self, *, relay: Relay, channel: Channel, history: History, transcript: Transcript | None = None
