@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from saq import Status
+from saq import Job, Status
 from saq.utils import now
 
 from tests.support import ON_STANDALONE_AND_CLUSTER
@@ -55,5 +55,44 @@ async def test_sweep_retries_a_job_whose_worker_died(redis: Any, redis_url: str)
         await queue.redis.set(again.id, queue.serialize(again))
         assert await sweep(queue) == [again.id]
         assert (await queue.dequeue(timeout=1)) is not None
+    finally:
+        await queue.disconnect()
+
+
+async def test_the_jobs_of_dead_workers_wait_for_their_abort_together(
+    redis: Any, redis_url: str, monkeypatch: Any
+) -> None:
+    """After a Redis restart many jobs have lost their heartbeat at once: each gets its wait for a
+    live worker to stop it, and the waits overlap (one after another, 20 jobs would hold the sweep 100 s)."""
+    queue = make_queue(redis_url, "sweep-test")
+    waiting, most = 0, 0
+    refresh = Job.refresh
+
+    async def counted(job: Job, until_complete: float | None = None) -> None:
+        nonlocal waiting, most
+        waiting += 1
+        most = max(most, waiting)
+        try:
+            await refresh(job, until_complete)
+        finally:
+            waiting -= 1
+
+    monkeypatch.setattr(Job, "refresh", counted)
+    try:
+        dead = []
+        for n in range(4):
+            await queue.enqueue("drain_conversation", key=f"dead-{n}", heartbeat=1, retries=3)
+            picked = await queue.dequeue()
+            assert picked is not None
+            picked.attempts += 1
+            await picked.update(status=Status.ACTIVE, started=now())
+            picked.touched -= 5_000  # its worker went away with Redis
+            await queue.redis.set(picked.id, queue.serialize(picked))
+            dead.append(picked.id)
+
+        assert sorted(await sweep(queue)) == sorted(dead)
+        assert most == len(dead)
+        retried = [await queue.dequeue(timeout=1) for _ in dead]
+        assert sorted(job.id for job in retried if job is not None) == sorted(dead)
     finally:
         await queue.disconnect()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from redis.asyncio import Redis
@@ -103,6 +104,7 @@ class TruloopQueue(RedisQueue):
         id_jobs = await self._cleanup_script(keys=[self._sweep, self._active], args=[lock], client=self.redis)
         not_active: set[bytes] = set()
         swept: list[str] = []
+        aborted: list[Job] = []
         for job_id, job_bytes in id_jobs:
             job = self.deserialize(job_bytes)
             if job is None:
@@ -121,17 +123,23 @@ class TruloopQueue(RedisQueue):
             log.info("sweeping job %s (%s)", job.key, "no heartbeat" if job.stuck else "never started")
             swept.append(job_id.decode())
             await self.abort(job, error=self.swept_error_message)
-            try:
-                await job.refresh(abort)
-            except TimeoutError:
-                log.info("could not abort job %s", job.key)
-            if job.retryable:
-                await self.retry(job, error=self.swept_error_message)
-            else:
-                await self.finish(job, Status.ABORTED, error=self.swept_error_message)
+            aborted.append(job)
+        # Each aborted job gets up to ``abort`` seconds for its worker, if it lives, to stop it; they
+        # wait together, so that the many jobs a Redis restart leaves behind cost one wait, not one each.
+        await asyncio.gather(*(self._requeue_swept(job, abort) for job in aborted))
         if id_jobs:  # only a sweep that held the lock saw the whole active list
             self._not_active = not_active
         return swept
+
+    async def _requeue_swept(self, job: Job, abort: float) -> None:
+        try:
+            await job.refresh(abort)
+        except TimeoutError:
+            log.info("could not abort job %s", job.key)
+        if job.retryable:
+            await self.retry(job, error=self.swept_error_message)
+        else:
+            await self.finish(job, Status.ABORTED, error=self.swept_error_message)
 
 
 def make_queue(redis_url: str, name: str) -> TruloopQueue:
