@@ -307,6 +307,6 @@ if (commands[command] === undefined) {
 try {
   await commands[command]();
 } catch (error) {
-  console.error(`protocol ${command}: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`protocol ${command}: ${error?.message ?? String(error)}`);
   process.exit(1);
 }

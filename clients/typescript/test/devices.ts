@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { types } from "node:util";
 import {
   type CalendarGetEventsResult,
   CallSettledError,
@@ -87,7 +88,7 @@ describe("several devices of one user", { concurrency: true }, () => {
     assert.deepEqual(request.params, sent.params);
     assert.equal(request.channelUrl, channel);
     assert.equal(request.recipient, "seojun");
-    assert.ok(request.createdAt instanceof Date && Math.abs(request.createdAt.getTime() - rpc.created_at) < 60_000);
+    assert.ok(types.isDate(request.createdAt) && Math.abs(request.createdAt.getTime() - rpc.created_at) < 60_000);
     assert.ok(request.expiresAt.getTime() > request.createdAt.getTime());
     assert.equal(restarted.isForMe(request), true);
     const before = await restarted.call(id);
@@ -104,7 +105,7 @@ describe("several devices of one user", { concurrency: true }, () => {
     assert.equal((await restarted.pending()).some((r) => r.id === id), false);
     const after = await restarted.call(id);
     assert.equal(after?.state, "answered");
-    assert.ok(after?.settledAt instanceof Date);
+    assert.ok(types.isDate(after?.settledAt));
     assert.equal(await restarted.call(`call_${"f".repeat(32)}`), null);
   });
 

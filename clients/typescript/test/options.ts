@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { types } from "node:util";
 import { AssistantClient, type AssistantClientOptions, parseAgentRpc } from "@truloop/assistant-client";
+
+/** A TypeError itself, as the constructor throws it (not a subclass, nor an error from elsewhere). */
+const isTypeError = (error: unknown): error is TypeError =>
+  types.isNativeError(error) && Object.getPrototypeOf(error) === TypeError.prototype;
 
 const BASE = { baseUrl: "https://assistant.example.com", getToken: () => "token" };
 const REQUEST = {
@@ -17,7 +22,7 @@ describe("constructing a client", () => {
       assert.throws(
         () => new AssistantClient({ ...BASE, userId } as unknown as AssistantClientOptions),
         (error: unknown) =>
-          error instanceof TypeError && /userId is required/.test(error.message) && /another member/.test(error.message),
+          isTypeError(error) && /userId is required/.test(error.message) && /another member/.test(error.message),
         String(userId),
       );
     }
@@ -42,7 +47,7 @@ describe("constructing a client", () => {
     for (const deviceId of ["", "x".repeat(129), 7]) {
       assert.throws(
         () => new AssistantClient({ ...BASE, userId: "jeff", deviceId } as unknown as AssistantClientOptions),
-        (error: unknown) => error instanceof TypeError && /deviceId/.test(error.message),
+        (error: unknown) => isTypeError(error) && /deviceId/.test(error.message),
       );
     }
     assert.ok(new AssistantClient({ ...BASE, userId: "jeff", deviceId: "x".repeat(128) }));
