@@ -2,11 +2,13 @@
 them (keyless backends, the local channel), with any constructor argument replaced by a test's own.
 
 ``make_runner(redis, settings, inviter=recording)`` is the server's runner but for its inviter;
-``make_drainer(redis, settings, runner=broken)`` drains with a runner of the test's.
+``make_drainer(redis, settings, runner=broken)`` drains with a runner of the test's. ``paused_turn``
+is a turn paused on calendar calls, as the store keeps it.
 """
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -39,6 +41,7 @@ from truloop_assistant.config import Settings
 from truloop_assistant.pipeline.conversations import ConversationDrainer
 from truloop_assistant.pipeline.delivery import Deliverer
 from truloop_assistant.pipeline.typing_indicator import Typing
+from truloop_assistant.store.answers import ServerFailure
 from truloop_assistant.store.device_declarations import ClientTools
 from truloop_assistant.store.drains import Drains
 from truloop_assistant.store.effects import Effects
@@ -46,6 +49,7 @@ from truloop_assistant.store.history import History
 from truloop_assistant.store.inbox import Inbox
 from truloop_assistant.store.ledger import Ledger
 from truloop_assistant.store.outbox import Outbox
+from truloop_assistant.store.records import CallRef, PausedTurn
 from truloop_assistant.store.transcript import Transcript
 from truloop_assistant.store.turns import TurnStore
 from truloop_assistant.tools.agent_deps import utcnow
@@ -122,3 +126,25 @@ def make_drainer(redis: Redis, settings: Settings, **parts: Any) -> Conversation
     if "runner" not in parts:
         built["runner"] = make_runner(redis, settings)
     return ConversationDrainer(**{**built, **parts})
+
+
+def paused_turn(calls: int, *, local: dict[str, ServerFailure] | None = None) -> PausedTurn:
+    """Turn ``m1`` of jeff in ``ch-1``, paused on ``calls`` calendar calls (``call_0``…); ``local``:
+    the calls the server failed itself."""
+    refs = [
+        CallRef(call_id=f"call_{i}", tool_call_id=f"t{i}", bucket="call", tool_name="get_calendar_events",
+                method="calendar.getEvents")
+        for i in range(calls)
+    ]  # fmt: skip
+    return PausedTurn(
+        turn_id="m1",
+        step=0,
+        channel_url="ch-1",
+        user_id="jeff",
+        created_at=time.time(),
+        prompt="this week?",
+        messages="[]",
+        requests="{}",
+        calls=refs,
+        local_answers=local or {},
+    )

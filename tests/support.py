@@ -299,6 +299,29 @@ class DevServer:
 
 
 @contextmanager
+def logging_restored() -> Iterator[None]:
+    """The root logger's level and handlers, and the noisy libraries' levels, put back after the block
+    (for tests that call ``configure_logging``)."""
+    import logging
+
+    from truloop_assistant.logs import HANDLER_NAME, NOISY_LOGGERS
+
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers), {n: logging.getLogger(n).level for n in NOISY_LOGGERS})
+    try:
+        yield
+    finally:
+        for handler in [h for h in root.handlers if h.get_name() == HANDLER_NAME]:
+            root.removeHandler(handler)
+        for handler in saved[1]:
+            if handler not in root.handlers:
+                root.addHandler(handler)
+        root.setLevel(saved[0])
+        for name, level in saved[2].items():
+            logging.getLogger(name).setLevel(level)
+
+
+@contextmanager
 def running_dev_server() -> Iterator[DevServer]:
     """``truloop-assistant dev`` in a subprocess (embedded Redis, offline model, no TRULOOP_* set),
     ready; stopped with Ctrl-C on exit."""

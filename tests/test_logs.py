@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import logging_restored
 from truloop_assistant.config import ConfigError, load_log_settings, load_settings
 from truloop_assistant.logs import (
     HANDLER_NAME,
-    NOISY_LOGGERS,
     configure_logging,
     current_context,
     log_context,
@@ -31,18 +31,8 @@ SECRET = "s" * 32
 @pytest.fixture
 def logs() -> Iterator[io.StringIO]:
     """``configure_logging`` writing to a buffer; the root logger and the libraries' levels restored after."""
-    root = logging.getLogger()
-    saved = (root.level, list(root.handlers), {n: logging.getLogger(n).level for n in NOISY_LOGGERS})
-    buffer = io.StringIO()
-    yield buffer
-    for handler in [h for h in root.handlers if h.get_name() == HANDLER_NAME]:
-        root.removeHandler(handler)
-    for handler in saved[1]:
-        if handler not in root.handlers:
-            root.addHandler(handler)
-    root.setLevel(saved[0])
-    for name, level in saved[2].items():
-        logging.getLogger(name).setLevel(level)
+    with logging_restored():
+        yield io.StringIO()
 
 
 def lines(buffer: io.StringIO) -> list[str]:

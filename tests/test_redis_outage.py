@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import pytest
 import redis.exceptions
 
+from tests.support import logging_restored
 from truloop_assistant.local.embedded_redis import free_port
-from truloop_assistant.logs import HANDLER_NAME, NOISY_LOGGERS, configure_logging, logging_config
+from truloop_assistant.logs import configure_logging, logging_config
 from truloop_assistant.redis_client import connect
 from truloop_assistant.redis_outage import in_outage, outage_error, redis_answered
 
@@ -24,21 +25,12 @@ REFUSED = "Error 111 connecting to 127.0.0.1:6390. Connection refused."
 @pytest.fixture
 def logs() -> Iterator[io.StringIO]:
     """``configure_logging`` writing to a buffer; the root logger restored and no outage left after."""
-    root = logging.getLogger()
-    saved = (root.level, list(root.handlers), {n: logging.getLogger(n).level for n in NOISY_LOGGERS})
-    redis_answered()
-    buffer = io.StringIO()
-    configure_logging("INFO", "text", stream=buffer)
-    yield buffer
-    redis_answered()
-    for handler in [h for h in root.handlers if h.get_name() == HANDLER_NAME]:
-        root.removeHandler(handler)
-    for handler in saved[1]:
-        if handler not in root.handlers:
-            root.addHandler(handler)
-    root.setLevel(saved[0])
-    for name, level in saved[2].items():
-        logging.getLogger(name).setLevel(level)
+    with logging_restored():
+        redis_answered()
+        buffer = io.StringIO()
+        configure_logging("INFO", "text", stream=buffer)
+        yield buffer
+        redis_answered()
 
 
 def lines(buffer: io.StringIO) -> list[str]:

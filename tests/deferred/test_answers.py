@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from tests.factories import paused_turn
 from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.deferred.device_answers import (
     Accepted,
@@ -22,7 +23,6 @@ from truloop_assistant.deferred.resumes import resume_if_due
 from truloop_assistant.protocol.jsonrpc import parse_response
 from truloop_assistant.store import keys
 from truloop_assistant.store.history import History
-from truloop_assistant.store.records import CallRef, PausedTurn
 from truloop_assistant.store.turns import TurnStore
 
 pytestmark = ON_STANDALONE_AND_CLUSTER
@@ -43,25 +43,6 @@ class FollowUps:
 
     async def deliver(self, channel_url: str) -> None:
         self.delivered.append(channel_url)
-
-
-def paused(calls: int = 2) -> PausedTurn:
-    refs = [
-        CallRef(call_id=f"call_{i}", tool_call_id=f"t{i}", bucket="call", tool_name="get_calendar_events",
-                method="calendar.getEvents")
-        for i in range(calls)
-    ]  # fmt: skip
-    return PausedTurn(
-        turn_id="m1",
-        step=0,
-        channel_url="ch-1",
-        user_id="jeff",
-        created_at=time.time(),
-        prompt="this week?",
-        messages="[]",
-        requests="{}",
-        calls=refs,
-    )
 
 
 def answer(call_id: str, *, result: Any = None, error: dict[str, Any] | None = None) -> DeviceAnswer:
@@ -88,7 +69,7 @@ def answers(store: TurnStore, follow_ups: FollowUps) -> DeviceAnswers:
 async def test_answers_are_accepted_then_the_last_resumes_the_turn(
     store: TurnStore, answers: DeviceAnswers, follow_ups: FollowUps
 ) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(2))
 
     assert await answers.record("jeff", answer("call_0", result=EVENTS)) == Accepted(remaining=1)
     assert follow_ups.delivered == ["ch-1"] and follow_ups.resumed == []  # its request's update
@@ -99,7 +80,7 @@ async def test_answers_are_accepted_then_the_last_resumes_the_turn(
 async def test_the_same_answer_again_is_a_duplicate_and_queues_a_resume_that_may_have_been_lost(
     store: TurnStore, answers: DeviceAnswers, follow_ups: FollowUps
 ) -> None:
-    await store.save_paused(paused(calls=1))
+    await store.save_paused(paused_turn(1))
     assert await answers.record("jeff", answer("call_0", result=EVENTS)) == Resuming()
 
     assert await answers.record("jeff", answer("call_0", result=EVENTS)) == Duplicate()
@@ -109,7 +90,7 @@ async def test_the_same_answer_again_is_a_duplicate_and_queues_a_resume_that_may
 async def test_a_duplicate_of_a_turn_no_longer_resuming_queues_nothing(
     store: TurnStore, answers: DeviceAnswers, follow_ups: FollowUps
 ) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(2))
     assert await answers.record("jeff", answer("call_0", result=EVENTS)) == Accepted(remaining=1)
 
     assert await answers.record("jeff", answer("call_0", result=EVENTS)) == Duplicate()
@@ -119,7 +100,7 @@ async def test_a_duplicate_of_a_turn_no_longer_resuming_queues_nothing(
 async def test_a_different_answer_to_an_answered_call_is_refused(
     store: TurnStore, answers: DeviceAnswers
 ) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(2))
     await answers.record("jeff", answer("call_0", result=EVENTS))
 
     outcome = await answers.record(
@@ -131,7 +112,7 @@ async def test_a_different_answer_to_an_answered_call_is_refused(
 async def test_unknown_calls_and_other_users_calls_are_refused(
     store: TurnStore, answers: DeviceAnswers
 ) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(2))
 
     unknown = await answers.record("jeff", answer("call_9", result=EVENTS))
     assert isinstance(unknown, Refused) and unknown.reason == "unknown_call"
@@ -144,7 +125,7 @@ async def test_unknown_calls_and_other_users_calls_are_refused(
 async def test_a_result_that_does_not_fit_is_refused_and_the_call_stays_pending(
     store: TurnStore, answers: DeviceAnswers, follow_ups: FollowUps
 ) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(2))
 
     outcome = await answers.record("jeff", answer("call_0", result={"events": "none"}))
     assert isinstance(outcome, Refused) and outcome.reason == "invalid_result"
@@ -157,7 +138,7 @@ async def test_a_result_that_does_not_fit_is_refused_and_the_call_stays_pending(
 async def test_expired_and_superseded_calls_are_refused(
     store: TurnStore, answers: DeviceAnswers, redis: Redis
 ) -> None:
-    turn = paused()
+    turn = paused_turn(2)
     await store.save_paused(turn)
     await redis.hset(keys.pending(keys.conversation_tag("ch-1"), "call_0"), "expires_at", time.time() - 1)
 
@@ -171,7 +152,7 @@ async def test_expired_and_superseded_calls_are_refused(
 async def test_a_device_that_cannot_run_the_method_leaves_the_call_to_another_device(
     store: TurnStore, answers: DeviceAnswers, follow_ups: FollowUps
 ) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(2))
 
     assert await answers.record("jeff", answer("call_0", error=NOT_FOUND)) == Accepted(remaining=2)
     assert await answers.record("jeff", answer("call_0", error=NOT_FOUND)) == Duplicate()
@@ -184,7 +165,7 @@ async def test_a_device_that_cannot_run_the_method_leaves_the_call_to_another_de
 async def test_a_call_no_device_could_run_is_cancelled_for_other_answers(
     store: TurnStore, answers: DeviceAnswers
 ) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(2))
     await answers.record("jeff", answer("call_0", error=NOT_FOUND))
     [(tag, call_id)] = await store.unhandled_due(time.time() + 60)
     assert (await store.end_unhandled(tag, call_id))[0] == "accepted"
@@ -196,7 +177,7 @@ async def test_a_call_no_device_could_run_is_cancelled_for_other_answers(
 
 async def test_only_a_turn_in_state_resuming_gets_a_resume(store: TurnStore, follow_ups: FollowUps) -> None:
     assert not await resume_if_due(store, follow_ups, "ch-1", "m1")  # no such turn
-    turn = paused(calls=1)
+    turn = paused_turn(1)
     await store.save_paused(turn)
     assert not await resume_if_due(store, follow_ups, "ch-1", "m1")  # it waits for its call
     assert await store.expire(turn)

@@ -7,35 +7,15 @@ import time
 import pytest
 from redis.asyncio import Redis
 
+from tests.factories import paused_turn
 from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.protocol.jsonrpc import JsonRpcError
 from truloop_assistant.store import keys
 from truloop_assistant.store.answers import DeviceError, DeviceResult, ServerFailure
 from truloop_assistant.store.history import History
-from truloop_assistant.store.records import CallRef, PausedTurn
 from truloop_assistant.store.turns import TurnStore
 
 pytestmark = ON_STANDALONE_AND_CLUSTER
-
-
-def paused(*, local: dict[str, ServerFailure] | None = None) -> PausedTurn:
-    calls = [
-        CallRef(call_id=f"call_{i}", tool_call_id=f"t{i}", bucket="call", tool_name="get_calendar_events",
-                method="calendar.getEvents")
-        for i in range(3)
-    ]  # fmt: skip
-    return PausedTurn(
-        turn_id="m1",
-        step=0,
-        channel_url="ch-1",
-        user_id="jeff",
-        created_at=time.time(),
-        prompt="this week?",
-        messages="[]",
-        requests="{}",
-        calls=calls,
-        local_answers=local or {},
-    )
 
 
 @pytest.fixture
@@ -44,7 +24,7 @@ def store(redis: Redis) -> TurnStore:
 
 
 async def test_each_answer_is_kept_as_what_the_device_said(store: TurnStore) -> None:
-    turn = paused(local={"call_2": ServerFailure(failed="over the limit")})
+    turn = paused_turn(3, local={"call_2": ServerFailure(failed="over the limit")})
     await store.save_paused(turn)
 
     error = JsonRpcError(
@@ -69,7 +49,7 @@ async def test_each_answer_is_kept_as_what_the_device_said(store: TurnStore) -> 
 
 
 async def test_an_answered_call_remembers_its_answer_for_duplicates_and_conflicts(store: TurnStore) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(3))
     call = await store.get_call("call_0")
     assert call is not None
     await store.record_answer(call, "same", DeviceResult(result={"events": []}))
@@ -83,7 +63,7 @@ async def test_an_answered_call_remembers_its_answer_for_duplicates_and_conflict
 async def test_a_call_past_its_deadline_is_expired_before_the_scanner_settles_it(
     store: TurnStore, redis: Redis
 ) -> None:
-    await store.save_paused(paused())
+    await store.save_paused(paused_turn(3))
     tag = keys.conversation_tag("ch-1")
     await redis.hset(keys.pending(tag, "call_0"), "expires_at", time.time() - 1)
     call = await store.get_call("call_0")
