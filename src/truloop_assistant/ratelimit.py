@@ -1,20 +1,45 @@
-"""Per-user rate limits, kept in Redis with the ``limits`` library (moving windows)."""
+"""Per-user rate limits: an exact moving window per user and scope, kept in Redis.
+
+Each window is one sorted set of the requests it counted, scored by their time, and one Lua script
+(:data:`HIT_SCRIPT`, one ``EVALSHA``) counts a request and answers with where the window stands: a
+constant handful of commands whatever the limit. A request beyond the limit is not counted. One key
+per script, so it runs on any slot of a Redis Cluster; the key expires a window after its newest
+request. The limits are read with ``limits.parse`` (``20/minute``).
+"""
 
 from __future__ import annotations
 
+import itertools
 import math
+import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from limits import RateLimitItem, parse
-from limits.aio.storage import RedisClusterStorage, RedisStorage
-from limits.aio.strategies import MovingWindowRateLimiter
 from redis.asyncio import Redis
 
 from .config import Settings
-from .redis_client import is_cluster, parse_cluster_url
 from .store import keys
+
+HIT_SCRIPT = """
+-- KEYS[1]: the window, a sorted set of the requests it counted scored by their time (Unix seconds)
+-- ARGV: now, the oldest time still in the window (now - window), the limit, the window in
+--       milliseconds, a member unique to this request
+-- Times stay strings: Lua would print a number with 14 significant digits, and lose the microseconds.
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])
+local count = redis.call('ZCARD', KEYS[1])
+local allowed = 0
+if count < tonumber(ARGV[3]) then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[5])
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    count = count + 1
+    allowed = 1
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {allowed, count, oldest[2] or ARGV[1]}
+"""
+"""Count one request if the window has room; ``[allowed (0/1), requests in the window, oldest time]``."""
 
 
 @dataclass(frozen=True)
@@ -41,49 +66,39 @@ class RateDecision:
 
 
 class RateLimiter:
-    """Counts requests per user and scope; admins (JWT ``role: admin``) get the admin limit."""
+    """Counts requests per user and scope; admins (JWT ``role: admin``) get the admin limit.
 
-    def __init__(self, settings: Settings, redis: Redis) -> None:
+    At most N requests in any W seconds (both ends of the window included), by this process's
+    clock (``clock``, Unix seconds).
+    """
+
+    def __init__(self, settings: Settings, redis: Redis, *, clock: Callable[[], float] = time.time) -> None:
         self.user: RateLimitItem = parse(settings.rate_limit_user)
         self.admin: RateLimitItem = parse(settings.rate_limit_admin)
-        storage: RedisStorage
-        if is_cluster(settings.redis_url):
-            # ``limits`` builds a cluster client from a URL; it is pointed at the server's own
-            # instead (one set of connections, closed with the server). Each counter is one key,
-            # so its moving-window script works on any slot.
-            seeds = ",".join(f"{host}:{port}" for host, port in parse_cluster_url(settings.redis_url).nodes)
-            storage = RedisClusterStorage(
-                f"async+redis+cluster://{seeds}",
-                implementation="redispy",
-                key_prefix=keys.rate_limit_prefix(),
-            )
-            bridge: Any = storage.bridge
-            bridge.storage = redis
-            bridge.connection_getter = lambda _readonly: redis
-            bridge.register_scripts()  # on the server's client
-        else:
-            url = settings.redis_url.replace("redis://", "async+redis://", 1).replace(
-                "rediss://", "async+rediss://", 1
-            )
-            # On the server's own connection pool: nothing more to open or close. (``limits`` types
-            # its client options as scalars, but hands them to redis-py's client as they are.)
-            shared: dict[str, Any] = {"connection_pool": redis.connection_pool}
-            storage = RedisStorage(
-                url, implementation="redispy", key_prefix=keys.rate_limit_prefix(), **shared
-            )
-        self._storage = storage
-        self._limiter = MovingWindowRateLimiter(self._storage)
+        self._clock = clock
+        # redis-py's script object: EVALSHA, and on NOSCRIPT (a restarted or failed-over Redis)
+        # SCRIPT LOAD (to every primary of a cluster) and EVALSHA again.
+        self._script = redis.register_script(HIT_SCRIPT)
+        # Members only need to differ: this process's random tag and a counter.
+        self._tag = secrets.token_hex(6)
+        self._seq = itertools.count()
 
     async def hit(self, user_id: str, *, scope: str, admin: bool = False) -> RateDecision:
         """Count one request; the decision says whether it is within the limit."""
         item = self.admin if admin else self.user
-        allowed = await self._limiter.hit(item, scope, user_id)
-        stats = await self._limiter.get_window_stats(item, scope, user_id)
+        window = item.get_expiry()
+        now = self._clock()
+        # The limit and window are in the key: another setting starts a fresh window.
+        key = f"{keys.rate_limit_prefix()}:{scope}:{item.amount}/{window}s:{user_id}"
+        member = f"{self._tag}:{next(self._seq)}"
+        allowed, count, oldest = await self._script(
+            keys=[key], args=[repr(now), repr(now - window), item.amount, window * 1000, member]
+        )
         return RateDecision(
-            allowed=allowed,
+            allowed=bool(allowed),
             limit=item.amount,
-            remaining=max(0, stats.remaining),
-            reset_at=math.ceil(stats.reset_time),
+            remaining=max(0, item.amount - int(count)),
+            reset_at=math.ceil(float(oldest) + window),
         )
 
     def window_s(self, *, admin: bool = False) -> int:
