@@ -38,7 +38,7 @@ from ..tools.callbacks import ToolCallbacks
 from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
 from .context import turn_instructions
-from .people import profile_of
+from .people import Person, profile_of
 from .recorder import invalid_calls, server_calls, without_result
 from .step_endings import StepEndings, TurnStep
 from .turn_limits import TurnLimits, failure_text
@@ -88,10 +88,15 @@ class ModelStep:
         *,
         prompt: str | None = None,
         results: DeferredToolResults | None = None,
+        person: Person | None = None,
     ) -> bool:
         """Run the step to its end. Returns True when it paused without sending a device call (the
-        server failed every one): the turn is to be resumed at once."""
-        profile = await profile_of(self.backends.users, turn.user_id)
+        server failed every one): the turn is to be resumed at once. ``person``: the directory's
+        answer when the caller already asked it this step."""
+        if person is None:
+            profile = await profile_of(self.backends.users, turn.user_id)
+        else:
+            profile = person.profile
         zone = zone_of(profile, self.timezone)
         deps = AgentDeps(
             user_id=turn.user_id,
@@ -202,7 +207,7 @@ class ModelStep:
             messages = dump_messages(result.all_messages())
             declared = deps.declaration.by_name() if deps.declaration else {}
             return await endings.pause(
-                replace(turn, used=usage), messages, output, consumed, calls, began, declared
+                replace(turn, used=usage), messages, output, consumed, calls, began, declared, deps.timezone
             )
         TURNS.labels("answered").inc()
         await endings.record(turn, "answered", began, usage, calls, ended=True)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from zoneinfo import ZoneInfo
+from dataclasses import dataclass
 
 from ..backends.users import UserDirectory, UserDirectoryError, UserProfile
 from ..store.records import AgentRole
-from ..tools.event_messages import zone_of
+
+
+@dataclass(frozen=True)
+class Person:
+    """The person a step runs for, as the directory knows them: looked up once per step."""
+
+    profile: UserProfile | None
+    role: AgentRole
 
 
 async def profile_of(users: UserDirectory, user_id: str) -> UserProfile | None:
@@ -17,16 +24,14 @@ async def profile_of(users: UserDirectory, user_id: str) -> UserProfile | None:
         return None
 
 
-async def zone_from_directory(users: UserDirectory, user_id: str, default: ZoneInfo) -> ZoneInfo:
-    """The person's time zone from the directory; ``default`` when unknown or invalid."""
-    return zone_of(await profile_of(users, user_id), default)
+async def person_of(users: UserDirectory, user_id: str) -> Person:
+    """The person's profile and role in one lookup: 'member' for people in the directory, 'guest' for
+    everyone else (invited guests); with no directory at all (nothing imported, no users API)
+    everyone is a member.
 
-
-async def role_of(users: UserDirectory, user_id: str) -> AgentRole:
-    """'member' for people in the directory, 'guest' for everyone else (invited guests).
-
-    With no directory at all (nothing imported, no users API) everyone is a member.
+    A directory that cannot say fails the step (it is retried): a member is never taken for a guest.
     """
-    if await users.is_member(user_id) or not await users.has_users():
-        return "member"
-    return "guest"
+    profile = await users.get_profile(user_id)
+    if profile is not None or not await users.has_users():
+        return Person(profile, "member")
+    return Person(None, "guest")

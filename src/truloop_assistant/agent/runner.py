@@ -32,7 +32,7 @@ from ..tools.agent_deps import Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from .agents import Agents
 from .model_step import ModelStep
-from .people import role_of
+from .people import Person, person_of
 from .recorder import LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .step_endings import StepEndings, TurnStep
@@ -73,7 +73,6 @@ class TurnRunner:
             ledger=self.ledger,
             limits=limits,
             backends=backends,
-            timezone=timezone,
             tool_descriptions=tool_descriptions,
         )
         self.model_step = ModelStep(
@@ -106,14 +105,14 @@ class TurnRunner:
             if is_resuming(snapshot):
                 await self.resume(message.channel_url, message.turn_id, consumed)
             return
-        role = await role_of(self.backends.users, message.user_id)
-        turn = TurnStep(message.turn_id, 0, message.channel_url, message.user_id, message.text, role)
+        person = await person_of(self.backends.users, message.user_id)
+        turn = TurnStep(message.turn_id, 0, message.channel_url, message.user_id, message.text, person.role)
         # Only the sender's own paused turn is cut short: other people in the channel pause apart.
         active = await self.store.active_turn(message.channel_url, message.user_id)
         if active is not None and await self._supersede(turn, active, consumed):
             return
         history = await self.history.load(message.channel_url, message.user_id)
-        await self._run(turn, history, consumed, prompt=message.text)
+        await self._run(turn, history, consumed, prompt=message.text, person=person)
 
     async def _supersede(self, turn: TurnStep, active_id: str, consumed: Consumed | None) -> bool:
         """The user wrote while a turn waited for the device: close that turn, then answer.
@@ -183,6 +182,7 @@ class TurnRunner:
         *,
         prompt: str | None = None,
         results: DeferredToolResults | None = None,
+        person: Person | None = None,
     ) -> None:
-        if await self.model_step.run(turn, history, consumed, prompt=prompt, results=results):
+        if await self.model_step.run(turn, history, consumed, prompt=prompt, results=results, person=person):
             await self.resume(turn.channel_url, turn.turn_id, consumed)  # nothing was sent to wait for

@@ -27,7 +27,6 @@ from ..store.outbox import TextOut
 from ..store.records import AgentRole, PausedTurn
 from ..store.turns import TurnStore
 from .paused_calls import call_refs, failed_locally
-from .people import zone_from_directory
 from .recorder import LedgerWriter, StepRecord, sent_calls
 from .requests import device_requests
 from .results import REQUESTS
@@ -61,7 +60,6 @@ class StepEndings:
         ledger: LedgerWriter,
         limits: TurnLimits,
         backends: Backends,
-        timezone: ZoneInfo,
         tool_descriptions: Callable[[], Mapping[str, str]],
     ) -> None:
         self.store = store
@@ -69,7 +67,6 @@ class StepEndings:
         self.ledger = ledger
         self.limits = limits
         self.backends = backends
-        self.timezone = timezone
         self.tool_descriptions = tool_descriptions
         """Descriptions of tools the server did not define (MCP servers'), for their dialogs."""
 
@@ -130,8 +127,10 @@ class StepEndings:
         calls: list[LedgerCall],
         began: float,
         declared: Mapping[str, DeclaredTool],
+        timezone: ZoneInfo,
     ) -> bool:
-        """Store the paused turn and send its device requests.
+        """Store the paused turn and send its device requests (their dialogs say when in ``timezone``,
+        the person's own).
 
         Returns True when no call went out (the server failed them all): the turn is stored with its
         event still on the inbox, to be resumed at once.
@@ -169,8 +168,7 @@ class StepEndings:
             return True
         context = ApprovalContext(
             language=language_of(paused.prompt),
-            # The dialog says when in the person's own time.
-            timezone=await zone_from_directory(self.backends.users, paused.user_id, self.timezone),
+            timezone=timezone,
             backends=self.backends,
             user_id=paused.user_id,
             descriptions=self.tool_descriptions(),
