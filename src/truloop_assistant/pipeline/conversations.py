@@ -14,6 +14,7 @@ from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
 from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, ResumeEvent
 from ..store.ledger import Ledger
+from ..store.outbox import Peeked
 from .delivery import Deliverer, Delivery
 from .typing_indicator import Typing
 
@@ -56,8 +57,10 @@ class ConversationDrainer:
         Only while ``owner`` holds the claim. When the channel is down, the claim is given up and the
         conversation is watched for the next try; its events wait, in order.
         """
-        if not await self.inbox.claim(channel_url, owner):
+        claim = await self.inbox.claim(channel_url, owner)
+        if claim is None:
             return  # another live worker owns it and will run our event too
+        peeked: Peeked | None = claim.outbox  # read with the claim: the first delivery need not read it
         lost, finished = asyncio.Event(), asyncio.Event()
         keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, finished, touch))
         step: tracing.Step | None = None  # the step whose sends are delivered next, when traced
@@ -69,13 +72,14 @@ class ConversationDrainer:
                     if done is not None:
                         await self.inbox.pop(channel_url, done.raw, done.eid)
                         done = None
-                    if not await self.inbox.claim(channel_url, owner):
+                    if (claim := await self.inbox.claim(channel_url, owner)) is None:
                         log.warning("lost the claim on %s; another worker took over", channel_url)
                         return
+                    peeked = claim.outbox
                     lost.clear()
                 with tracing.within(step, "deliver"):
-                    delivery = await self._deliver(channel_url)
-                step = None
+                    delivery = await self._deliver(channel_url, peeked)
+                step, peeked = None, None
                 if delivery.retry_in is not None and delivery.blocking:
                     if done is not None:
                         await self.inbox.pop(channel_url, done.raw, done.eid)
@@ -123,15 +127,19 @@ class ConversationDrainer:
         except Exception:  # the drain delivers it after the step, retries and all
             log.warning("could not deliver %s's updates during its step", channel_url, exc_info=True)
 
-    async def _settle_early(self, channel_url: str) -> None:
-        """Wait for a delivery started during the step: the outbox has one sender at a time."""
-        if (early := self._early.pop(channel_url, None)) is not None:
-            await early
+    async def _settle_early(self, channel_url: str) -> bool:
+        """Wait for a delivery started during the step: the outbox has one sender at a time. True
+        when there was one."""
+        if (early := self._early.pop(channel_url, None)) is None:
+            return False
+        await early
+        return True
 
-    async def _deliver(self, channel_url: str) -> Delivery:
+    async def _deliver(self, channel_url: str, peeked: Peeked | None) -> Delivery:
         """Send what earlier steps left in the outbox (the typing stops once nothing holds it up)."""
-        await self._settle_early(channel_url)
-        delivery = await self.deliverer.deliver(channel_url)
+        if await self._settle_early(channel_url):
+            peeked = None  # that delivery changed the outbox since
+        delivery = await self.deliverer.deliver(channel_url, peeked=peeked)
         if not delivery.blocking:
             self.typing.stop(channel_url)  # the last step's answer or device requests are out
         return delivery

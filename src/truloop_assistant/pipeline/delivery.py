@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..channels.base import Channel, ChannelSendError
 from ..i18n import texts
-from ..store.outbox import Outbox, RpcOut, SettleOut, TextOut
+from ..store.outbox import Outbox, Peeked, RpcMessage, RpcOut, SettleOut, TextOut
 
 log = logging.getLogger(__name__)
 
@@ -51,15 +51,16 @@ class Deliverer:
         self._updates_wait: dict[str, float] = {}
         """Channel -> until when its updates are not tried (one just failed): answers go first."""
 
-    async def deliver(self, channel_url: str) -> Delivery:
-        """Send the outbox, oldest first, until it is empty or the channel fails.
+    async def deliver(self, channel_url: str, *, peeked: Peeked | None = None) -> Delivery:
+        """Send the outbox, oldest first, until it is empty or the channel fails (``peeked``: its oldest
+        message, when the caller read it just before).
 
         An update of a request's message that cannot go out now waits at the back: the messages
         behind it (and the conversation's next events) do not wait for it.
         """
         if self._updates_wait.get(channel_url, float("inf")) <= self.clock():
             del self._updates_wait[channel_url]  # its wait is over (and the map stays small)
-        head = await self.outbox.head(channel_url)
+        head = await self.outbox.head(channel_url) if peeked is None else peeked.item
         held: set[bytes] = set()
         while head is not None:
             raw, item = head
@@ -70,8 +71,9 @@ class Deliverer:
                 held.add(raw)
                 head = await self.outbox.to_back(channel_url, raw)
                 continue
+            note: RpcMessage | None = None
             try:
-                await self._send(channel_url, item)
+                note = await self._send(channel_url, item)
             except ChannelSendError as exc:
                 age = self.clock() - item.created_at
                 if exc.already_delivered:
@@ -103,10 +105,11 @@ class Deliverer:
                     )
             if isinstance(item, SettleOut):
                 self._updates_wait.pop(channel_url, None)
-            head = await self.outbox.pop(channel_url, raw)
+            head = await self.outbox.pop(channel_url, raw, note=note)
         return Delivery(retry_in=None, blocking=False)
 
-    async def _send(self, channel_url: str, item: TextOut | RpcOut | SettleOut) -> None:
+    async def _send(self, channel_url: str, item: TextOut | RpcOut | SettleOut) -> RpcMessage | None:
+        """Send one message; what to note of a request's message id as it leaves the outbox."""
         match item:
             case TextOut(text=text, dedup_id=dedup_id):
                 await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
@@ -114,20 +117,21 @@ class Deliverer:
                 message_id = await self.channel.send_rpc(
                     channel_url, request, notification=notification, dedup_id=dedup_id, recipient=recipient
                 )
-                if message_id is not None:
-                    await self.outbox.delivered_rpc(channel_url, request.id, message_id)
+                if message_id is not None:  # the update of its request names it
+                    return RpcMessage(request.id, message_id)
             case SettleOut():
-                await self._settle(channel_url, item)
+                return await self._settle(channel_url, item)
+        return None
 
-    async def _settle(self, channel_url: str, item: SettleOut) -> None:
+    async def _settle(self, channel_url: str, item: SettleOut) -> RpcMessage | None:
         """Update the call's request message; one that was never delivered (or noted) has none to update."""
         message_id = await self.outbox.rpc_message(channel_url, item.call_id)
         if message_id is None:
             log.info("no message to update for %s in %s (%s)", item.call_id, channel_url, item.state)
-            return
+            return None
         data = json.dumps({"id": item.call_id, "state": item.state, "method": item.method})
         await self.channel.settle_rpc(channel_url, message_id, data=data, text=settled_text(item))
-        await self.outbox.forget_rpc(channel_url, item.call_id)
+        return RpcMessage(item.call_id, None)  # updated for good: its id is no longer needed
 
 
 _SETTLED_TEXTS = {

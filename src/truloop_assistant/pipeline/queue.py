@@ -7,6 +7,7 @@ import logging
 
 from redis.asyncio import Redis
 from saq import Job, Status
+from saq.job import TERMINAL_STATUSES
 from saq.queue.redis import PubSubMultiplexer, RedisQueue
 
 from ..redis_client import connect
@@ -74,6 +75,12 @@ class TruloopQueue(RedisQueue):
         if not job.key.startswith(self._space):
             job.key = f"{self._space}:{job.key}"
         return await super()._enqueue(job)
+
+    async def notify(self, job: Job) -> None:
+        # Only a job's end is waited for (``Job.refresh(until_complete)``: the sweep's wait for an
+        # abort); that a job started or was queued again nobody listens to, and costs a command a job.
+        if job.status in TERMINAL_STATUSES:
+            await super().notify(job)
 
     async def disconnect(self) -> None:
         await self._pubsub.close()

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from redis.asyncio import Redis
 
 from . import keys
+from .outbox import Peeked
 
 
 @dataclass(frozen=True)
@@ -77,13 +78,15 @@ if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
 return 1
 """
 
+# Take (or keep) the claim, and read the outbox's oldest message: the drain delivers it first.
+# KEYS: owner, outbox. ARGV: owner, ttl ms. Returns {1, oldest message or nil}, or {0}.
 _CLAIM = """
 local cur = redis.call('GET', KEYS[1])
 if cur == ARGV[1] or not cur then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
+  return {1, redis.call('LINDEX', KEYS[2], 0)}
 end
-return 0
+return {0}
 """
 
 _REFRESH = """
@@ -139,6 +142,13 @@ class Next:
     starts: int
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A drain's claim on a conversation, and the oldest message its outbox held then."""
+
+    outbox: Peeked
+
+
 DELIVER: Final = "deliver"
 """What :meth:`Inbox.next` returns when the inbox is empty but the outbox is not: deliver, then ask again."""
 
@@ -191,10 +201,11 @@ class Inbox:
         """Whether a message with this id was already accepted (a re-delivery)."""
         return bool(await self.redis.exists(keys.seen(keys.conversation_tag(channel_url), message_id)))
 
-    async def claim(self, channel_url: str, owner: str) -> bool:
-        """Take (or keep) the right to drain this conversation."""
+    async def claim(self, channel_url: str, owner: str) -> Claim | None:
+        """Take (or keep) the right to drain this conversation; None when another owner has it."""
         tag = keys.conversation_tag(channel_url)
-        return bool(await self._claim(keys=[keys.owner(tag)], args=[owner, self.owner_ttl_ms]))
+        found = await self._claim(keys=[keys.owner(tag), keys.outbox(tag)], args=[owner, self.owner_ttl_ms])
+        return Claim(Peeked(found[1])) if found[0] else None
 
     async def refresh(self, channel_url: str, owner: str) -> bool:
         """Keep a claim alive; False if it is no longer ours (it expired, maybe someone took it)."""

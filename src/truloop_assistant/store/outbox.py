@@ -8,6 +8,7 @@ conversation's later events wait behind it.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Annotated, Literal, cast
 
 from pydantic import BaseModel, Field, TypeAdapter
@@ -56,10 +57,17 @@ Outgoing = Annotated[TextOut | RpcOut | SettleOut, Field(discriminator="kind")]
 OUTGOING: TypeAdapter[TextOut | RpcOut | SettleOut] = TypeAdapter(Outgoing)
 
 # Remove a delivered (or abandoned) message if it is still the oldest, forget the failures in a
-# row, and return the next message to send. KEYS: outbox, failures. ARGV: the message.
+# row, note (or forget) the channel's message id of a call's request, and return the next message
+# to send. KEYS: outbox, failures, the request's message-id key (or the outbox, unused). ARGV: the
+# message, 'set' (with the id and its ttl) / 'del' / ''.
 _POP_IF_HEAD = """
 if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then redis.call('LPOP', KEYS[1]) end
 redis.call('DEL', KEYS[2])
+if ARGV[2] == 'set' then
+  redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[4])
+elseif ARGV[2] == 'del' then
+  redis.call('DEL', KEYS[3])
+end
 return redis.call('LINDEX', KEYS[1], 0)
 """
 
@@ -74,6 +82,26 @@ return redis.call('LINDEX', KEYS[1], 0)
 """
 
 
+@dataclass(frozen=True)
+class RpcMessage:
+    """Noted as a message leaves the outbox: the channel's message id of a call's request (its update
+    names it), or None once the request's message was updated for good and the id is not needed."""
+
+    call_id: str
+    message_id: int | None
+
+
+@dataclass(frozen=True)
+class Peeked:
+    """An outbox's oldest message (None: it was empty), as read along with something else."""
+
+    raw: bytes | None
+
+    @property
+    def item(self) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+        return _item(self.raw)
+
+
 class Outbox:
     """Reads and empties a conversation's outbox (:class:`~.turns.TurnStore` fills it)."""
 
@@ -82,15 +110,6 @@ class Outbox:
         self.rpc_message_ttl_s = pending_ttl_s + keys.SETTLED_TTL_S
         self._pop = redis.register_script(_POP_IF_HEAD)
         self._to_back = redis.register_script(_TO_BACK)
-
-    async def delivered_rpc(self, channel_url: str, call_id: str, message_id: int) -> None:
-        """Note the channel's message id of a call's request (its update names it)."""
-        key = keys.rpc_message(keys.conversation_tag(channel_url), call_id)
-        await self.redis.set(key, message_id, ex=self.rpc_message_ttl_s)
-
-    async def forget_rpc(self, channel_url: str, call_id: str) -> None:
-        """The request's message was updated for good: its id is no longer needed."""
-        await self.redis.delete(keys.rpc_message(keys.conversation_tag(channel_url), call_id))
 
     async def rpc_message(self, channel_url: str, call_id: str) -> int | None:
         """The channel's message id of a call's request, if it was delivered (and noted)."""
@@ -104,10 +123,22 @@ class Outbox:
         raw = cast(bytes | None, await self.redis.lindex(keys.outbox(keys.conversation_tag(channel_url)), 0))
         return _item(raw)
 
-    async def pop(self, channel_url: str, raw: bytes) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
-        """Remove a delivered (or abandoned) message, if it is still the oldest; the next one, if any."""
+    async def pop(
+        self, channel_url: str, raw: bytes, *, note: RpcMessage | None = None
+    ) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+        """Remove a delivered (or abandoned) message, if it is still the oldest, with what ``note``
+        says of its request's message id; the next message, if any."""
         tag = keys.conversation_tag(channel_url)
-        return _item(await self._pop(keys=[keys.outbox(tag), keys.outbox_failures(tag)], args=[raw]))
+        outbox = keys.outbox(tag)
+        args: list[str | bytes | int] = [raw, ""]
+        if note is not None:
+            args = (
+                [raw, "set", note.message_id, self.rpc_message_ttl_s]
+                if note.message_id is not None
+                else [raw, "del"]
+            )
+        rpc = keys.rpc_message(tag, note.call_id) if note is not None else outbox
+        return _item(await self._pop(keys=[outbox, keys.outbox_failures(tag), rpc], args=args))
 
     async def to_back(
         self, channel_url: str, raw: bytes
