@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from ..protocol.declarations import Declaration, load_declaration, merged
 from . import keys
+from .reads import Read
 
 
 class ClientTools:
@@ -19,6 +20,17 @@ class ClientTools:
     async def get(self, user_id: str) -> Declaration | None:
         """What the person's turns are offered: the declarations of all their devices together."""
         return merged([declaration for _, declaration in await self._devices(user_id)])
+
+    def read(self, user_id: str) -> Read[Declaration | None]:
+        """:meth:`get` as a read to batch with others (lapsed declarations are left out, not removed)."""
+        key = keys.client_tools(user_id)
+
+        def decode(raw: dict[bytes, bytes]) -> Declaration | None:
+            cutoff = time.time() - keys.CLIENT_TOOLS_TTL_S
+            entries = sorted(_entry(value) for value in raw.values())
+            return merged([declaration for at, declaration in entries if at > cutoff])
+
+        return Read(lambda r: r.hgetall(key), decode)
 
     async def get_device(self, user_id: str, device_id: str | None) -> Declaration | None:
         """One device's declaration (``None``: the one made without a device id)."""

@@ -9,6 +9,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, To
 from redis.asyncio import Redis
 
 from . import keys
+from .reads import Read
 
 
 class History:
@@ -20,8 +21,14 @@ class History:
 
     async def load(self, channel_url: str, user_id: str) -> list[ModelMessage]:
         """One person's history in a channel (others' tool calls and results never mix in)."""
-        raw = await self.redis.get(keys.history(keys.conversation_tag(channel_url), user_id))
-        return ModelMessagesTypeAdapter.validate_json(raw) if raw else []
+        return await self.read(channel_url, user_id).once(self.redis)
+
+    def read(self, channel_url: str, user_id: str) -> Read[list[ModelMessage]]:
+        """:meth:`load` as a read to batch with others."""
+        key = keys.history(keys.conversation_tag(channel_url), user_id)
+        return Read(
+            lambda r: r.get(key), lambda raw: ModelMessagesTypeAdapter.validate_json(raw) if raw else []
+        )
 
     def encode(self, messages: list[ModelMessage]) -> bytes:
         """The history as stored: at most ``max_messages``, and at most ``HISTORY_MAX_BYTES``."""

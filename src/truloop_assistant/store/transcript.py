@@ -8,13 +8,13 @@ assistant's answers to them, as plain text.
 from __future__ import annotations
 
 import time
-from typing import cast
 
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from . import keys
+from .reads import Read
 
 ASSISTANT = ""
 """The ``user_id`` of the assistant's own lines."""
@@ -50,9 +50,14 @@ class Transcript:
 
     async def recent(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> list[Line]:
         """The newest ``limit`` lines, oldest first."""
+        return await self.recent_read(channel_url, limit=limit).once(self.redis)
+
+    def recent_read(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> Read[list[Line]]:
+        """:meth:`recent` as a read to batch with others."""
         key = keys.transcript(keys.conversation_tag(channel_url))
-        raw = cast(list[bytes], await self.redis.lrange(key, -limit, -1))
-        return [Line.model_validate_json(r) for r in raw]
+        return Read(
+            lambda r: r.lrange(key, -limit, -1), lambda raw: [Line.model_validate_json(r) for r in raw]
+        )
 
     async def forget_user(self, channel_url: str, user_id: str) -> None:
         """Drop a person's lines and the answers to them (they asked for their data to be erased)."""

@@ -21,6 +21,7 @@ from .history import History
 from .inbox import Consumed
 from .outbox import RpcOut, TextOut
 from .paused_record import decode_record, encode_record
+from .reads import Read
 from .records import CallView, Outcome, PausedTurn, TurnSnapshot
 from .transcript import ASSISTANT, Line, add_line
 from .turn_writes import deadline_member, end_step, list_calls, remember_channel
@@ -212,19 +213,12 @@ class TurnStore:
         await self.redis.zrem(keys.unhandled(), json.dumps([tag, call_id]))
 
     async def load_turn(self, channel_url: str, turn_id: str) -> TurnSnapshot | None:
+        return await self.turn_read(channel_url, turn_id).once(self.redis)
+
+    def turn_read(self, channel_url: str, turn_id: str) -> Read[TurnSnapshot | None]:
+        """:meth:`load_turn` as a read to batch with others."""
         key = keys.turn(keys.conversation_tag(channel_url), turn_id)
-        raw = cast(dict[bytes, bytes], await self.redis.hgetall(key))
-        if not raw or b"record" not in raw:
-            return None
-        record = decode_record(raw.pop(b"record"))
-        fields = decode_fields(raw)
-        return TurnSnapshot.model_validate(
-            {
-                "state": fields["state"],
-                "turn": record,
-                "answers": {k[2:]: json.loads(v) for k, v in fields.items() if k.startswith("r:")},
-            }
-        )
+        return Read(lambda r: r.hgetall(key), _snapshot)
 
     async def trace_of(self, channel_url: str, turn_id: str) -> tuple[str | None, str | None]:
         """The traceparent a paused turn was saved with (when tracing was on), and its user id."""
@@ -234,8 +228,12 @@ class TurnStore:
 
     async def client_failures(self, user_id: str) -> dict[str, int]:
         """Tool name -> consecutive failures of the person's devices (in any of their channels)."""
-        raw = cast(dict[bytes, bytes], await self.redis.hgetall(keys.client_failures(user_id)))
-        return {k.decode(): int(v) for k, v in raw.items()}
+        return await self.client_failures_read(user_id).once(self.redis)
+
+    def client_failures_read(self, user_id: str) -> Read[dict[str, int]]:
+        """:meth:`client_failures` as a read to batch with others."""
+        key = keys.client_failures(user_id)
+        return Read(lambda r: r.hgetall(key), lambda raw: {k.decode(): int(v) for k, v in raw.items()})
 
     async def record_client_outcomes(self, user_id: str, outcomes: dict[str, bool]) -> None:
         """Count a device failure per tool, or reset the count when the device did its part."""
@@ -253,9 +251,12 @@ class TurnStore:
 
     async def active_turn(self, channel_url: str, user_id: str) -> str | None:
         """The id of a person's paused (or resuming) turn in the channel, if any."""
+        return await self.active_read(channel_url, user_id).once(self.redis)
+
+    def active_read(self, channel_url: str, user_id: str) -> Read[str | None]:
+        """:meth:`active_turn` as a read to batch with others."""
         key = keys.active_turn(keys.conversation_tag(channel_url), user_id)
-        raw = cast(bytes | None, await self.redis.get(key))
-        return raw.decode() if raw else None
+        return Read(lambda r: r.get(key), lambda raw: raw.decode() if raw else None)
 
     async def supersede(self, turn: PausedTurn) -> bool:
         """End a paused turn's unanswered calls as superseded; False if it was no longer paused."""
@@ -339,3 +340,18 @@ class TurnStore:
                 # Only clear the marker if it still names this turn (a later turn may have paused since).
                 index.eval(scripts.DELETE_IF_EQUAL, 1, keys.active_turn(tag, user_id), turn_id)
             await index.execute()
+
+
+def _snapshot(raw: dict[bytes, bytes]) -> TurnSnapshot | None:
+    """A turn's hash as read: its record, state and answers; None for no (or only a done) turn."""
+    if not raw or b"record" not in raw:
+        return None
+    record = decode_record(raw.pop(b"record"))
+    fields = decode_fields(raw)
+    return TurnSnapshot.model_validate(
+        {
+            "state": fields["state"],
+            "turn": record,
+            "answers": {k[2:]: json.loads(v) for k, v in fields.items() if k.startswith("r:")},
+        }
+    )
