@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -28,11 +28,13 @@ from ..backends import Backends
 from ..i18n import texts
 from ..logs import log_context
 from ..metrics import TURN_SECONDS, TURNS, UNPAIRED_TOOL_CALLS
+from ..protocol.declarations import Declaration
 from ..store.device_declarations import ClientTools
 from ..store.effects import Effects
 from ..store.history import dump_messages
 from ..store.inbox import Consumed
-from ..store.transcript import Transcript
+from ..store.reads import Batch
+from ..store.transcript import Line, Transcript
 from ..tools.agent_deps import AgentDeps, Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from ..tools.event_messages import zone_of
@@ -45,6 +47,18 @@ from .turn_limits import TurnLimits, failure_text
 from .verify import log_invalid_calls, unpaired_tool_calls
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """What a step reads before its model run, in one round trip with the step's other reads."""
+
+    declaration: Declaration | None
+    """The device tools the person's apps declared."""
+    recent: list[Line]
+    """The channel's recent lines, for the instructions."""
+    client_failures: dict[str, int]
+    """Tool name -> failures in a row of the person's devices."""
 
 
 class ModelStep:
@@ -80,6 +94,13 @@ class ModelStep:
         self.endings = endings
         self.usage_limits = UsageLimits(request_limit=limits.max_model_requests)
 
+    def read_inputs(self, batch: Batch, channel_url: str, user_id: str) -> Callable[[], StepInputs]:
+        """Add the step's reads to ``batch``; the returned function gives them once it has run."""
+        declaration = batch.add(self.client_tools.read(user_id))
+        recent = batch.add(self.transcript.recent_read(channel_url))
+        failures = batch.add(self.endings.store.client_failures_read(user_id))
+        return lambda: StepInputs(declaration.value, recent.value, failures.value)
+
     async def run(
         self,
         turn: TurnStep,
@@ -89,10 +110,16 @@ class ModelStep:
         prompt: str | None = None,
         results: DeferredToolResults | None = None,
         person: Person | None = None,
+        inputs: StepInputs | None = None,
     ) -> bool:
         """Run the step to its end. Returns True when it paused without sending a device call (the
-        server failed every one): the turn is to be resumed at once. ``person``: the directory's
-        answer when the caller already asked it this step."""
+        server failed every one): the turn is to be resumed at once. ``person`` and ``inputs``: the
+        directory's answer and the step's reads, when the caller made them with its own."""
+        if inputs is None:
+            batch = self.endings.store.batch()
+            read = self.read_inputs(batch, turn.channel_url, turn.user_id)
+            await batch.run()
+            inputs = read()
         if person is None:
             profile = await profile_of(self.backends.users, turn.user_id)
         else:
@@ -108,7 +135,7 @@ class ModelStep:
             relay_writer=self.relay_writer,
             inviter=self.inviter,
             effects=self.effects,
-            declaration=await self.client_tools.get(turn.user_id),
+            declaration=inputs.declaration,
             callbacks=self.callbacks,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
@@ -124,6 +151,7 @@ class ModelStep:
                     deps,
                     usage,
                     began,
+                    inputs,
                     prompt=prompt,
                     results=results,
                     name=profile.name if profile else None,
@@ -140,6 +168,7 @@ class ModelStep:
         deps: AgentDeps,
         usage: RunUsage,
         began: float,
+        inputs: StepInputs,
         *,
         prompt: str | None,
         results: DeferredToolResults | None,
@@ -157,7 +186,7 @@ class ModelStep:
                     instructions=turn_instructions(
                         deps.timezone,
                         turn.user_id,
-                        await self.transcript.recent(turn.channel_url),
+                        inputs.recent,
                         now=deps.now(),
                         name=name,
                     ),
@@ -207,7 +236,15 @@ class ModelStep:
             messages = dump_messages(result.all_messages())
             declared = deps.declaration.by_name() if deps.declaration else {}
             return await endings.pause(
-                replace(turn, used=usage), messages, output, consumed, calls, began, declared, deps.timezone
+                replace(turn, used=usage),
+                messages,
+                output,
+                consumed,
+                calls,
+                began,
+                declared,
+                deps.timezone,
+                inputs.client_failures,
             )
         TURNS.labels("answered").inc()
         await endings.record(turn, "answered", began, usage, calls, ended=True)

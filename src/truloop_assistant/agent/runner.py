@@ -31,7 +31,7 @@ from ..store.turns import TurnStore
 from ..tools.agent_deps import Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from .agents import Agents
-from .model_step import ModelStep
+from .model_step import ModelStep, StepInputs
 from .people import Person, person_of
 from .recorder import LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
@@ -98,8 +98,15 @@ class TurnRunner:
 
         Safe to run again for the same message: a turn that already paused is not run twice.
         """
-        snapshot = await self.store.load_turn(message.channel_url, message.turn_id)
-        if snapshot is not None:
+        # What the step needs, in one round trip: the message's turn (run before?), the sender's own
+        # paused turn, their history, and the model run's inputs.
+        batch = self.store.batch()
+        found = batch.add(self.store.turn_read(message.channel_url, message.turn_id))
+        active = batch.add(self.store.active_read(message.channel_url, message.user_id))
+        history = batch.add(self.history.read(message.channel_url, message.user_id))
+        inputs = self.model_step.read_inputs(batch, message.channel_url, message.user_id)
+        await batch.run()
+        if (snapshot := found.value) is not None:
             # Run before, up to a pause whose requests are in the outbox; or every call of that pause
             # was failed by the server itself and the resume did not get to its end.
             if is_resuming(snapshot):
@@ -108,11 +115,15 @@ class TurnRunner:
         person = await person_of(self.backends.users, message.user_id)
         turn = TurnStep(message.turn_id, 0, message.channel_url, message.user_id, message.text, person.role)
         # Only the sender's own paused turn is cut short: other people in the channel pause apart.
-        active = await self.store.active_turn(message.channel_url, message.user_id)
-        if active is not None and await self._supersede(turn, active, consumed):
-            return
-        history = await self.history.load(message.channel_url, message.user_id)
-        await self._run(turn, history, consumed, prompt=message.text, person=person)
+        if active.value is not None:
+            if await self._supersede(turn, active.value, consumed):
+                return
+            # That turn was resumed to its end first: the history and the channel's lines grew.
+            again = self.store.batch()
+            history = again.add(self.history.read(message.channel_url, message.user_id))
+            inputs = self.model_step.read_inputs(again, message.channel_url, message.user_id)
+            await again.run()
+        await self._run(turn, history.value, consumed, prompt=message.text, person=person, inputs=inputs())
 
     async def _supersede(self, turn: TurnStep, active_id: str, consumed: Consumed | None) -> bool:
         """The user wrote while a turn waited for the device: close that turn, then answer.
@@ -183,6 +194,9 @@ class TurnRunner:
         prompt: str | None = None,
         results: DeferredToolResults | None = None,
         person: Person | None = None,
+        inputs: StepInputs | None = None,
     ) -> None:
-        if await self.model_step.run(turn, history, consumed, prompt=prompt, results=results, person=person):
+        if await self.model_step.run(
+            turn, history, consumed, prompt=prompt, results=results, person=person, inputs=inputs
+        ):
             await self.resume(turn.channel_url, turn.turn_id, consumed)  # nothing was sent to wait for

@@ -128,9 +128,11 @@ class StepEndings:
         began: float,
         declared: Mapping[str, DeclaredTool],
         timezone: ZoneInfo,
+        client_failures: Mapping[str, int],
     ) -> bool:
         """Store the paused turn and send its device requests (their dialogs say when in ``timezone``,
-        the person's own).
+        the person's own; a tool whose devices failed too often in a row, ``client_failures``, is
+        failed by the server instead).
 
         Returns True when no call went out (the server failed them all): the turn is stored with its
         event still on the inbox, to be resumed at once.
@@ -138,7 +140,7 @@ class StepEndings:
         refs = call_refs(requests, declared)
         failed = failed_locally(
             refs,
-            await self.store.client_failures(turn.user_id),
+            client_failures,
             max_calls=self.limits.max_calls_per_turn,
             max_failures=self.limits.max_client_failures,
         )

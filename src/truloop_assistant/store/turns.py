@@ -21,7 +21,7 @@ from .history import History
 from .inbox import Consumed
 from .outbox import RpcOut, TextOut
 from .paused_record import decode_record, encode_record
-from .reads import Read
+from .reads import Batch, Read
 from .records import CallView, Outcome, PausedTurn, TurnSnapshot
 from .transcript import ASSISTANT, Line, add_line
 from .turn_writes import deadline_member, end_step, list_calls, remember_channel
@@ -39,6 +39,10 @@ class TurnStore:
         self._record_answer = redis.register_script(scripts.RECORD_ANSWER)
         self._note_unhandled = redis.register_script(scripts.NOTE_UNHANDLED)
         self._cut = redis.register_script(scripts.CUT)
+
+    def batch(self) -> Batch:
+        """Reads to send together (this store's and others')."""
+        return Batch(self.redis)
 
     # -- paused turns ----------------------------------------------------------------------------
 
@@ -334,11 +338,12 @@ class TurnStore:
         # The app-wide indexes after (other hash slots): a deadline left behind by a crash here is
         # dropped by the expiry scanner, which finds the turn done.
         async with self.redis.pipeline(transaction=False) as index:
-            remember_channel(index, user_id, channel_url)
-            if paused:
+            if paused:  # its pause noted the channel already
                 index.zrem(keys.deadlines(), deadline_member(channel_url, turn_id))
                 # Only clear the marker if it still names this turn (a later turn may have paused since).
                 index.eval(scripts.DELETE_IF_EQUAL, 1, keys.active_turn(tag, user_id), turn_id)
+            else:
+                remember_channel(index, user_id, channel_url)
             await index.execute()
 
 
