@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pydantic_ai import (
     AbstractToolset,
     Agent,
     ApprovalRequiredToolset,
+    CombinedToolset,
     DeferredToolRequests,
     FilteredToolset,
     RunContext,
@@ -26,6 +27,7 @@ from ..tools.declared import DeclaredToolset
 from ..tools.failures import FailureResultToolset
 from ..tools.marks import is_destructive
 from ..tools.once import OnceToolset
+from ..tools.server_tools import merged
 from ..tools.time_limits import TimeLimitToolset
 from .models import timed
 from .prompts import GUEST_INSTRUCTIONS, MEMBER_INSTRUCTIONS, NOTIFICATION_INSTRUCTIONS
@@ -82,29 +84,38 @@ def _agent(
     model: Model | str,
     name: str,
     instructions: str,
-    toolsets: Sequence[AbstractToolset[AgentDeps]],
+    own: Sequence[AbstractToolset[AgentDeps]],
     timeout_s: float,
     *,
+    extra: Sequence[AbstractToolset[AgentDeps]] = (),
+    keep: Callable[[ToolDefinition], bool] = lambda tool_def: True,
     declared: bool = True,
     reserved_prefixes: Sequence[str] = (),
 ) -> MemberAgent:
-    """``declared``: whether the user's app-declared device tools are offered too (except names that
-    start with ``reserved_prefixes``: those of the MCP servers)."""
-    extra = (
-        [
-            DeclaredToolset(
-                max_retries=TOOL_RETRIES, reserved=tool_names(), reserved_prefixes=reserved_prefixes
-            )
-        ]
-        if declared
-        else []
-    )
+    """An agent offering the server's tools of ``own`` (those ``keep`` is true for) and the toolsets
+    of ``extra``, all in one set of wrappers (:func:`gated`).
+
+    Every toolset and wrapper costs each step of each run (pydantic-ai walks them all, and gathers
+    a combination's toolsets concurrently), so the server's tools are one toolset whose list is made
+    once (:mod:`..tools.server_tools`), the declared tools are offered by a wrapper around it, and a
+    combination is made only for ``extra``. The wrappers act on each call by itself, so one chain
+    of them around all the tools does what a chain around each toolset would.
+
+    ``declared``: whether the user's app-declared device tools are offered too (except names that
+    start with ``reserved_prefixes``: those of the MCP servers).
+    """
+    server = merged(own, keep=keep)
+    offered: AbstractToolset[AgentDeps] = CombinedToolset([server, *extra]) if extra else server
+    if declared:
+        offered = DeclaredToolset(
+            offered, max_retries=TOOL_RETRIES, reserved=tool_names(), reserved_prefixes=reserved_prefixes
+        )
     return Agent(
         timed(model),
         deps_type=AgentDeps,
         output_type=[str, DeferredToolRequests],
         instructions=instructions,
-        toolsets=[gated(t, timeout_s=timeout_s) for t in [*toolsets, *extra]],
+        toolsets=[gated(offered, timeout_s=timeout_s)],
         name=name,
         retries=TOOL_RETRIES,
     )
@@ -123,8 +134,9 @@ def build_member_agent(
         model,
         "member",
         MEMBER_INSTRUCTIONS,
-        [*all_toolsets, *extra_toolsets],
+        all_toolsets,
         tool_timeout_s,
+        extra=extra_toolsets,
         reserved_prefixes=reserved_prefixes,
     )
 
@@ -139,8 +151,12 @@ def build_notification_agent(model: Model | str, *, tool_timeout_s: float) -> Me
 
     Destructive tools are filtered out too: writing a message must not change anything.
     """
-    safe = [
-        FilteredToolset(t, filter_func=lambda ctx, tool_def: not is_destructive(tool_def))
-        for t in notification_safe_toolsets
-    ]
-    return _agent(model, "notification", NOTIFICATION_INSTRUCTIONS, safe, tool_timeout_s, declared=False)
+    return _agent(
+        model,
+        "notification",
+        NOTIFICATION_INSTRUCTIONS,
+        notification_safe_toolsets,
+        tool_timeout_s,
+        keep=lambda tool_def: not is_destructive(tool_def),
+        declared=False,
+    )

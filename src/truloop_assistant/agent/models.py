@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from pydantic_ai.exceptions import (
@@ -18,6 +21,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters, infer_model
 from pydantic_ai.models.fallback import FallbackModel
 from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.profiles import JsonSchemaTransformer, ModelProfile
 from pydantic_ai.settings import ModelSettings
 
 from ..metrics import MODEL_REQUEST_SECONDS, MODEL_TOKENS
@@ -54,7 +58,64 @@ def _one_model(name: str, timezone: ZoneInfo) -> Model:
     """``offline`` is the built-in rule-based model; anything else is a pydantic-ai model string."""
     if name == "offline":
         return build_offline_model(timezone=timezone)
-    return infer_model(name)
+    return with_schemas_kept(infer_model(name))
+
+
+JsonSchema = dict[str, Any]
+MAX_KEPT_SCHEMAS = 4096
+"""Tool schemas whose provider form a model keeps at once (all are dropped when there are more)."""
+
+
+def with_schemas_kept(model: Model) -> Model:
+    """``model``, turning each tool's JSON schema into its provider's form once instead of at every
+    request.
+
+    A provider's profile names a transformer that pydantic-ai runs over every tool's schema before
+    every request (a deep copy and a walk of each schema). The server's tool definitions, and each
+    app-declared tool's, are made once per process, so the same schema object comes back request
+    after request: its transformed form is kept, keyed on that object and the tool's ``strict``.
+    The schemas are never changed once made (pydantic-ai sends them as they are), and the kept form
+    is the one the transformer gave, so what the provider is sent stays the same.
+    """
+    if not isinstance(inspect.getattr_static(type(model), "profile", None), cached_property):
+        return model  # the profile is not kept on the model: leave it as it is
+    transformer = model.profile.get("json_schema_transformer")
+    if transformer is None or issubclass(transformer, _KeptSchemas):
+        return model
+    profile = ModelProfile(**{**model.profile, "json_schema_transformer": _kept(transformer)})
+    model.__dict__["profile"] = profile  # where the cached property keeps it
+    return model
+
+
+class _KeptSchemas:
+    """Marks a transformer made by :func:`_kept`."""
+
+
+def _kept(base: type[JsonSchemaTransformer]) -> type[JsonSchemaTransformer]:
+    """``base``, giving back the form it made before for a schema object it was given before."""
+    kept: dict[tuple[int, bool | None], tuple[JsonSchema, JsonSchema, bool]] = {}
+
+    class Kept(base, _KeptSchemas):  # type: ignore[valid-type,misc]
+        def __init__(self, schema: JsonSchema, *, strict: bool | None = None, **kwargs: Any) -> None:
+            self._kept = kept.get((id(schema), strict))
+            if self._kept is not None and self._kept[0] is schema:
+                self.schema, self.strict, self.is_strict_compatible = schema, strict, self._kept[2]
+                return
+            self._kept = None
+            super().__init__(schema, strict=strict, **kwargs)
+
+        def walk(self) -> JsonSchema:
+            if self._kept is not None:
+                return self._kept[1]
+            walked = super().walk()
+            if len(kept) >= MAX_KEPT_SCHEMAS:
+                kept.clear()
+            # The schema itself is kept too: its id names no other object while it is here.
+            kept[(id(self.schema), self.strict)] = (self.schema, walked, self.is_strict_compatible)
+            return walked
+
+    Kept.__name__ = Kept.__qualname__ = f"Kept{base.__name__}"
+    return Kept
 
 
 class TimedModel(WrapperModel):
