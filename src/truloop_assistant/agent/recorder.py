@@ -45,6 +45,14 @@ class StepRecord:
     calls: list[LedgerCall]
 
 
+@dataclass(frozen=True)
+class KnownRecord:
+    """A turn's ledger record as a step found it (None: there was none), when it was read along with
+    the step's other reads or written by the step itself: the step's end need not read it again."""
+
+    record: LedgerTurn | None
+
+
 def server_calls(runs: dict[str, ToolRun]) -> list[LedgerCall]:
     """The server tools that ran (deferred and gated calls are recorded as device/approval calls)."""
     return [
@@ -202,13 +210,17 @@ class LedgerWriter:
         self.callbacks = callbacks
         self.labels = labels
 
-    async def step(self, step: StepRecord, *, ended: bool) -> None:
-        """Merge a step's calls into its turn's record; ``ended``: the turn answered or gave up."""
+    async def step(self, step: StepRecord, *, ended: bool, known: KnownRecord | None = None) -> None:
+        """Merge a step's calls into its turn's record; ``ended``: the turn answered or gave up;
+        ``known``: the record as the step found it, when it knows."""
         if self.ledger is None:
             self._announce(None, step.calls, step.turn_id, step.channel_url, step.user_id)
             return
         try:
-            before = await self.ledger.load(step.channel_url, step.turn_id)
+            if known is None:
+                before = await self.ledger.load(step.channel_url, step.turn_id)
+            else:
+                before = known.record
             self._announce(before, step.calls, step.turn_id, step.channel_url, step.user_id)
             record = before or LedgerTurn(
                 turn_id=step.turn_id, user_id=step.user_id, state=step.state, started_at=step.started_at
@@ -230,24 +242,29 @@ class LedgerWriter:
         except Exception:  # the ledger is for operators: a turn never fails for it
             log.exception("could not record turn %s of %s in the ledger", step.turn_id, step.channel_url)
 
-    async def settle(self, channel_url: str, turn_id: str, calls_of: _Settle, *, state: TurnState) -> None:
-        """The paused calls of a turn end (answered, expired or superseded)."""
+    async def settle(
+        self, channel_url: str, turn_id: str, calls_of: _Settle, *, state: TurnState
+    ) -> KnownRecord | None:
+        """The paused calls of a turn end (answered, expired or superseded); returns the turn's record
+        as written (None when it could not be)."""
         user_id = calls_of.paused.user_id
         if self.ledger is None:
             self._announce(None, calls_of(None), turn_id, channel_url, user_id)
-            return
+            return None
         try:
             record = await self.ledger.load(channel_url, turn_id)
             calls = calls_of(record)
             self._announce(record, calls, turn_id, channel_url, user_id)
             if record is None:
-                return
+                return KnownRecord(None)
             _count(record, calls, self.labels)
             ended = time.time() if state == "superseded" else record.ended_at
             merged = record.with_calls(calls).model_copy(update={"state": state, "ended_at": ended})
             await self.ledger.save(channel_url, merged)
+            return KnownRecord(merged)
         except Exception:
             log.exception("could not record the calls of turn %s of %s in the ledger", turn_id, channel_url)
+            return None
 
     def _announce(
         self, before: LedgerTurn | None, calls: list[LedgerCall], turn_id: str, channel_url: str, user_id: str

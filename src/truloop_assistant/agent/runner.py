@@ -33,7 +33,7 @@ from ..tools.callbacks import ToolCallbacks
 from .agents import Agents
 from .model_step import ModelStep, StepInputs
 from .people import Person, person_of
-from .recorder import LedgerWriter, ToolLabels, settling
+from .recorder import KnownRecord, LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .step_endings import StepEndings, TurnStep
 from .turn_limits import TurnLimits
@@ -105,6 +105,8 @@ class TurnRunner:
         active = batch.add(self.store.active_read(message.channel_url, message.user_id))
         history = batch.add(self.history.read(message.channel_url, message.user_id))
         inputs = self.model_step.read_inputs(batch, message.channel_url, message.user_id)
+        ledger = self.ledger.ledger
+        record = batch.add(ledger.read(message.channel_url, message.turn_id)) if ledger else None
         await batch.run()
         if (snapshot := found.value) is not None:
             # Run before, up to a pause whose requests are in the outbox; or every call of that pause
@@ -113,7 +115,15 @@ class TurnRunner:
                 await self.resume(message.channel_url, message.turn_id, consumed)
             return
         person = await person_of(self.backends.users, message.user_id)
-        turn = TurnStep(message.turn_id, 0, message.channel_url, message.user_id, message.text, person.role)
+        turn = TurnStep(
+            message.turn_id,
+            0,
+            message.channel_url,
+            message.user_id,
+            message.text,
+            person.role,
+            ledger=KnownRecord(record.value) if record else None,
+        )
         # Only the sender's own paused turn is cut short: other people in the channel pause apart.
         if active.value is not None:
             if await self._supersede(turn, active.value, consumed):
@@ -170,7 +180,7 @@ class TurnRunner:
         results = deferred_results(paused, snapshot.answers, missing=EXPIRED_TEXT)
         if any(ref.call_id not in snapshot.answers for ref in paused.calls):
             TURNS.labels("expired").inc()
-        await self.ledger.settle(
+        known = await self.ledger.settle(
             channel_url, turn_id, settling(paused, snapshot.answers, missing="expired"), state="running"
         )
         await self.store.record_client_outcomes(paused.user_id, device_outcomes(paused, snapshot.answers))
@@ -180,7 +190,7 @@ class TurnRunner:
             output_tokens=paused.output_tokens,
         )
         turn = TurnStep(
-            turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent, used
+            turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent, used, known
         )
         history = ModelMessagesTypeAdapter.validate_json(paused.messages)
         await self._run(turn, history, consumed, results=results)

@@ -27,7 +27,7 @@ from ..store.outbox import TextOut
 from ..store.records import AgentRole, PausedTurn
 from ..store.turns import TurnStore
 from .paused_calls import call_refs, failed_locally
-from .recorder import LedgerWriter, StepRecord, sent_calls
+from .recorder import KnownRecord, LedgerWriter, StepRecord, sent_calls
 from .requests import device_requests
 from .results import REQUESTS
 from .turn_limits import TurnLimits
@@ -47,6 +47,8 @@ class TurnStep:
     agent: AgentRole = "member"
     used: RunUsage = field(default_factory=RunUsage)
     """What the turn's earlier steps used of the model (its budget is per turn, across resumes)."""
+    ledger: KnownRecord | None = None
+    """The turn's ledger record as the step found it, when it was read (or written) at its start."""
 
 
 class StepEndings:
@@ -91,7 +93,7 @@ class StepEndings:
             len(calls),
             usage.requests,
         )
-        await self.ledger.step(step, ended=ended)
+        await self.ledger.step(step, ended=ended, known=turn.ledger)
 
     async def answer(
         self, turn: TurnStep, messages: list[ModelMessage], answer: str, consumed: Consumed | None

@@ -31,6 +31,7 @@ from .ledger_records import (
     kept_result,
     redact,
 )
+from .reads import Read
 
 __all__ = [
     "ARG_CHARS",
@@ -88,8 +89,15 @@ class Ledger(ConversationFailures):
         )
 
     async def load(self, channel_url: str, turn_id: str) -> LedgerTurn | None:
-        raw = await self.redis.hget(keys.ledger(keys.conversation_tag(channel_url)), turn_id)
-        return None if raw is None else LedgerTurn.model_validate_json(raw)
+        return await self.read(channel_url, turn_id).once(self.redis)
+
+    def read(self, channel_url: str, turn_id: str) -> Read[LedgerTurn | None]:
+        """:meth:`load` as a read to batch with others."""
+        key = keys.ledger(keys.conversation_tag(channel_url))
+        return Read(
+            lambda r: r.hget(key, turn_id),
+            lambda raw: None if raw is None else LedgerTurn.model_validate_json(raw),
+        )
 
     async def turns(self, channel_url: str) -> list[LedgerTurn]:
         """The conversation's recorded turns, newest first."""
