@@ -103,6 +103,7 @@ class ConversationDrainer:
                 event = EVENT.validate_json(nxt.raw)
                 try:
                     step = await self._run(channel_url, event, done)
+                    peeked = done.outbox  # read by the step's own transaction (None: it had none)
                 except Exception as exc:
                     with suppress(Exception):  # for operators; the retry must not depend on it
                         await self.ledger.note_failure(channel_url, event.eid, repr(exc))

@@ -19,12 +19,17 @@ from . import keys
 from .outbox import Peeked
 
 
-@dataclass(frozen=True)
+@dataclass
 class Consumed:
-    """The inbox event a step ran, taken off the inbox in the transaction that records the step."""
+    """The inbox event a step ran, taken off the inbox in the transaction that records the step.
+
+    That transaction also reads the outbox's oldest message (``outbox``): what the drain delivers next.
+    """
 
     raw: bytes
     eid: str
+    outbox: Peeked | None = None
+    """The outbox's oldest message once the step committed (None: no step committed with it)."""
 
 
 class _Event(BaseModel):

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from redis.asyncio.client import Pipeline
 
 from . import keys
 from .inbox import Consumed
-from .outbox import RpcOut, TextOut
+from .outbox import Peeked, RpcOut, TextOut
 
 
 def end_step(pipe: Pipeline, tag: str, outbox: Sequence[TextOut | RpcOut], consumed: Consumed | None) -> None:
-    """In the step's transaction: queue what it sends, and take the event it ran off the inbox."""
+    """In the step's transaction: queue what it sends, and take the event it ran off the inbox (and,
+    last, read the outbox's oldest message for the drain: see :func:`ended_step`)."""
     if outbox:
         pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in outbox))
         pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)
@@ -21,6 +23,13 @@ def end_step(pipe: Pipeline, tag: str, outbox: Sequence[TextOut | RpcOut], consu
     if consumed is not None:
         pipe.lrem(keys.inbox(tag), 1, consumed.raw.decode())
         pipe.hdel(keys.inbox_attempts(tag), consumed.eid)
+        pipe.lindex(keys.outbox(tag), 0)
+
+
+def ended_step(replies: list[Any], consumed: Consumed | None) -> None:
+    """After the step's transaction: hand the drain the outbox's oldest message it read."""
+    if consumed is not None:
+        consumed.outbox = Peeked(replies[-1])
 
 
 def remember_channel(pipe: Pipeline, user_id: str, channel_url: str) -> None:

@@ -24,7 +24,7 @@ from .paused_record import decode_record, encode_record
 from .reads import Batch, Read
 from .records import CallView, Outcome, PausedTurn, TurnSnapshot
 from .transcript import ASSISTANT, Line, add_line
-from .turn_writes import deadline_member, end_step, list_calls, remember_channel
+from .turn_writes import deadline_member, end_step, ended_step, list_calls, remember_channel
 
 __all__ = ["TurnStore", "decode_record", "encode_record"]
 
@@ -109,7 +109,7 @@ class TurnStore:
                     ex=ttl + keys.SETTLED_TTL_S,
                 )
             end_step(pipe, tag, outbox, consumed)
-            await pipe.execute()
+            ended_step(await pipe.execute(), consumed)
 
     async def get_call(self, call_id: str) -> CallView | None:
         raw_tag = cast(bytes | None, await self.redis.get(keys.call_index(call_id)))
@@ -334,7 +334,7 @@ class TurnStore:
                 pipe.hset(keys.turn(tag, turn_id), "state", "done")
                 pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
             end_step(pipe, tag, outbox, consumed)
-            await pipe.execute()
+            ended_step(await pipe.execute(), consumed)
         # The app-wide indexes after (other hash slots): a deadline left behind by a crash here is
         # dropped by the expiry scanner, which finds the turn done.
         async with self.redis.pipeline(transaction=False) as index:
