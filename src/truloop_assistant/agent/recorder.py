@@ -243,16 +243,22 @@ class LedgerWriter:
             log.exception("could not record turn %s of %s in the ledger", step.turn_id, step.channel_url)
 
     async def settle(
-        self, channel_url: str, turn_id: str, calls_of: _Settle, *, state: TurnState
+        self,
+        channel_url: str,
+        turn_id: str,
+        calls_of: _Settle,
+        *,
+        state: TurnState,
+        known: KnownRecord | None = None,
     ) -> KnownRecord | None:
         """The paused calls of a turn end (answered, expired or superseded); returns the turn's record
-        as written (None when it could not be)."""
+        as written (None when it could not be). ``known``: the record as the caller found it."""
         user_id = calls_of.paused.user_id
         if self.ledger is None:
             self._announce(None, calls_of(None), turn_id, channel_url, user_id)
             return None
         try:
-            record = await self.ledger.load(channel_url, turn_id)
+            record = known.record if known is not None else await self.ledger.load(channel_url, turn_id)
             calls = calls_of(record)
             self._announce(record, calls, turn_id, channel_url, user_id)
             if record is None:

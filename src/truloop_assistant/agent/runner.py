@@ -172,7 +172,12 @@ class TurnRunner:
 
     async def resume(self, channel_url: str, turn_id: str, consumed: Consumed | None = None) -> None:
         """Resume a paused run once every call of its turn has an answer."""
-        snapshot = await self.store.load_turn(channel_url, turn_id)
+        batch = self.store.batch()  # the turn, and its ledger record to settle its calls in
+        found = batch.add(self.store.turn_read(channel_url, turn_id))
+        ledger = self.ledger.ledger
+        record = batch.add(ledger.read(channel_url, turn_id)) if ledger else None
+        await batch.run()
+        snapshot = found.value
         if not is_resuming(snapshot):
             return
         paused = snapshot.turn
@@ -181,7 +186,11 @@ class TurnRunner:
         if any(ref.call_id not in snapshot.answers for ref in paused.calls):
             TURNS.labels("expired").inc()
         known = await self.ledger.settle(
-            channel_url, turn_id, settling(paused, snapshot.answers, missing="expired"), state="running"
+            channel_url,
+            turn_id,
+            settling(paused, snapshot.answers, missing="expired"),
+            state="running",
+            known=KnownRecord(record.value) if record else None,
         )
         await self.store.record_client_outcomes(paused.user_id, device_outcomes(paused, snapshot.answers))
         used = RunUsage(
