@@ -17,7 +17,7 @@ router = APIRouter()
 Erase = Callable[[str], Awaitable[Erased]]
 
 
-def _eraser(services: ServicesDep) -> Erase:
+async def _eraser(services: ServicesDep) -> Erase:
     """Erases a user from every store that keeps something of them."""
     return partial(
         erase_user,

@@ -7,23 +7,21 @@ state says (:class:`~truloop_assistant.deferred.device_answers.DeviceAnswers`).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from ..deferred import device_answers as outcomes
-from ..deferred.device_answers import AnswerOutcome, DeviceAnswer
+from ..deferred.device_answers import AnswerOutcome, DeviceAnswers
 from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, Unprocessable
 from ..logs import log_context
 from ..metrics import TOOL_MESSAGES
 from ..protocol.jsonrpc import parse_response
-from ..ratelimit import RateDecision
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
-from .deps import CurrentPrincipal, DeviceAnswersDep, RateLimit
+from .deps import count_request, services_of
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -56,29 +54,10 @@ class AlreadyAnswered(BaseModel):
     status: Literal["duplicate"]
 
 
-async def _counted(response: Response) -> AsyncIterator[None]:
-    """Count every tool message by the status it is answered with."""
-    try:
-        yield
-    except AppError as exc:
-        TOOL_MESSAGES.labels(str(exc.status)).inc()
-        raise
-    TOOL_MESSAGES.labels(str(response.status_code or 202)).inc()
-
-
-async def _body(request: Request) -> bytes:
-    return await read_body(request, MAX_TOOL_MESSAGE_BYTES)
-
-
-async def _answer(body: Annotated[bytes, Depends(_body)]) -> DeviceAnswer:
-    return parse_response(body)
-
-
 @router.post(
     "/api/v1/agent/tool-message",
     tags=["agent"],
     status_code=202,
-    dependencies=[Depends(_counted), Depends(_body)],  # the size is checked before anything else
     # Two successes with two bodies: each status names its model (one response_model cannot).
     response_model=None,
     responses={
@@ -92,18 +71,36 @@ async def _answer(body: Annotated[bytes, Depends(_body)]) -> DeviceAnswer:
     },
     openapi_extra=openapi.TOOL_MESSAGE_REQUEST,
 )
-async def tool_message(
-    principal: CurrentPrincipal,
-    answer: Annotated[DeviceAnswer, Depends(_answer)],
-    rate: Annotated[RateDecision, Depends(RateLimit("tool-message"))],  # counted once it parsed
-    answers: DeviceAnswersDep,
-    response: Response,
-) -> dict[str, Any]:
+async def tool_message(request: Request, response: Response) -> dict[str, Any]:
     """Record a device's answer; when the turn's last call is answered the run resumes."""
-    with log_context(call_id=answer.call_id, user=principal.user_id):
-        async with redis_budget():
-            outcome = await answers.record(principal.user_id, answer)
-        body = _body_of(answer.call_id, outcome)
+    # The checks one after the other, in their order, rather than as dependencies: the busiest
+    # route is spared the cost of solving a dependency graph on every request.
+    try:
+        body = await _answered(request, response)
+    except AppError as exc:
+        TOOL_MESSAGES.labels(str(exc.status)).inc()  # every tool message, by the status it got
+        raise
+    TOOL_MESSAGES.labels(str(response.status_code or 202)).inc()
+    return body
+
+
+async def _answered(request: Request, response: Response) -> dict[str, Any]:
+    services = services_of(request)
+    raw = await read_body(request, MAX_TOOL_MESSAGE_BYTES)  # 413
+    principal = await services.auth.verify(request.headers.get("authorization"))  # 401
+    answer = parse_response(raw)  # 400
+    rate = await count_request(services, principal, "tool-message", response)  # 429, counted once it parsed
+    answers = DeviceAnswers(
+        services.store, services.intake, unhandled_wait_s=services.settings.unhandled_call_wait_s
+    )
+    try:
+        with log_context(call_id=answer.call_id, user=principal.user_id):
+            async with redis_budget():
+                outcome = await answers.record(principal.user_id, answer)
+            body = _body_of(answer.call_id, outcome)  # 404/410, 403, 409, 422
+    except AppError as exc:
+        exc.headers.update(rate.headers())
+        raise
     if isinstance(body, AlreadyAnswered):
         response.status_code = 200
     return body.model_dump(exclude_none=True)

@@ -16,10 +16,11 @@ from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.audience import one_to_one
 from ..protocol.jsonrpc import load_json
 from ..protocol.webhook_payload import FileMessageEvent, UserMessageEvent, event_errors, parse_webhook
+from ..services import Services
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
-from .deps import ServicesDep
+from .deps import services_of
 
 router = APIRouter()
 
@@ -42,16 +43,16 @@ def signature_ok(body: bytes, signature: str | None, token: str) -> bool:
     responses=openapi.WEBHOOK["responses"],
     openapi_extra=openapi.WEBHOOK["openapi_extra"],
 )
-async def sendbird_webhook(request: Request, services: ServicesDep) -> dict[str, str]:
+async def sendbird_webhook(request: Request) -> dict[str, str]:
     """Receive a Sendbird webhook delivery."""
     started = time.perf_counter()
     try:
-        return await _receive(request, services)
+        return await _receive(request, services_of(request))
     finally:
         WEBHOOK_ACK_SECONDS.observe(time.perf_counter() - started)
 
 
-async def _receive(request: Request, services: ServicesDep) -> dict[str, str]:
+async def _receive(request: Request, services: Services) -> dict[str, str]:
     body = await read_body(request, MAX_WEBHOOK_BYTES)
     token = reveal(services.settings.sendbird_api_token)
     signature = request.headers.get("x-sendbird-signature") or request.headers.get("x-signature")
@@ -83,7 +84,7 @@ async def _receive(request: Request, services: ServicesDep) -> dict[str, str]:
 
 
 async def _take(
-    services: ServicesDep, event: UserMessageEvent, message: InboundMessage, *, bot_user_id: str
+    services: Services, event: UserMessageEvent, message: InboundMessage, *, bot_user_id: str
 ) -> dict[str, str]:
     """Queue a user message when it is addressed to the assistant."""
     async with redis_budget():
@@ -98,7 +99,7 @@ async def _take(
     return {"status": status if status in ("queued", "duplicate") else "ignored"}
 
 
-async def _text_only(services: ServicesDep, event: FileMessageEvent, *, bot_user_id: str) -> None:
+async def _text_only(services: Services, event: FileMessageEvent, *, bot_user_id: str) -> None:
     """A file or picture in a 1:1 channel gets a short answer instead of silence (once per message)."""
     sender, channel, payload = event.sender, event.channel, event.payload
     if sender is None or channel is None or payload is None or sender.user_id == bot_user_id:
