@@ -8,6 +8,7 @@ assistant's answers to them, as plain text.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
@@ -32,14 +33,32 @@ class Line(BaseModel):
     at: float = Field(default_factory=time.time)
 
 
+# Append a line, keep the newest, renew the TTL: one command, atomic. KEYS: the transcript.
+# ARGV: the line, minus the number of lines kept, the TTL (s).
+_APPEND = """
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], ARGV[2], -1)
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+
 class Transcript:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        self._append = redis.register_script(_APPEND)
 
     async def add(self, channel_url: str, line: Line) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            add_line(pipe, keys.conversation_tag(channel_url), line)
-            await pipe.execute()
+        await self._append(keys=[_key(channel_url)], args=_append_args(line))
+
+    @staticmethod
+    def add_in(pipe: Redis | Pipeline, channel_url: str, line: Line) -> Any:
+        """Put the line on a pipeline (with other writes, in any slot) or on a client (awaited).
+
+        The script goes as ``EVAL``: a registered script in a pipeline costs a round trip of its
+        own (``SCRIPT EXISTS``) on every execution.
+        """
+        return pipe.eval(_APPEND, 1, _key(channel_url), *_append_args(line))
 
     async def add_once(self, channel_url: str, line: Line) -> None:
         """Add the line unless the same speaker said the same recently (a retried delivery)."""
@@ -71,11 +90,24 @@ class Transcript:
             await pipe.execute()
 
 
+def _key(channel_url: str) -> str:
+    return keys.transcript(keys.conversation_tag(channel_url))
+
+
+def _append_args(line: Line) -> list[str | int]:
+    return [_encode(line), -keys.TRANSCRIPT_MAX, keys.HISTORY_TTL_S]
+
+
+def _encode(line: Line) -> str:
+    """The stored line, its text cut to ``TRANSCRIPT_LINE_CHARS``."""
+    if len(line.text) > keys.TRANSCRIPT_LINE_CHARS:
+        line = line.model_copy(update={"text": line.text[: keys.TRANSCRIPT_LINE_CHARS]})
+    return line.model_dump_json()
+
+
 def add_line(pipe: Pipeline, tag: str, line: Line) -> None:
     """Queue a line in a transaction (with the step that produced it)."""
     key = keys.transcript(tag)
-    pipe.rpush(
-        key, line.model_copy(update={"text": line.text[: keys.TRANSCRIPT_LINE_CHARS]}).model_dump_json()
-    )
+    pipe.rpush(key, _encode(line))
     pipe.ltrim(key, -keys.TRANSCRIPT_MAX, -1)
     pipe.expire(key, keys.HISTORY_TTL_S)

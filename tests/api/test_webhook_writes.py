@@ -1,0 +1,95 @@
+"""What a chat message leaves in Redis besides its turn: the role the directory gave its sender (for the
+rate limit) and the channel's line, written together once the message is queued or refused; on a
+standalone Redis and on a Redis Cluster, where the two are in different slots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
+from redis.asyncio import Redis
+
+from tests.support import ON_STANDALONE_AND_CLUSTER
+from truloop_assistant.store import keys
+from truloop_assistant.store.transcript import Line, Transcript
+
+pytestmark = ON_STANDALONE_AND_CLUSTER
+
+
+def echo() -> FunctionModel:
+    return FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("ok")]))
+
+
+async def lines_of(redis: Redis, channel: str, user: str) -> list[Line]:
+    raw = await redis.lrange(keys.transcript(keys.conversation_tag(channel)), 0, -1)
+    return [line for line in map(Line.model_validate_json, raw) if line.user_id == user]
+
+
+async def test_a_queued_turn_leaves_its_line_and_the_role_it_was_counted_with(
+    start_server: Any, directory: Any
+) -> None:
+    async with start_server(model=echo()) as h:
+        assert (await h.user_says("first words", user="hyunwoo", channel="dm-h", message_id=7)).json() == {
+            "status": "queued"
+        }
+        [line] = await lines_of(h.redis, "dm-h", "hyunwoo")
+        assert (line.text, line.turn) == ("first words", True)
+        assert 0 < await h.redis.ttl(keys.transcript(keys.conversation_tag("dm-h"))) <= keys.HISTORY_TTL_S
+        # hyunwoo is an admin in the directory: remembered for a minute.
+        assert await h.redis.get(keys.admin_role("hyunwoo")) == b"1"
+        assert 0 < await h.redis.ttl(keys.admin_role("hyunwoo")) <= keys.ADMIN_ROLE_TTL_S
+
+        # A re-delivery is a duplicate and adds no line.
+        again = await h.user_says("first words", user="hyunwoo", channel="dm-h", message_id=7)
+        assert again.json() == {"status": "duplicate"}
+        await h.replies(1, channel="dm-h")
+        await h.idle()
+        assert len(await lines_of(h.redis, "dm-h", "hyunwoo")) == 1
+
+
+async def test_a_message_over_the_rate_limit_still_remembers_the_role_and_adds_no_line(
+    start_server: Any, directory: Any
+) -> None:
+    async with start_server(model=echo(), rate_limit_user="1/minute") as h:
+        assert (await h.user_says("one")).json() == {"status": "queued"}
+        await h.redis.delete(keys.admin_role("jeff"))
+        assert (await h.user_says("two")).json() == {"status": "ignored"}  # rate limited
+        assert await h.redis.get(keys.admin_role("jeff")) == b"0"
+        await h.sendbird.wait_for(lambda msgs: len(msgs) >= 2)  # the answer and the notice
+        await h.idle()
+        assert [line.text for line in await lines_of(h.redis, "ch-1", "jeff")] == ["one"]
+
+
+async def test_a_remembered_role_is_used_as_it_is(start_server: Any, directory: Any) -> None:
+    async with start_server(model=echo(), rate_limit_user="1/minute", rate_limit_admin="3/minute") as h:
+        # The directory says jeff is a member; a remembered "admin" is what counts for the next minute.
+        await h.redis.set(keys.admin_role("jeff"), b"1", ex=keys.ADMIN_ROLE_TTL_S)
+        statuses = [(await h.user_says(f"message {i}")).json()["status"] for i in range(4)]
+        assert statuses == ["queued"] * 3 + ["ignored"]
+        assert await h.redis.get(keys.admin_role("jeff")) == b"1"
+
+
+async def test_a_message_too_long_asks_nobody_for_the_role(start_server: Any, directory: Any) -> None:
+    async with start_server(model=echo(), max_message_chars=10) as h:
+        assert (await h.user_says("x" * 11)).json() == {"status": "ignored"}
+        await h.replies(1)  # the notice
+        assert await h.redis.get(keys.admin_role("jeff")) is None
+        assert await lines_of(h.redis, "ch-1", "jeff") == []
+
+
+async def test_a_transcript_keeps_its_newest_lines_cut_short_and_expiring(redis: Redis) -> None:
+    transcript = Transcript(redis)
+    for i in range(keys.TRANSCRIPT_MAX + 5):
+        await transcript.add("ch-t", Line(user_id="jeff", text=f"line {i}"))
+    long = "가" * (keys.TRANSCRIPT_LINE_CHARS + 10)
+    # In a pipeline without a transaction, beside a write to another slot.
+    async with redis.pipeline(transaction=False) as pipe:
+        Transcript.add_in(pipe, "ch-t", Line(user_id="mina", text=long))
+        pipe.set(keys.admin_role("mina"), b"0", ex=keys.ADMIN_ROLE_TTL_S)
+        await pipe.execute()
+    lines = await transcript.recent("ch-t")
+    assert len(lines) == keys.TRANSCRIPT_MAX
+    assert [line.text for line in lines[:-1]] == [f"line {i}" for i in range(6, keys.TRANSCRIPT_MAX + 5)]
+    assert lines[-1].user_id == "mina" and lines[-1].text == long[: keys.TRANSCRIPT_LINE_CHARS]
+    assert 0 < await redis.ttl(keys.transcript(keys.conversation_tag("ch-t"))) <= keys.HISTORY_TTL_S
