@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import logging
 import time
@@ -28,6 +30,8 @@ _CURVES = {"ES256": "P-256", "ES384": "P-384"}
 _MAX_TOKEN_CHARS = 8 * 1024
 _MAX_JWKS_BYTES = 1024 * 1024
 _LEEWAY_S = 30
+_VERIFIED_MAX = 1024
+"""Tokens remembered once verified: a device sends the same token with every request until it expires."""
 _LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -202,8 +206,23 @@ def _reason(exc: jwt.PyJWTError, audience: str | None, issuer: str | None) -> st
     return "the token is not valid"
 
 
+@dataclass(frozen=True)
+class _Verified:
+    """A token that verified: who it names, until when, and the JWKS keys it was checked against."""
+
+    principal: Principal
+    exp: int
+    keys: list[_Key] | None
+    """The JWKS key list of the time (a refetch makes a new one); None for HS256."""
+
+
 class TokenVerifier:
-    """Verifies ``Authorization: Bearer <JWT>`` headers and returns the :class:`Principal`."""
+    """Verifies ``Authorization: Bearer <JWT>`` headers and returns the :class:`Principal`.
+
+    A token that verified is remembered: the same token again is only checked for expiry (its
+    signature, audience, issuer, ``nbf``/``iat`` and ``sub`` cannot have changed), as long as the
+    JWKS keys it was checked against are still the ones in use.
+    """
 
     def __init__(
         self, settings: Settings, *, jwks_ttl_s: float = 600, jwks_min_refetch_s: float = 30
@@ -216,6 +235,7 @@ class TokenVerifier:
             if settings.jwt_jwks_url
             else None
         )
+        self._verified: dict[str, _Verified] = {}
 
     async def verify(self, authorization: str | None) -> Principal:
         """The principal of a valid bearer token; raises :class:`Unauthorized` otherwise."""
@@ -227,8 +247,10 @@ class TokenVerifier:
             raise Unauthorized("the Authorization header must be 'Bearer <JWT>'")
         if len(token) > _MAX_TOKEN_CHARS:
             raise _invalid("the token is larger than 8 KiB")
+        if (known := await self._known(token)) is not None:
+            return known
         try:
-            claims = await self._decode(token)
+            claims, alg = await self._decode(token)
         except jwt.ExpiredSignatureError:
             raise Unauthorized("the token has expired", code="token_expired") from None
         except jwt.PyJWTError as exc:
@@ -239,15 +261,43 @@ class TokenVerifier:
         if not _valid_unicode(sub):  # a lone surrogate ("\ud800") can neither key Redis nor be compared
             raise _invalid("the token's 'sub' claim is not valid Unicode")
         role = claims.get("role")
-        return Principal(user_id=sub, role=role if isinstance(role, str) else None)
+        principal = Principal(user_id=sub, role=role if isinstance(role, str) else None)
+        # The JWKS keys the token was just checked against (no await since: still the current ones).
+        keys = self.jwks.keys if alg != "HS256" and self.jwks is not None else None
+        self._remember(token, _Verified(principal, int(claims["exp"]), keys))
+        return principal
 
-    async def _decode(self, token: str) -> dict[str, Any]:
+    async def _known(self, token: str) -> Principal | None:
+        """The principal of a token that verified before and has not expired since; None when it
+        must be verified (again)."""
+        known = self._verified.get(token)
+        if known is None:
+            return None
+        if known.keys is not None and (self.jwks is None or await self.jwks.get() is not known.keys):
+            self._verified.pop(token, None)  # the keys changed since: checked again, against the new ones
+            return None
+        if known.exp <= time.time() - _LEEWAY_S:  # as PyJWT decides it
+            self._verified.pop(token, None)
+            raise Unauthorized("the token has expired", code="token_expired")
+        return known.principal
+
+    def _remember(self, token: str, verified: _Verified) -> None:
+        if len(self._verified) >= _VERIFIED_MAX:
+            del self._verified[next(iter(self._verified))]  # the oldest
+        self._verified[token] = verified
+
+    async def _decode(self, token: str) -> tuple[dict[str, Any], str]:
+        """The token's claims and its algorithm, once its signature and claims are checked."""
+        if _header_alg(token) == "HS256" and (secret := reveal(self.secret)):
+            # The common case, parsed once: ``jwt.decode`` reads and checks the header as
+            # ``get_unverified_header`` would, and fails the same way on a malformed token.
+            return self._claims(token, secret, "HS256"), "HS256"
         header = jwt.get_unverified_header(token)
         alg, kid = header.get("alg"), header.get("kid")
         if alg == "HS256":
             if not (secret := reveal(self.secret)):
                 raise _invalid("HS256 tokens are not accepted here (no secret is set)")
-            return self._claims(token, secret, alg)
+            return self._claims(token, secret, alg), alg
         if not isinstance(alg, str) or alg not in _KEY_TYPES:
             raise _invalid(f"the token's algorithm is not accepted; use HS256 or {', '.join(_KEY_TYPES)}")
         if self.jwks is None:
@@ -262,7 +312,7 @@ class TokenVerifier:
             if self.jwks.unavailable:
                 raise _invalid("the signing keys (JWKS) cannot be fetched right now; try again later")
             raise _invalid(f"no {alg} key in the JWKS matches the token")
-        return self._claims(token, key.key, alg)
+        return self._claims(token, key.key, alg), alg
 
     def _claims(self, token: str, key: Any, alg: str) -> dict[str, Any]:
         require = ["exp", "sub"] + ["aud"] * (self.audience is not None) + ["iss"] * (self.issuer is not None)
@@ -296,6 +346,16 @@ def issue_token(
     if issuer:
         claims["iss"] = issuer
     return jwt.encode(claims, reveal(secret), algorithm="HS256")
+
+
+def _header_alg(token: str) -> Any:
+    """The ``alg`` of the token's header, read without checks; None when it cannot be read."""
+    segment = token.partition(".")[0]
+    try:
+        header = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+    except (ValueError, binascii.Error, RecursionError):
+        return None
+    return header.get("alg") if isinstance(header, dict) else None
 
 
 def _valid_unicode(text: str) -> bool:
