@@ -10,6 +10,7 @@ from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserProm
 
 from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.protocol.declarations import Declaration
+from truloop_assistant.store import keys
 from truloop_assistant.store.device_declarations import ClientTools
 from truloop_assistant.store.history import History
 from truloop_assistant.store.reads import Batch
@@ -68,3 +69,17 @@ async def test_a_slot_has_no_value_before_its_batch_ran(redis: Any) -> None:
         _ = slot.value
     await batch.run()
     assert slot.value == []
+
+
+async def test_the_reads_after_a_batched_write_see_it(redis: Any) -> None:
+    """A resume counts its devices' failures and reads the count its step acts on in one round trip."""
+    store = TurnStore(redis, pending_ttl_s=60, history=History(redis, max_messages=40))
+    await store.record_client_outcomes("jeff", {"get_calendar_events": False, "request_permission": False})
+
+    batch = Batch(redis)
+    store.count_client_outcomes(batch, "jeff", {"get_calendar_events": False, "request_permission": True})
+    failures = batch.add(store.client_failures_read("jeff"))
+    await batch.run()
+
+    assert failures.value == {"get_calendar_events": 2}  # one more failure; the other one's run reset
+    assert 0 < await redis.ttl(keys.client_failures("jeff")) <= keys.CLIENT_FAILURES_TTL_S

@@ -192,7 +192,11 @@ class TurnRunner:
             state="running",
             known=KnownRecord(record.value) if record else None,
         )
-        await self.store.record_client_outcomes(paused.user_id, device_outcomes(paused, snapshot.answers))
+        # The devices' part counted, then the step's reads (which see it), in one round trip.
+        batch = self.store.batch()
+        self.store.count_client_outcomes(batch, paused.user_id, device_outcomes(paused, snapshot.answers))
+        inputs = self.model_step.read_inputs(batch, channel_url, paused.user_id)
+        await batch.run()
         used = RunUsage(
             requests=paused.model_requests,
             input_tokens=paused.input_tokens,
@@ -202,7 +206,7 @@ class TurnRunner:
             turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent, used, known
         )
         history = ModelMessagesTypeAdapter.validate_json(paused.messages)
-        await self._run(turn, history, consumed, results=results)
+        await self._run(turn, history, consumed, results=results, inputs=inputs())
 
     async def _run(
         self,

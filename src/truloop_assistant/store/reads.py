@@ -56,6 +56,11 @@ class Batch:
         self._reads.append((read, slot))
         return slot
 
+    def write(self, send: Callable[[Any], Any]) -> None:
+        """A command whose reply nobody needs, sent in its place among the reads (on one node, the
+        reads after it see what it wrote)."""
+        self.add(Read(send, _ignored))
+
     async def run(self) -> None:
         async with self.redis.pipeline(transaction=False) as pipe:
             for read, _ in self._reads:
@@ -63,3 +68,7 @@ class Batch:
             replies = await pipe.execute()
         for (read, slot), reply in zip(self._reads, replies, strict=True):
             slot.fill(read.decode(reply))
+
+
+def _ignored(reply: Any) -> None:
+    return None

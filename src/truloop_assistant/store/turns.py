@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import Literal, cast
+from functools import partial
+from typing import Any, Literal, cast
 
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage
@@ -241,17 +242,18 @@ class TurnStore:
 
     async def record_client_outcomes(self, user_id: str, outcomes: dict[str, bool]) -> None:
         """Count a device failure per tool, or reset the count when the device did its part."""
+        batch = self.batch()
+        self.count_client_outcomes(batch, user_id, outcomes)
+        await batch.run()
+
+    def count_client_outcomes(self, batch: Batch, user_id: str, outcomes: dict[str, bool]) -> None:
+        """:meth:`record_client_outcomes` as writes in ``batch`` (its reads after them see them)."""
         if not outcomes:
             return
         key = keys.client_failures(user_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            for tool, ok in outcomes.items():
-                if ok:
-                    pipe.hdel(key, tool)
-                else:
-                    pipe.hincrby(key, tool, 1)
-            pipe.expire(key, keys.CLIENT_FAILURES_TTL_S)
-            await pipe.execute()
+        for tool, ok in outcomes.items():
+            batch.write(partial(_reset, key, tool) if ok else partial(_count_failure, key, tool))
+        batch.write(lambda r: r.expire(key, keys.CLIENT_FAILURES_TTL_S))
 
     async def active_turn(self, channel_url: str, user_id: str) -> str | None:
         """The id of a person's paused (or resuming) turn in the channel, if any."""
@@ -360,3 +362,11 @@ def _snapshot(raw: dict[bytes, bytes]) -> TurnSnapshot | None:
             "answers": {k[2:]: json.loads(v) for k, v in fields.items() if k.startswith("r:")},
         }
     )
+
+
+def _reset(key: str, tool: str, redis: Any) -> Any:
+    return redis.hdel(key, tool)
+
+
+def _count_failure(key: str, tool: str, redis: Any) -> Any:
+    return redis.hincrby(key, tool, 1)
