@@ -17,7 +17,13 @@ from typing import Any, cast
 from urllib.parse import parse_qs, unquote
 
 from redis.asyncio import Redis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import (
+    AbstractStrategy,
+    ClusterNode,
+    ClusterPipeline,
+    RedisCluster,
+    TransactionStrategy,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -100,12 +106,64 @@ class _Redis(Redis):
 
 
 class _RedisCluster(RedisCluster):
-    """redis-py's cluster client, noting each answer (the end of an outage)."""
+    """redis-py's cluster client, noting each answer (the end of an outage), with transactions that
+    queue their commands without a thread each (see :class:`_Transaction`)."""
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         result = await super().execute_command(*args, **kwargs)
         redis_answered()
         return result
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> ClusterPipeline:
+        pipe = super().pipeline(transaction, shard_hint)
+        if transaction:
+            pipe._execution_strategy = _Transaction(pipe)
+        return pipe
+
+
+_ONE_KEY = frozenset(
+    {
+        "GET", "SET", "SETEX", "EXPIRE", "PEXPIRE", "INCR", "INCRBY",
+        "HGET", "HGETALL", "HSET", "HDEL", "HINCRBY",
+        "LINDEX", "LPOP", "LPUSH", "RPUSH", "LTRIM", "LREM",
+        "SADD", "SREM", "ZADD", "ZREM", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK",
+    }
+)  # fmt: skip
+"""Commands whose one key is their first argument."""
+
+
+class _Transaction(TransactionStrategy):
+    """redis-py's transaction on a Redis Cluster, queueing a command without a thread of its own.
+
+    redis-py 8 finds the slot of each command queued in a cluster transaction in a new thread that
+    runs a new event loop (queueing is synchronous, its slot lookup is not): a step's transaction
+    of 15 commands started 15 threads. The slot of a command whose keys are plain (``_ONE_KEY``,
+    ``DEL``'s, a script's declared keys) is found here; any other command, a client not yet
+    connected, or a WATCH takes redis-py's way.
+    """
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        client = self._pipe.cluster_client
+        slot = None if client._initialize or self._watching else _plain_slot(client, args)
+        if slot is None:
+            return super().execute_command(*args, **kwargs)
+        self._pipeline_slots.add(slot)
+        return AbstractStrategy.execute_command(self, *args, **kwargs)
+
+
+def _plain_slot(client: RedisCluster, args: tuple[Any, ...]) -> int | None:
+    """The one slot of a command's keys, when they are where ``_Transaction`` looks; else None."""
+    name = str(args[0]).upper()
+    if name in ("EVAL", "EVALSHA") and len(args) > 2:
+        keys = args[3 : 3 + int(args[2])]
+    elif name in ("DEL", "UNLINK"):
+        keys = args[1:]
+    elif name in _ONE_KEY:
+        keys = args[1:2]
+    else:
+        return None
+    slots = {client.keyslot(key) for key in keys}
+    return slots.pop() if len(slots) == 1 else None
 
 
 def connect(url: str, **options: Any) -> Redis:
