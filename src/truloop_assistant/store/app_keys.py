@@ -50,7 +50,7 @@ def call_index(call_id: str) -> str:
 
 
 def rate_limit_prefix() -> str:
-    """Prefix of the rate-limit counters (``limits`` names the rest; they expire with the window)."""
+    """Prefix of the rate-limit counters (``ratelimit`` names the rest; they expire with the window)."""
     return f"{prefix()}:rl"
 
 
