@@ -250,7 +250,6 @@ class Services:
         """The rules a chat message passes before its turn is queued (webhook and local channel)."""
         return Admission(
             redis=self.redis,
-            inbox=self.inbox,
             intake=self.intake,
             members=self.members,
             transcript=self.transcript,

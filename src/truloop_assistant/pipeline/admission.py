@@ -19,7 +19,6 @@ from ..channels.base import InboundMessage
 from ..channels.members import Members
 from ..ratelimit import RateLimiter
 from ..store import keys
-from ..store.inbox import Inbox
 from ..store.reads import Batch, Read
 from ..store.transcript import Line, Transcript
 from .audience import hear
@@ -37,7 +36,6 @@ class Admission:
     """The rules a chat message passes before its turn is queued, with what they consult."""
 
     redis: Redis
-    inbox: Inbox
     intake: Intake
     members: Members
     transcript: Transcript
