@@ -5,10 +5,14 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import NoScriptError
+
 from ..channels.base import InboundMessage
 from ..errors import ServiceUnavailable
 from ..store.drains import Drains
 from ..store.inbox import Inbox, MessageEvent, PushStatus, ResumeEvent
+from ..store.reads import Batch
 from ..tracing import current_traceparent
 from .queue import TurnQueue
 
@@ -58,9 +62,7 @@ class Intake:
     async def _push(
         self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None
     ) -> PushStatus:
-        # Watched first: should this process die before the job is queued, a scanner queues it.
-        await self.drains.watch(channel_url)
-        status, owner = await self.inbox.push(channel_url, event, dedup_id=dedup_id)
+        status, owner = await self._watch_and_push(channel_url, event, dedup_id=dedup_id)
         if owner is not None:
             try:
                 await self.queue.drain(channel_url, owner)
@@ -70,3 +72,21 @@ class Intake:
                 log.exception("could not queue work for %s", channel_url)
                 raise ServiceUnavailable("the turn could not be queued; retry later") from exc
         return status
+
+    async def _watch_and_push(
+        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None
+    ) -> tuple[PushStatus, str | None]:
+        """Watch the conversation, then push: should this process die before the job is queued, a
+        scanner queues it. On one Redis both go in one round trip (a pipeline keeps their order); a
+        Cluster keeps them on different nodes, and the watch is awaited first."""
+        if isinstance(self.inbox.redis, RedisCluster):
+            await self.drains.watch(channel_url)
+            return await self.inbox.push(channel_url, event, dedup_id=dedup_id)
+        batch = Batch(self.inbox.redis)
+        batch.write(self.drains.watch_write(channel_url))
+        pushed = batch.add(self.inbox.push_read(channel_url, event, dedup_id=dedup_id))
+        try:
+            await batch.run()
+        except NoScriptError:  # a Redis that restarted since: the watch is in, the script is not
+            return await self.inbox.push(channel_url, event, dedup_id=dedup_id)
+        return pushed.value

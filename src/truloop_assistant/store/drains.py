@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
@@ -48,8 +49,12 @@ class Drains:
 
     async def watch(self, channel_url: str, *, after_s: float | None = None) -> None:
         """Look at the conversation in ``after_s`` seconds (by default: once an owner would have expired)."""
+        await self.watch_write(channel_url, after_s=after_s)(self.redis)
+
+    def watch_write(self, channel_url: str, *, after_s: float | None = None) -> Callable[[Any], Any]:
+        """:meth:`watch` as a write to send with others (see ``reads.Batch.write``)."""
         at = time.time() + (self.look_after_s if after_s is None else after_s)
-        await self.redis.zadd(keys.drains(), {channel_url: at})
+        return lambda r: r.zadd(keys.drains(), {channel_url: at})
 
     async def due(self, now: float, *, limit: int = 500) -> list[tuple[str, float]]:
         """Conversations whose watch came due by ``now``, with the time they were due."""

@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 
 from . import keys
 from .outbox import Peeked
+from .reads import Read
 
 
 @dataclass
@@ -138,6 +139,11 @@ return {head, eid, starts}
 PushStatus = Literal["queued", "duplicate", "full"]
 
 
+def _pushed(found: list[bytes]) -> tuple[PushStatus, str | None]:
+    status, owner = found
+    return cast(PushStatus, status.decode()), owner.decode() or None
+
+
 @dataclass(frozen=True)
 class Next:
     """The event a drain runs next, and how many times a worker has started on it (this one included)."""
@@ -179,20 +185,29 @@ class Inbox:
         self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None = None
     ) -> tuple[PushStatus, str | None]:
         """Append an event; returns the status and, if this push made a new owner, its id."""
-        candidate = f"drain:{uuid.uuid4().hex}"
-        status, owner = await self._push(
-            keys=self._keys(channel_url, dedup_id),
-            args=[
-                event.model_dump_json(),
-                candidate,
-                self.owner_ttl_ms,
-                keys.SEEN_TTL_S,
-                1 if dedup_id else 0,
-                keys.INBOX_MAX,
-                keys.INBOX_TTL_S,
-            ],
+        found = await self._push(
+            keys=self._keys(channel_url, dedup_id), args=self._push_args(event, dedup_id)
         )
-        return cast(PushStatus, status.decode()), owner.decode() or None
+        return _pushed(found)
+
+    def push_read(
+        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None = None
+    ) -> Read[tuple[PushStatus, str | None]]:
+        """:meth:`push` to send with others: by its script's digest, so a Redis that lost the script
+        answers NoScriptError (then :meth:`push` alone loads it again)."""
+        sha, names, args = self._push.sha, self._keys(channel_url, dedup_id), self._push_args(event, dedup_id)
+        return Read(lambda r: r.evalsha(sha, len(names), *names, *args), _pushed)
+
+    def _push_args(self, event: MessageEvent | ResumeEvent, dedup_id: str | None) -> list[str | int]:
+        return [
+            event.model_dump_json(),
+            f"drain:{uuid.uuid4().hex}",  # the owner this push makes, if the inbox has none
+            self.owner_ttl_ms,
+            keys.SEEN_TTL_S,
+            1 if dedup_id else 0,
+            keys.INBOX_MAX,
+            keys.INBOX_TTL_S,
+        ]
 
     async def undo_push(
         self, channel_url: str, event: MessageEvent | ResumeEvent, owner: str | None, *, dedup_id: str | None
