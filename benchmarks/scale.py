@@ -29,6 +29,9 @@ Scenarios (``--scenario``, default ``all``):
     and the worker's process trees) over ``--cpu-turns`` (300) turns with ``--cpu-in-flight`` (10)
     at a time. Both use a fresh conversation per turn and the same fake model over HTTP. Also the
     median of sequential single turns of both, and Redis commands per turn (with the top commands).
+``round-trips``
+    One turn on an idle server under Redis ``MONITOR`` (``benchmarks.round_trips``): its round trips,
+    the commands it sent and those its scripts ran, by command.
 ``memory``
     ``--memory-conversations`` (100) conversations each have ``--memory-prior-turns`` (1) answered
     turns and then one that pauses (the phone never answers). Per paused conversation: ``MEMORY
@@ -99,8 +102,9 @@ from .harness import (
     tail,
     tree_cpu_s,
 )
+from .round_trips import count, monitored, signature
 
-SCENARIOS = ("latency", "throughput", "throughput-cluster", "cpu", "memory")
+SCENARIOS = ("latency", "throughput", "throughput-cluster", "cpu", "memory", "round-trips")
 KIB = 1024
 
 
@@ -481,6 +485,42 @@ async def cpu(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     return result
 
 
+async def round_trips(args: argparse.Namespace, kind: str, logs: Path) -> Result:
+    result = Result("round-trips", kind)
+    async with (
+        redis_under_test(kind) as redis,
+        fake_model(0, 0, logs) as model,
+        stack(args, redis, model, logs, connections=5) as s,
+    ):
+        await prime(s, 2)
+        await asyncio.sleep(1.0)
+        async with monitored(redis.nodes) as idle:  # what the server does anyway
+            await asyncio.sleep(2.0)
+        background = {signature(c) for c in idle.commands if c["client_type"] != "lua"}
+        async with monitored(redis.nodes) as seen:
+            turn = await s.load.turn("rt-1", "rt-user-1", "one turn")
+            await asyncio.sleep(1.0)  # the last step's end (typing off, job done) belongs to the turn
+        busy = await redis.idle(15)
+        outcome = s.load.outcome()
+    trips = count(seen.commands, background)
+    result.add("Redis round trips for one turn", str(trips.round_trips))
+    result.add("commands sent", str(trips.top_level))
+    result.add("commands run inside scripts", str(trips.in_scripts))
+    result.add("that turn's latency", ms(turn.latency_s) if turn.answered is not None else "not answered")
+    result.tally(outcome, busy, s.load.sendbird)
+    result.notes.append("by command: " + ", ".join(f"{n} {k}" for k, n in trips.by_command.most_common()))
+    result.notes.append(
+        "left out as background (seen on the idle server): " + "; ".join(sorted(background)) or "nothing"
+    )
+    result.data.update(
+        round_trips=trips.round_trips,
+        commands_sent=trips.top_level,
+        commands_in_scripts=trips.in_scripts,
+        by_command=dict(trips.by_command),
+    )
+    return result
+
+
 async def memory(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     result = Result("memory", kind)
     n = args.memory_conversations
@@ -551,6 +591,7 @@ RUNNERS: dict[str, Scenario] = {
     "throughput-cluster": throughput,
     "cpu": cpu,
     "memory": memory,
+    "round-trips": round_trips,
 }
 
 
