@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -69,3 +70,20 @@ async def test_a_command_it_cannot_place_goes_the_usual_way(redis: Any, redis_ur
             assert await pipe.execute() == [True, b"1"]
     finally:
         await client.aclose()
+
+
+async def test_a_fresh_client_takes_a_burst_of_first_commands(redis: Any, redis_url: str) -> None:
+    """A new process's first webhooks all at once: before the warm-up, about one burst in five had a
+    first command fail with ``'NoneType' object has no attribute 'writelines'``."""
+    for burst in range(10):
+        client = connect(redis_url)
+        try:
+            done = await asyncio.gather(
+                *(client.set(f"{{c:{n}}}:first", burst) for n in range(60)), return_exceptions=True
+            )
+            assert [r for r in done if isinstance(r, BaseException)] == [], burst
+            async with client.pipeline(transaction=True) as pipe:  # and its transactions after
+                pipe.get("{c:7}:first")
+                assert await pipe.execute() == [str(burst).encode()]
+        finally:
+            await client.aclose()
