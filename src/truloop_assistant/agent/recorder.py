@@ -23,6 +23,7 @@ from ..metrics import TOOL_CALL_SECONDS, TOOL_CALLS, VERIFIER_FLAGS
 from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.ledger import ERROR_CHARS, CallStatus, Ledger, LedgerCall, LedgerTurn, TurnState, redact
+from ..store.reads import Batch
 from ..store.records import CallRef, PausedTurn
 from ..tools import tool_names
 from ..tools.agent_deps import ToolRun
@@ -209,6 +210,14 @@ class LedgerWriter:
         self.ledger = ledger
         self.callbacks = callbacks
         self.labels = labels
+
+    def read_record(self, batch: Batch, channel_url: str, turn_id: str) -> Callable[[], KnownRecord | None]:
+        """Add the turn's record to ``batch``'s reads; the returned function gives it once it has run
+        (None without a ledger)."""
+        if self.ledger is None:
+            return lambda: None
+        slot = batch.add(self.ledger.read(channel_url, turn_id))
+        return lambda: KnownRecord(slot.value)
 
     async def step(self, step: StepRecord, *, ended: bool, known: KnownRecord | None = None) -> None:
         """Merge a step's calls into its turn's record; ``ended``: the turn answered or gave up;

@@ -33,7 +33,7 @@ from ..tools.callbacks import ToolCallbacks
 from .agents import Agents
 from .model_step import ModelStep, StepInputs
 from .people import Person, person_of
-from .recorder import KnownRecord, LedgerWriter, ToolLabels, settling
+from .recorder import LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .step_endings import StepEndings, TurnStep
 from .turn_limits import TurnLimits
@@ -105,8 +105,7 @@ class TurnRunner:
         active = batch.add(self.store.active_read(message.channel_url, message.user_id))
         history = batch.add(self.history.read(message.channel_url, message.user_id))
         inputs = self.model_step.read_inputs(batch, message.channel_url, message.user_id)
-        ledger = self.ledger.ledger
-        record = batch.add(ledger.read(message.channel_url, message.turn_id)) if ledger else None
+        record = self.ledger.read_record(batch, message.channel_url, message.turn_id)
         await batch.run()
         if (snapshot := found.value) is not None:
             # Run before, up to a pause whose requests are in the outbox; or every call of that pause
@@ -122,7 +121,7 @@ class TurnRunner:
             message.user_id,
             message.text,
             person.role,
-            ledger=KnownRecord(record.value) if record else None,
+            ledger=record(),
         )
         # Only the sender's own paused turn is cut short: other people in the channel pause apart.
         if active.value is not None:
@@ -174,8 +173,7 @@ class TurnRunner:
         """Resume a paused run once every call of its turn has an answer."""
         batch = self.store.batch()  # the turn, and its ledger record to settle its calls in
         found = batch.add(self.store.turn_read(channel_url, turn_id))
-        ledger = self.ledger.ledger
-        record = batch.add(ledger.read(channel_url, turn_id)) if ledger else None
+        record = self.ledger.read_record(batch, channel_url, turn_id)
         await batch.run()
         snapshot = found.value
         if not is_resuming(snapshot):
@@ -190,7 +188,7 @@ class TurnRunner:
             turn_id,
             settling(paused, snapshot.answers, missing="expired"),
             state="running",
-            known=KnownRecord(record.value) if record else None,
+            known=record(),
         )
         # The devices' part counted, then the step's reads (which see it), in one round trip.
         batch = self.store.batch()

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from redis.asyncio import Redis
 
@@ -19,6 +17,7 @@ from ..channels.base import InboundMessage
 from ..channels.members import Members
 from ..ratelimit import RateLimiter
 from ..store import keys
+from ..store.inbox import seen_read
 from ..store.reads import Batch, Read
 from ..store.transcript import Line, Transcript
 from .audience import hear
@@ -61,23 +60,24 @@ class Admission:
 
     async def queue(self, message: InboundMessage) -> str:
         """Queue the turn unless it is refused: ``queued``, ``dropped`` or why it was refused."""
-        later = _Writes()
+        # Writes nobody waits for, sent together once the message is queued or refused (without a
+        # transaction: their keys may be in several slots; none is needed for recovery).
+        later = Batch(self.redis)
         status = await self.refuse(message, later) or await self.intake.message(message)
         if status == "queued":  # the turn's own words are part of what the channel said
             line = Line(user_id=message.user_id, text=message.text, turn=True)
-            later.add(lambda pipe: Transcript.add_in(pipe, message.channel_url, line))
-        await later.send(self.redis)
+            later.write(lambda pipe: Transcript.add_in(pipe, message.channel_url, line))
+        await later.run()
         return status
 
-    async def refuse(self, message: InboundMessage, later: _Writes) -> str | None:
+    async def refuse(self, message: InboundMessage, later: Batch) -> str | None:
         """Why this message will not be run (a re-delivery, too long, over the rate limit), or None.
 
         ``later`` takes the writes that can wait until the message is queued.
         """
         # The re-delivery mark and the remembered role, needed either way: one round trip.
         batch = Batch(self.redis)
-        seen_key = keys.seen(keys.conversation_tag(message.channel_url), message.message_id)
-        seen = batch.add(Read(lambda r: r.exists(seen_key), bool))
+        seen = batch.add(seen_read(message.channel_url, message.message_id))
         role = batch.add(_role_read(message.user_id))
         await batch.run()
         if seen.value:
@@ -95,7 +95,7 @@ class Admission:
             return "rate_limited"
         return None
 
-    async def is_admin(self, user_id: str, remembered: bool | None, later: _Writes) -> bool:
+    async def is_admin(self, user_id: str, remembered: bool | None, later: Batch) -> bool:
         """Whether the directory gives ``user_id`` the admin role: ``remembered`` from the last minute,
         else asked now and remembered for a minute (the write goes in ``later``).
 
@@ -113,7 +113,7 @@ class Admission:
             )
             return False
         key, value = keys.admin_role(user_id), b"1" if admin else b"0"
-        later.add(lambda pipe: pipe.set(key, value, ex=keys.ADMIN_ROLE_TTL_S))
+        later.write(lambda pipe: pipe.set(key, value, ex=keys.ADMIN_ROLE_TTL_S))
         return admin
 
 
@@ -121,27 +121,3 @@ def _role_read(user_id: str) -> Read[bool | None]:
     """The role the directory gave ``user_id`` a moment ago: admin or not, None when not remembered."""
     key = keys.admin_role(user_id)
     return Read(lambda r: r.get(key), lambda raw: None if raw is None else raw == b"1")
-
-
-class _Writes:
-    """Writes nobody waits for, sent together once the message is queued or refused: one pipeline,
-    without a transaction (their keys may be in several slots of a Redis Cluster; each write
-    stands alone). Should the request fail before, they are not sent: none is needed for recovery."""
-
-    def __init__(self) -> None:
-        self._queued: list[Callable[[Any], Any]] = []
-
-    def add(self, write: Callable[[Any], Any]) -> None:
-        """``write`` puts its command on what it is given: a pipeline, or the client itself."""
-        self._queued.append(write)
-
-    async def send(self, redis: Redis) -> None:
-        if not self._queued:
-            return
-        if len(self._queued) == 1:  # one command needs no pipeline
-            await self._queued[0](redis)
-            return
-        async with redis.pipeline(transaction=False) as pipe:
-            for write in self._queued:
-                write(pipe)
-            await pipe.execute()

@@ -6,7 +6,6 @@ import logging
 from typing import Literal
 
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import NoScriptError
 
 from ..channels.base import InboundMessage
 from ..errors import ServiceUnavailable
@@ -85,8 +84,5 @@ class Intake:
         batch = Batch(self.inbox.redis)
         batch.write(self.drains.watch_write(channel_url))
         pushed = batch.add(self.inbox.push_read(channel_url, event, dedup_id=dedup_id))
-        try:
-            await batch.run()
-        except NoScriptError:  # a Redis that restarted since: the watch is in, the script is not
-            return await self.inbox.push(channel_url, event, dedup_id=dedup_id)
+        await batch.run()
         return pushed.value

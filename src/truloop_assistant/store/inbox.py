@@ -139,6 +139,12 @@ return {head, eid, starts}
 PushStatus = Literal["queued", "duplicate", "full"]
 
 
+def seen_read(channel_url: str, message_id: str) -> Read[bool]:
+    """:meth:`Inbox.seen` as a read to batch with others."""
+    key = keys.seen(keys.conversation_tag(channel_url), message_id)
+    return Read(lambda r: r.exists(key), bool)
+
+
 def _pushed(found: list[bytes]) -> tuple[PushStatus, str | None]:
     status, owner = found
     return cast(PushStatus, status.decode()), owner.decode() or None
@@ -193,10 +199,10 @@ class Inbox:
     def push_read(
         self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None = None
     ) -> Read[tuple[PushStatus, str | None]]:
-        """:meth:`push` to send with others: by its script's digest, so a Redis that lost the script
-        answers NoScriptError (then :meth:`push` alone loads it again)."""
-        sha, names, args = self._push.sha, self._keys(channel_url, dedup_id), self._push_args(event, dedup_id)
-        return Read(lambda r: r.evalsha(sha, len(names), *names, *args), _pushed)
+        """:meth:`push` to send with others. The script goes as ``EVAL``: a registered script in a
+        pipeline costs a round trip of its own (``SCRIPT EXISTS``) on every execution."""
+        names, args = self._keys(channel_url, dedup_id), self._push_args(event, dedup_id)
+        return Read(lambda r: r.eval(_PUSH, len(names), *names, *args), _pushed)
 
     def _push_args(self, event: MessageEvent | ResumeEvent, dedup_id: str | None) -> list[str | int]:
         return [
@@ -219,7 +225,7 @@ class Inbox:
 
     async def seen(self, channel_url: str, message_id: str) -> bool:
         """Whether a message with this id was already accepted (a re-delivery)."""
-        return bool(await self.redis.exists(keys.seen(keys.conversation_tag(channel_url), message_id)))
+        return await seen_read(channel_url, message_id).once(self.redis)
 
     async def claim(self, channel_url: str, owner: str) -> Claim | None:
         """Take (or keep) the right to drain this conversation; None when another owner has it."""

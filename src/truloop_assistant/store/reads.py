@@ -62,6 +62,8 @@ class Batch:
         self.add(Read(send, _ignored))
 
     async def run(self) -> None:
+        if not self._reads:
+            return
         async with self.redis.pipeline(transaction=False) as pipe:
             for read, _ in self._reads:
                 read.send(pipe)

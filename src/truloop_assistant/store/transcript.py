@@ -73,7 +73,7 @@ class Transcript:
 
     def recent_read(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> Read[list[Line]]:
         """:meth:`recent` as a read to batch with others."""
-        key = keys.transcript(keys.conversation_tag(channel_url))
+        key = _key(channel_url)
         return Read(
             lambda r: r.lrange(key, -limit, -1), lambda raw: [Line.model_validate_json(r) for r in raw]
         )
