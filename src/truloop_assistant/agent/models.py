@@ -9,6 +9,8 @@ from functools import cached_property
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from openai import AsyncOpenAI, Omit
+from openai.resources.chat.completions import AsyncCompletions
 from pydantic_ai.exceptions import (
     ModelConnectionError,
     ModelHTTPError,
@@ -20,6 +22,7 @@ from pydantic_ai.exceptions import (
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters, infer_model
 from pydantic_ai.models.fallback import FallbackModel
+from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.profiles import JsonSchemaTransformer, ModelProfile
 from pydantic_ai.settings import ModelSettings
@@ -58,7 +61,7 @@ def _one_model(name: str, timezone: ZoneInfo) -> Model:
     """``offline`` is the built-in rule-based model; anything else is a pydantic-ai model string."""
     if name == "offline":
         return build_offline_model(timezone=timezone)
-    return with_schemas_kept(infer_model(name))
+    return with_plain_bodies(with_schemas_kept(infer_model(name)))
 
 
 JsonSchema = dict[str, Any]
@@ -116,6 +119,43 @@ def _kept(base: type[JsonSchemaTransformer]) -> type[JsonSchemaTransformer]:
 
     Kept.__name__ = Kept.__qualname__ = f"Kept{base.__name__}"
     return Kept
+
+
+def with_plain_bodies(model: Model) -> Model:
+    """``model``, its Chat Completions requests sent without the OpenAI SDK's walk of the messages.
+
+    Before every request the SDK walks its arguments against their ``TypedDict`` annotations, to
+    rename aliased keys and format dates and files, trying every member of every union; with a
+    conversation's history that walk costs more than the rest of the request. No type of a Chat
+    Completions request declares an alias or a format, so the walk changes nothing: the messages and
+    the tools go as the request's ``extra_body`` instead, which the SDK merges into the body as it
+    is, in the same place (``tests/agent/test_plain_bodies.py`` compares the bytes sent).
+    """
+    if isinstance(model, OpenAIChatModel) and isinstance(client := model.client, AsyncOpenAI):
+        chat = client.chat
+        if not isinstance(chat.completions, _PlainBodies):
+            chat.__dict__["completions"] = _PlainBodies(client)  # where the cached property keeps it
+    return model
+
+
+class _PlainBodies(AsyncCompletions):
+    """Chat Completions whose ``messages`` and ``tools`` skip the SDK's transform."""
+
+    async def create(  # type: ignore[override]
+        self,
+        *,
+        messages: Any,
+        tools: Any = None,
+        extra_body: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        # Empty lists keep the keys' places in the body; extra_body's values replace them, and a
+        # caller's own extra_body still has the last word, as before.
+        plain: dict[str, Any] = {"messages": list(messages)}
+        if tools is not None and not isinstance(tools, Omit):
+            plain["tools"] = list(tools)
+            kwargs["tools"] = []
+        return await super().create(messages=[], extra_body={**plain, **(extra_body or {})}, **kwargs)
 
 
 class TimedModel(WrapperModel):
