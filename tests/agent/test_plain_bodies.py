@@ -36,8 +36,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from truloop_assistant.agent.models import with_plain_bodies
 from tests.support import served
+from truloop_assistant.agent.models import with_plain_bodies
+
 
 @pytest.fixture(autouse=True)
 def _model_requests_to_the_local_fake(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,7 +109,12 @@ def calendar(start: str, end: str) -> str:
 
 
 async def sent(
-    fake: RawChat, *, plain: bool, prompt: str = "Thanks!", settings: ModelSettings | None = None, tools: bool = True
+    fake: RawChat,
+    *,
+    plain: bool,
+    prompt: str = "Thanks!",
+    settings: ModelSettings | None = None,
+    tools: bool = True,
 ) -> bytes:
     client = AsyncOpenAI(base_url=f"{fake.url}/v1", api_key="fake", max_retries=0)
     model: Any = OpenAIChatModel("gpt-4o", provider=OpenAIProvider(openai_client=client))
