@@ -32,11 +32,17 @@ from .api import (
 from .api.docs import mount_docs
 from .config import Settings, get_settings
 from .errors import AppError, first_problem
+from .runtime import collector
 from .runtime.queue_worker import build_worker
 from .runtime.scanners import run_scanners
 from .services import Services
 
 log = logging.getLogger(__name__)
+
+
+def serve_app() -> FastAPI:
+    """The app ``serve`` runs in each of its processes."""
+    return create_app(settle_collector=True)
 
 
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
@@ -50,13 +56,18 @@ def create_app(
     worker_concurrency: int = 8,
     model: Model | None = None,
     agent: MemberAgent | None = None,
+    settle_collector: bool = False,
 ) -> FastAPI:
-    """Build the app. ``embedded_worker`` also consumes the queue in this process (dev and tests)."""
+    """Build the app. ``embedded_worker`` also consumes the queue in this process (dev and tests);
+    ``settle_collector`` sets the process's garbage collector for serving (:mod:`.runtime.collector`),
+    once the app has started: only for a process that runs this one app until it exits."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = Services.create(settings)
+        if settle_collector:
+            collector.settle()
         app.state.services = services
         worker_task = None
         if embedded_worker:

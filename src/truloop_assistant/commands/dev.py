@@ -75,7 +75,7 @@ truloop-assistant dev server — model: {settings.model}, channel: local, Redis:
         # uvicorn re-raises the signal that stopped it; make SIGTERM an exception so cleanup runs.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         uvicorn.run(
-            create_app(settings, embedded_worker=True),
+            create_app(settings, embedded_worker=True, settle_collector=True),
             host=args.host,
             port=args.port,
             http=LimitedHttpToolsProtocol,

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         uvicorn.run(
-            "truloop_assistant.app:create_app",
+            "truloop_assistant.app:serve_app",
             factory=True,
             host=args.host,
             port=args.port,

@@ -123,6 +123,7 @@ def _child_commands(args: argparse.Namespace) -> list[list[str]]:
 
 
 async def _worker(settings: Settings, concurrency: int, health: WorkerHealth | None = None) -> int:
+    from ..runtime import collector
     from ..runtime.probe import keep_alive
     from ..runtime.queue_worker import SHUTDOWN_GRACE_S, build_worker, stop_task
     from ..runtime.scanners import run_scanners
@@ -133,6 +134,7 @@ async def _worker(settings: Settings, concurrency: int, health: WorkerHealth | N
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, stopping.set)
     services = Services.create(settings)
+    collector.settle()
     alive = None
     if health is not None:  # ticks and PINGs for /healthz and /readyz until the worker has stopped
         alive = asyncio.create_task(keep_alive(health, services.redis), name="worker-health")
