@@ -4,11 +4,14 @@ agent.run -> DeferredToolRequests -> JSON round trip (what the server stores and
 sends back) -> agent.run(message_history=..., deferred_tool_results=...), with the project's own
 member agent (``build_member_agent``: the same toolsets, gates and envelope as the server) and the
 same model string as the server, against the fake model of ``benchmarks.fakes`` over HTTP. Each
-cycle is a fresh conversation, as in the server's CPU scenario. Prints one JSON object:
+cycle is a fresh conversation, as in the server's CPU scenario, unless ``--prior-turns N``: then
+every cycle continues one conversation of N earlier turns (kept as the server keeps a history: at
+most ``--history-max-messages``, without instructions), as the server's long conversations do in
+its latency and throughput scenarios. Prints one JSON object:
 ``{"turns": N, "cpu_s": <time.process_time() of the measured cycles>, "latency_s": [...]}``.
 
     OPENAI_BASE_URL=http://127.0.0.1:P/v1 OPENAI_API_KEY=fake \\
-        .venv/bin/python -m benchmarks.bare [--turns 200] [--warmup 20]
+        .venv/bin/python -m benchmarks.bare [--turns 200] [--warmup 20] [--prior-turns 0]
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from zoneinfo import ZoneInfo
 import uvloop
 from pydantic import TypeAdapter
 from pydantic_ai import DeferredToolRequests, ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessage
 
 from truloop_assistant.agent.agents import MemberAgent, build_member_agent
 from truloop_assistant.agent.models import resolve_model
+from truloop_assistant.store.history import trim_history, without_instructions
 from truloop_assistant.tools.agent_deps import AgentDeps
 
 from .harness import EVENTS, MODEL
@@ -33,9 +38,10 @@ SEOUL = ZoneInfo("Asia/Seoul")
 _REQUESTS = TypeAdapter(DeferredToolRequests)
 
 
-async def cycle(agent: MemberAgent, i: int) -> None:
+async def cycle(agent: MemberAgent, i: int, prior: list[ModelMessage] | None = None) -> list[ModelMessage]:
+    """One deferred turn, after ``prior`` (the conversation so far); returns the conversation after it."""
     deps = AgentDeps(user_id=f"bare-user-{i}", channel_url=f"bare-{i}", timezone=SEOUL)
-    first = await agent.run(f"bare t{i}", deps=deps)
+    first = await agent.run(f"bare t{i}", deps=deps, message_history=prior)
     assert isinstance(first.output, DeferredToolRequests), first.output
     requests = _REQUESTS.validate_json(_REQUESTS.dump_json(first.output))
     history = ModelMessagesTypeAdapter.validate_json(first.all_messages_json())
@@ -44,28 +50,42 @@ async def cycle(agent: MemberAgent, i: int) -> None:
     results = requests.build_results(calls={answer["id"]: answer["result"]})
     second = await agent.run(message_history=history, deferred_tool_results=results, deps=deps)
     assert second.output == f"answer to: bare t{i}", second.output
+    return second.all_messages()
 
 
-async def run(turns: int, warmup: int) -> dict[str, object]:
+async def run(turns: int, warmup: int, prior_turns: int = 0, max_messages: int = 40) -> dict[str, object]:
     agent = build_member_agent(resolve_model(MODEL, timezone=SEOUL), tool_timeout_s=10)
     for i in range(warmup):
         await cycle(agent, -1 - i)
+    prior: list[ModelMessage] | None = None
+    for i in range(prior_turns):  # the conversation the measured cycles continue
+        prior = trim_history(without_instructions(await cycle(agent, -1000 - i, prior)), max_messages)
     latencies = []
     cpu = time.process_time()
     for i in range(turns):
         started = time.perf_counter()
-        await cycle(agent, i)
+        await cycle(agent, i, prior)
         latencies.append(time.perf_counter() - started)
-    return {"turns": turns, "cpu_s": time.process_time() - cpu, "latency_s": latencies}
+    return {
+        "turns": turns,
+        "cpu_s": time.process_time() - cpu,
+        "latency_s": latencies,
+        "history_messages": len(prior or []),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--prior-turns", type=int, default=0, help="earlier turns every cycle continues")
+    parser.add_argument(
+        "--history-max-messages", type=int, default=40, help="as TRULOOP_HISTORY_MAX_MESSAGES"
+    )
     args = parser.parse_args()
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        print(json.dumps(runner.run(run(args.turns, args.warmup))))
+        result = run(args.turns, args.warmup, args.prior_turns, args.history_max_messages)
+        print(json.dumps(runner.run(result)))
 
 
 if __name__ == "__main__":
