@@ -16,10 +16,14 @@ Scenarios (``--scenario``, default ``all``):
     ``--conversations`` (50) conversations in flight, each sending its next message once the last
     is answered; the model thinks ``--think-ms`` (1500) ± ``--jitter`` (50 %) per request. After
     ``--warmup`` s, for ``--window`` s: per turn, its latency minus the model's own time for it (the
-    two requests' think times, from the fake's log), webhook ack times, turns/s.
+    two requests' think times, from the fake's log), webhook ack times, turns/s. Conversations go on,
+    so requests carry their history: once the server has stopped, bare pydantic-ai's CPU for a turn
+    after as many earlier turns as the window's turns had (the median) is measured beside the
+    server's (``benchmarks.bare --prior-turns``).
 ``throughput``
     A zero-latency model, ``worker --processes`` (2), ``--tp-conversations`` (100) in flight:
-    turns answered per second in the window, CPU and Redis commands per turn.
+    turns answered per second in the window, CPU and Redis commands per turn, and bare pydantic-ai's
+    CPU at the same history, as in ``latency``.
 ``throughput-cluster``
     The same on a Redis Cluster (run by ``all`` when ``--redis standalone``; reported, no target).
 ``cpu``
@@ -307,6 +311,23 @@ def window_rows(result: Result, window: Window, *, rate_target: float | None) ->
     )
 
 
+def earlier_turns(turns: list[Turn]) -> int:
+    """The median number of earlier turns in its conversation of a measured turn (texts end ``t<k>``)."""
+    return round(median([int(t.text.rsplit(" t", 1)[1]) for t in turns]))
+
+
+async def bare_alike(result: Result, window: Window, model: FakeModel, logs: Path) -> None:
+    """Bare pydantic-ai's CPU for a turn with as much history as the window's turns had, beside the
+    server's (``benchmarks.bare --prior-turns``, against a zero-latency ``model``)."""
+    prior = earlier_turns(window.turns)
+    bare = await run_bare(model, 100, logs, prior_turns=prior)
+    bare_cpu = bare["cpu_s"] / bare["turns"]
+    server = window.per_turn(lambda s: s.cpu_s)
+    result.add(f"bare pydantic-ai CPU per turn, {bare['history_messages']} messages of history", ms(bare_cpu))
+    result.add("server / bare CPU per turn, the same history", f"{server / bare_cpu:.2f}×")
+    result.data.update(bare_prior_turns=prior, bare_cpu_s_per_turn=bare_cpu, ratio=server / bare_cpu)
+
+
 def top_commands(before: Snapshot, after: Snapshot, turns: int, n: int = 12) -> str:
     delta = after.commandstats - before.commandstats
     return ", ".join(f"{name} {calls / turns:.1f}" for name, calls in delta.most_common(n))
@@ -347,6 +368,8 @@ async def latency(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     ack99 = percentile(acks, 0.99)
     result.add("webhook ack p99", ms(ack99), "≤ 20 ms", ack99 <= 0.020)
     window_rows(result, window, rate_target=None)
+    async with fake_model(0, 0, logs) as instant:  # once the server has stopped
+        await bare_alike(result, window, instant, logs)
     result.tally(outcome, busy, s.load.sendbird)
     result.notes.append(
         f"{args.conversations} conversations, model {args.think_ms:g} ms ± {args.jitter:.0%}, "
@@ -387,6 +410,8 @@ async def throughput(args: argparse.Namespace, kind: str, logs: Path) -> Result:
         busy = await redis.idle(15)
         outcome = s.load.outcome()
     window_rows(result, window, rate_target=40 if kind == "standalone" else None)
+    async with fake_model(0, 0, logs) as instant:  # once the server has stopped
+        await bare_alike(result, window, instant, logs)
     answered = [t for t in window.turns if t.answered is not None]
     result.add("turn latency p50", ms(median([t.latency_s for t in answered])))
     result.tally(outcome, busy, s.load.sendbird)
@@ -401,11 +426,11 @@ async def throughput(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     return result
 
 
-async def run_bare(model: FakeModel, turns: int, logs: Path) -> dict[str, Any]:
+async def run_bare(model: FakeModel, turns: int, logs: Path, *, prior_turns: int = 0) -> dict[str, Any]:
     """``benchmarks.bare`` in its own process against the same fake model."""
     with open(logs / "bare.log", "ab") as err:  # noqa: ASYNC230 (a log file opened once)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "benchmarks.bare", "--turns", str(turns),
+            sys.executable, "-m", "benchmarks.bare", "--turns", str(turns), "--prior-turns", str(prior_turns),
             env={**clean_env(), **model_env(model.url)}, cwd=ROOT,
             stdout=asyncio.subprocess.PIPE, stderr=err,
         )  # fmt: skip
