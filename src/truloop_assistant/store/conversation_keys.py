@@ -4,6 +4,7 @@ touching several of them work on Redis Cluster."""
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 from .key_prefix import prefix
 
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 
+@lru_cache(maxsize=4096)  # a step names its conversation's keys dozens of times
 def conversation_tag(channel_url: str) -> str:
     digest = hashlib.sha256(channel_url.encode()).hexdigest()[:20]
     return "{c:" + digest + "}"
