@@ -129,7 +129,17 @@ def test_version_and_help_answer_without_loading_the_server() -> None:
     for command in ("serve", "worker", "dev", "doctor", "inspect", "sendbird", "users", "kb", "eval"):
         assert re.search(rf"^\s+{command}\s+\S", proc.stdout, re.MULTILINE), proc.stdout
 
-    heavy = ["pydantic", "pydantic_settings", "pydantic_ai", "redis", "uvicorn", "httpx", "bm25s", "saq"]
+    heavy = [
+        "pydantic",
+        "pydantic_settings",
+        "pydantic_ai",
+        "redis",
+        "uvicorn",
+        "httpx",
+        "aiohttp",
+        "bm25s",
+        "saq",
+    ]
     probe = (
         "import sys\nfrom truloop_assistant.cli import main\n"
         "for argv in (['--help'], ['--version']):\n"

@@ -17,6 +17,7 @@
     ├── ServiceError                a service outside the process failed or refused
     │   ├── ChannelSendError        a send to the chat channel (channels.base)
     │   ├── RelayError              a message the assistant relays or an invitation (channels.relay)
+    │   ├── PlatformTransportError  no answer from the Sendbird Platform API (channels.platform_http)
     │   ├── UserDirectoryError      the user directory (backends.users)
     │   ├── MemoryBackendError      the memory store (backends.memory)
     │   ├── KnowledgeBaseError      the knowledge base (backends.knowledge)

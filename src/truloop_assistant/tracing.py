@@ -5,7 +5,8 @@ Off unless ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPO
 every helper here returns at once. On, :func:`configure` sets up Logfire's
 OpenTelemetry SDK (OTLP/HTTP to the endpoint, and/or to Logfire with the token; the standard
 ``OTEL_*`` variables apply) and instruments pydantic-ai, FastAPI (:func:`instrument_app`), httpx
-and Redis.
+(the model SDKs, the tools' backends), aiohttp (the sends to Sendbird: sessions opened after
+:func:`configure`, which the Sendbird client's first request does) and Redis.
 
 The trace crosses processes in Redis, as a W3C ``traceparent`` string: the request that queues a
 turn stores its context on the inbox event, the worker's ``turn`` step span starts as its child,
@@ -88,6 +89,7 @@ def configure(service_name: str) -> bool:
         )
         logfire.instrument_pydantic_ai(include_content=_content, include_binary_content=_content)
         logfire.instrument_httpx(capture_headers=False)
+        logfire.instrument_aiohttp_client(capture_headers=False)
         # Only commands that belong to a trace (a request, a turn): the queue's polling, heartbeats
         # and the scanners would otherwise make a trace of every command, several a second.
         logfire.instrument_redis(tracer_provider=_ChildSpansOnly(trace.get_tracer_provider()))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import httpx
 import pytest
 
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import API_TOKEN
+from truloop_assistant.channels.platform_http import PlatformClient
 from truloop_assistant.channels.relay import (
     RELAY_CUSTOM_TYPE,
     LocalRelay,
@@ -47,10 +47,7 @@ async def test_same_user_gets_the_same_channel(sendbird: FakeSendbird) -> None:
 
 
 async def test_function_with_own_client(sendbird: FakeSendbird) -> None:
-    async with httpx.AsyncClient(
-        base_url=sendbird.url,  # type: ignore[attr-defined]
-        headers={"Api-Token": API_TOKEN},
-    ) as client:
+    async with PlatformClient(sendbird.url, headers={"Api-Token": API_TOKEN}, timeout_s=5) as client:
         url = await get_or_create_direct_channel(client, bot_user_id=BOT, user_id="jeff")
         assert await get_or_create_direct_channel(client, bot_user_id=BOT, user_id="jeff") == url
     assert sendbird.channels_created == 1

@@ -33,6 +33,8 @@ class SentMessage:
     """When the message was shown (``time.monotonic()``), to order it against typing calls."""
     shown: dict[str, Any] = field(default_factory=dict)
     """What the channel shows now: ``body`` (as sent), with the fields of later updates."""
+    raw_path: str = ""
+    """The request's path as it arrived, escapes and all."""
 
     def __post_init__(self) -> None:
         self.shown = self.shown or dict(self.body)
@@ -158,7 +160,8 @@ class FakeSendbird:
             if dedup is not None:
                 self._seen_dedup.add(dedup)
             channel_url = unquote(request.path_params["channel_url"])
-            self.messages.append(SentMessage(channel_url, body, dict(request.headers)))
+            raw_path = request.scope.get("raw_path", b"").decode()
+            self.messages.append(SentMessage(channel_url, body, dict(request.headers), raw_path=raw_path))
             await self._notify()
         return JSONResponse({"message_id": len(self.messages), **body})
 

@@ -10,12 +10,12 @@ import logging
 from typing import Protocol, cast
 from urllib.parse import quote
 
-import httpx
 from pydantic import TypeAdapter
 from redis.asyncio import Redis
 
 from ..protocol.webhook_payload import Users
 from ..store import keys
+from .platform_http import PlatformClient, PlatformTransportError
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class Members(Protocol):
 class SendbirdMembers:
     """``GET /v3/group_channels/{url}?show_member=true``, cached in Redis for ``keys.MEMBERS_TTL_S``."""
 
-    def __init__(self, client: httpx.AsyncClient, redis: Redis) -> None:
+    def __init__(self, client: PlatformClient, redis: Redis) -> None:
         self._client = client
         self._redis = redis
 
@@ -41,9 +41,9 @@ class SendbirdMembers:
             return cast(list[str], json.loads(cached))
         path = f"/v3/group_channels/{quote(channel_url, safe='')}"
         try:
-            response = await self._client.get(path, params={"show_member": "true"}, timeout=3.0)
+            response = await self._client.request("GET", path, params={"show_member": "true"}, timeout=3.0)
             members = response.json().get("members") if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+        except (PlatformTransportError, ValueError, AttributeError) as exc:
             log.warning("could not look up the members of %s: %s", channel_url, exc)
             return None
         if not isinstance(members, list):

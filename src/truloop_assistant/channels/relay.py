@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-import httpx
-
 from ..errors import ServiceError
+from .platform_http import PlatformClient, PlatformTransportError, Reply
 
 RELAY_CUSTOM_TYPE = "assistant-relay"
 RELAY_CHANNEL_NAME = "Truloop"
@@ -28,7 +27,7 @@ class Relay(Protocol):
 
 
 async def get_or_create_direct_channel(
-    client: httpx.AsyncClient, *, bot_user_id: str, user_id: str, name: str = RELAY_CHANNEL_NAME
+    client: PlatformClient, *, bot_user_id: str, user_id: str, name: str = RELAY_CHANNEL_NAME
 ) -> str:
     """Return the channel_url of the distinct group channel of the bot and ``user_id`` (Sendbird)."""
     if not bot_user_id or not user_id:
@@ -40,13 +39,13 @@ async def get_or_create_direct_channel(
         "custom_type": RELAY_CUSTOM_TYPE,
     }
     try:
-        response = await client.post("/v3/group_channels", json=body)
-    except httpx.TransportError as exc:
-        raise RelayError(f"could not reach Sendbird: {type(exc).__name__}: {exc}") from exc
+        response = await client.request("POST", "/v3/group_channels", json=body)
+    except PlatformTransportError as exc:
+        raise RelayError(f"could not reach Sendbird: {exc}") from exc
     payload = _json(response)
     if response.status_code >= 400:
         code = payload.get("code")
-        message = payload.get("message") or response.text[:200] or response.reason_phrase
+        message = payload.get("message") or response.text[:200] or response.reason
         raise RelayError(
             f"Sendbird refused the direct channel for {user_id!r} "
             f"(HTTP {response.status_code}{f', code {code}' if code else ''}): {message}",
@@ -63,9 +62,7 @@ async def get_or_create_direct_channel(
 class SendbirdRelay:
     """Direct channels on Sendbird, through a :func:`platform_client` it does not own."""
 
-    def __init__(
-        self, client: httpx.AsyncClient, *, bot_user_id: str, name: str = RELAY_CHANNEL_NAME
-    ) -> None:
+    def __init__(self, client: PlatformClient, *, bot_user_id: str, name: str = RELAY_CHANNEL_NAME) -> None:
         self.bot_user_id = bot_user_id
         self.name = name
         self._client = client
@@ -95,7 +92,7 @@ class LocalRelay:
         return local_direct_channel_url(self.bot_user_id, user_id)
 
 
-def _json(response: httpx.Response) -> dict[str, Any]:
+def _json(response: Reply) -> dict[str, Any]:
     try:
         payload = response.json()
     except ValueError:

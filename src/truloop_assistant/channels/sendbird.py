@@ -1,4 +1,4 @@
-"""Sendbird Platform API adapter on async httpx (the hot path; the admin command uses the SDK)."""
+"""Sendbird Platform API adapter on aiohttp (the hot path; the admin command uses the SDK)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import random
 from typing import Any
 from urllib.parse import quote
 
-import httpx
 from pydantic import SecretStr
 
 from ..config import reveal
 from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
 from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
+from .platform_http import PlatformClient, PlatformTransportError, Reply
 
 log = logging.getLogger(__name__)
 
@@ -29,15 +29,14 @@ def platform_client(
     *,
     timeout_s: float = 10.0,
     max_connections: int = 100,
-    transport: httpx.AsyncBaseTransport | None = None,
-) -> httpx.AsyncClient:
+) -> PlatformClient:
     """A pooled client for the Sendbird Platform API, with the token on every request."""
-    return httpx.AsyncClient(
-        base_url=api_url,
+    return PlatformClient(
+        api_url,
         headers={"Api-Token": reveal(api_token), "Content-Type": "application/json; charset=utf8"},
-        timeout=httpx.Timeout(timeout_s, connect=5.0),
-        limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-        transport=transport,
+        timeout_s=timeout_s,
+        connect_timeout_s=5.0,
+        max_connections=max_connections,
     )
 
 
@@ -46,7 +45,7 @@ class SendbirdChannel:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        client: PlatformClient,
         *,
         bot_user_id: str,
         max_attempts: int = 5,
@@ -136,15 +135,15 @@ class SendbirdChannel:
         channel_url: str,
         what: str,
         attempts: int | None = None,
-    ) -> httpx.Response:
+    ) -> Reply:
         """One Platform API write, retried on 429/5xx and transport errors; the 2xx response."""
         last_error = ""
         max_attempts = attempts or self.max_attempts
         for attempt in range(1, max_attempts + 1):
             try:
                 response = await self._client.request(method, path, json=body)
-            except httpx.TransportError as exc:
-                last_error = f"{type(exc).__name__}: {exc}"
+            except PlatformTransportError as exc:
+                last_error = str(exc)  # the underlying error's name first, as the retries' label
                 delay = self._backoff(attempt)
             else:
                 if response.status_code < 300:
@@ -187,7 +186,7 @@ class SendbirdChannel:
         # Capped exponential backoff with full jitter.
         return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2 ** (attempt - 1)))
 
-    def _retry_after(self, response: httpx.Response) -> float | None:
+    def _retry_after(self, response: Reply) -> float | None:
         value = response.headers.get("X-RateLimit-RetryAfter") or response.headers.get("Retry-After")
         try:
             return min(float(value), 60.0) if value else None
@@ -195,7 +194,7 @@ class SendbirdChannel:
             return None
 
 
-def _names_the_dedup_id(response: httpx.Response) -> bool:
+def _names_the_dedup_id(response: Reply) -> bool:
     """Sendbird's refusal of a ``dedup_id`` it has seen: the message was delivered before."""
     try:
         message = str(response.json().get("message", ""))
