@@ -3,15 +3,18 @@
 agent.run -> DeferredToolRequests -> JSON round trip (what the server stores and what the phone
 sends back) -> agent.run(message_history=..., deferred_tool_results=...), with the project's own
 member agent (``build_member_agent``: the same toolsets, gates and envelope as the server) and the
-same model string as the server, against the fake model of ``benchmarks.fakes`` over HTTP. Each
-cycle is a fresh conversation, as in the server's CPU scenario, unless ``--prior-turns N``: then
-every cycle continues one conversation of N earlier turns (kept as the server keeps a history: at
-most ``--history-max-messages``, without instructions), as the server's long conversations do in
-its latency and throughput scenarios. Prints one JSON object:
-``{"turns": N, "cpu_s": <time.process_time() of the measured cycles>, "latency_s": [...]}``.
+same model string as the server (made by the server's ``resolve_model``, or with ``--model-as-is``
+by pydantic-ai's own ``infer_model``, without the server's changes to it), against the fake model
+of ``benchmarks.fakes`` over HTTP. Each cycle is a fresh conversation, as in the server's CPU
+scenario, unless ``--prior-turns N``: then every cycle continues one conversation of N earlier
+turns (kept as the server keeps a history: at most ``--history-max-messages``, without
+instructions), as the server's long conversations do in its latency and throughput scenarios.
+Prints one JSON object:
+``{"turns": N, "cpu_s": <time.process_time() of the measured cycles>, "latency_s": [...],
+"history_messages": M}``.
 
     OPENAI_BASE_URL=http://127.0.0.1:P/v1 OPENAI_API_KEY=fake \\
-        .venv/bin/python -m benchmarks.bare [--turns 200] [--warmup 20] [--prior-turns 0]
+        .venv/bin/python -m benchmarks.bare [--turns 200] [--warmup 20] [--prior-turns 0] [--model-as-is]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import uvloop
 from pydantic import TypeAdapter
 from pydantic_ai import DeferredToolRequests, ModelMessagesTypeAdapter
 from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import infer_model
 
 from truloop_assistant.agent.agents import MemberAgent, build_member_agent
 from truloop_assistant.agent.models import resolve_model
@@ -53,8 +57,11 @@ async def cycle(agent: MemberAgent, i: int, prior: list[ModelMessage] | None = N
     return second.all_messages()
 
 
-async def run(turns: int, warmup: int, prior_turns: int = 0, max_messages: int = 40) -> dict[str, object]:
-    agent = build_member_agent(resolve_model(MODEL, timezone=SEOUL), tool_timeout_s=10)
+async def run(
+    turns: int, warmup: int, prior_turns: int = 0, max_messages: int = 40, *, model_as_is: bool = False
+) -> dict[str, object]:
+    model = infer_model(MODEL) if model_as_is else resolve_model(MODEL, timezone=SEOUL)
+    agent = build_member_agent(model, tool_timeout_s=10)
     for i in range(warmup):
         await cycle(agent, -1 - i)
     prior: list[ModelMessage] | None = None
@@ -82,9 +89,12 @@ def main() -> None:
     parser.add_argument(
         "--history-max-messages", type=int, default=40, help="as TRULOOP_HISTORY_MAX_MESSAGES"
     )
+    parser.add_argument("--model-as-is", action="store_true", help="the model as pydantic-ai makes it")
     args = parser.parse_args()
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        result = run(args.turns, args.warmup, args.prior_turns, args.history_max_messages)
+        result = run(
+            args.turns, args.warmup, args.prior_turns, args.history_max_messages, model_as_is=args.model_as_is
+        )
         print(json.dumps(runner.run(result)))
 
 

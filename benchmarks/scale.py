@@ -33,6 +33,9 @@ Scenarios (``--scenario``, default ``all``):
     and the worker's process trees) over ``--cpu-turns`` (300) turns with ``--cpu-in-flight`` (10)
     at a time. Both use a fresh conversation per turn and the same fake model over HTTP. Also the
     median of sequential single turns of both, and Redis commands per turn (with the top commands).
+    The bare cycle runs twice: with the model as the server makes it (``resolve_model``, which the
+    targets are weighed against) and as pydantic-ai makes it (``--model-as-is``), to show how much of
+    the server's gain is its model's.
 ``round-trips``
     One turn on an idle server under Redis ``MONITOR`` (``benchmarks.round_trips``): its round trips,
     the commands it sent and those its scripts ran, by command.
@@ -426,11 +429,15 @@ async def throughput(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     return result
 
 
-async def run_bare(model: FakeModel, turns: int, logs: Path, *, prior_turns: int = 0) -> dict[str, Any]:
+async def run_bare(
+    model: FakeModel, turns: int, logs: Path, *, prior_turns: int = 0, model_as_is: bool = False
+) -> dict[str, Any]:
     """``benchmarks.bare`` in its own process against the same fake model."""
+    as_is = ["--model-as-is"] if model_as_is else []
     with open(logs / "bare.log", "ab") as err:  # noqa: ASYNC230 (a log file opened once)
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "benchmarks.bare", "--turns", str(turns), "--prior-turns", str(prior_turns),
+            *as_is,
             env={**clean_env(), **model_env(model.url)}, cwd=ROOT,
             stdout=asyncio.subprocess.PIPE, stderr=err,
         )  # fmt: skip
@@ -445,6 +452,7 @@ async def cpu(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     result = Result("cpu", kind)
     async with redis_under_test(kind) as redis, fake_model(0, 0, logs) as model:
         bare = await run_bare(model, args.cpu_turns, logs)
+        as_is = await run_bare(model, args.cpu_turns, logs, model_as_is=True)
         async with stack(args, redis, model, logs, connections=args.cpu_in_flight + 10) as s:
             await prime(s, 3)
             idle_start = await snapshot(s)
@@ -480,6 +488,11 @@ async def cpu(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     result.add("sequential turn latency median, bare", ms(median(bare["latency_s"])))
     seq_ratio = median(seq) / median(bare["latency_s"])
     result.add("sequential turn, server / bare", f"{seq_ratio:.2f}×", "≤ 2.5×", seq_ratio <= 2.5)
+    as_is_cpu = as_is["cpu_s"] / as_is["turns"]
+    as_is_seq = median(as_is["latency_s"])
+    result.add("bare, the model as pydantic-ai makes it: CPU per turn", ms(as_is_cpu))
+    result.add("  server / that bare: CPU per turn", f"{server_cpu / as_is_cpu:.2f}×")
+    result.add("  server / that bare: sequential turn", f"{median(seq) / as_is_seq:.2f}×")
     result.add("Redis commands per turn", f"{commands:.0f}", "≤ 80", commands <= 80)
     result.add("Redis CPU per turn", ms((after.redis_cpu_s - before.redis_cpu_s) / done))
     result.tally(outcome, busy, s.load.sendbird)
@@ -500,6 +513,8 @@ async def cpu(args: argparse.Namespace, kind: str, logs: Path) -> Result:
         sequential_latency_s_median=median(seq),
         sequential_ratio=seq_ratio,
         bare_latency_s_median=median(bare["latency_s"]),
+        bare_as_is_cpu_s_per_turn=as_is_cpu,
+        bare_as_is_latency_s_median=as_is_seq,
         redis_commands_per_turn=commands,
         commandstats_per_turn={
             k: v / done for k, v in (after.commandstats - before.commandstats).most_common()
