@@ -55,7 +55,7 @@ class Reply:
         return json.loads(self.content)
 
 
-def encode_json(body: Any) -> bytes:
+def _encode_json(body: Any) -> bytes:
     """JSON as httpx sends it: compact, UTF-8, non-ASCII characters as they are."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
@@ -97,7 +97,7 @@ class PlatformClient:
             async with session.request(
                 method,
                 URL(self.base_url + path, encoded=True),
-                data=None if json is None else encode_json(json),
+                data=None if json is None else _encode_json(json),
                 params=params,
                 timeout=self._timeout if timeout is None else self._timeout_of(timeout),
                 allow_redirects=False,
@@ -133,10 +133,6 @@ class PlatformClient:
             connect = min(seconds, self._connect_timeout_s)
             timeout = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds, connect=connect)
         return timeout
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
 
     async def aclose(self) -> None:
         """Close the connections; later requests raise :class:`PlatformTransportError`."""
