@@ -205,15 +205,19 @@ class ModelStep:
                 exc,
             )
             TURNS.labels("limited").inc()
-            await endings.record(turn, "limited", began, usage, server_calls(deps.tool_runs), ended=True)
-            await endings.give_up(turn, texts.TURN_LIMIT, consumed)
+            recorded = await endings.record(
+                turn, "limited", began, usage, server_calls(deps.tool_runs), ended=True
+            )
+            await endings.give_up(turn, texts.TURN_LIMIT, consumed, recorded)
             return False
         except (Exception, TimeoutError) as exc:
             kind, text = failure_text(exc)
             log.exception("turn %s in %s failed (%s)", turn.turn_id, turn.channel_url, kind)
             TURNS.labels("failed").inc()
-            await endings.record(turn, "failed", began, usage, server_calls(deps.tool_runs), ended=True)
-            await endings.give_up(turn, text, consumed)
+            recorded = await endings.record(
+                turn, "failed", began, usage, server_calls(deps.tool_runs), ended=True
+            )
+            await endings.give_up(turn, text, consumed, recorded)
             return False
 
         new = result.new_messages()
@@ -247,6 +251,6 @@ class ModelStep:
                 inputs.client_failures,
             )
         TURNS.labels("answered").inc()
-        await endings.record(turn, "answered", began, usage, calls, ended=True)
-        await endings.answer(turn, result.all_messages(), output, consumed)
+        recorded = await endings.record(turn, "answered", began, usage, calls, ended=True)
+        await endings.answer(turn, result.all_messages(), output, consumed, recorded)
         return False

@@ -23,7 +23,7 @@ from ..metrics import TOOL_CALL_SECONDS, TOOL_CALLS, VERIFIER_FLAGS
 from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.ledger import ERROR_CHARS, CallStatus, Ledger, LedgerCall, LedgerTurn, TurnState, redact
-from ..store.reads import Batch
+from ..store.reads import Batch, Write
 from ..store.records import CallRef, PausedTurn
 from ..tools import tool_names
 from ..tools.agent_deps import ToolRun
@@ -219,12 +219,13 @@ class LedgerWriter:
         slot = batch.add(self.ledger.read(channel_url, turn_id))
         return lambda: KnownRecord(slot.value)
 
-    async def step(self, step: StepRecord, *, ended: bool, known: KnownRecord | None = None) -> None:
+    async def step(self, step: StepRecord, *, ended: bool, known: KnownRecord | None = None) -> Write | None:
         """Merge a step's calls into its turn's record; ``ended``: the turn answered or gave up;
-        ``known``: the record as the step found it, when it knows."""
+        ``known``: the record as the step found it, when it knows. Returns the record's write, for
+        the step's own transaction (None without a ledger, or when it could not be made)."""
         if self.ledger is None:
             self._announce(None, step.calls, step.turn_id, step.channel_url, step.user_id)
-            return
+            return None
         try:
             if known is None:
                 before = await self.ledger.load(step.channel_url, step.turn_id)
@@ -247,9 +248,10 @@ class LedgerWriter:
                     "output_tokens": step.usage.output_tokens,
                 }
             )
-            await self.ledger.save(step.channel_url, merged)
+            return self.ledger.save_write(step.channel_url, merged)
         except Exception:  # the ledger is for operators: a turn never fails for it
             log.exception("could not record turn %s of %s in the ledger", step.turn_id, step.channel_url)
+            return None
 
     async def settle(
         self,

@@ -24,6 +24,7 @@ from ..store.history import History
 from ..store.inbox import Consumed
 from ..store.ledger import LedgerCall, TurnState
 from ..store.outbox import TextOut
+from ..store.reads import Write
 from ..store.records import AgentRole, PausedTurn
 from ..store.turns import TurnStore
 from .paused_calls import call_refs, failed_locally
@@ -81,8 +82,9 @@ class StepEndings:
         calls: list[LedgerCall],
         *,
         ended: bool = False,
-    ) -> None:
-        """The step's calls and usage in the ledger; ``ended``: the turn answered or gave up."""
+    ) -> Write | None:
+        """The step's calls and usage for the ledger; ``ended``: the turn answered or gave up. Returns
+        the record's write, which goes in the step's own transaction (:meth:`answer`, :meth:`give_up`)."""
         step = StepRecord(turn.turn_id, turn.channel_url, turn.user_id, began, state, usage, calls)
         log.info(
             "step %d of turn %s: %s after %.0f ms; %d tool calls, %d model requests in the turn",
@@ -93,12 +95,17 @@ class StepEndings:
             len(calls),
             usage.requests,
         )
-        await self.ledger.step(step, ended=ended, known=turn.ledger)
+        return await self.ledger.step(step, ended=ended, known=turn.ledger)
 
     async def answer(
-        self, turn: TurnStep, messages: list[ModelMessage], answer: str, consumed: Consumed | None
+        self,
+        turn: TurnStep,
+        messages: list[ModelMessage],
+        answer: str,
+        consumed: Consumed | None,
+        recorded: Write | None = None,
     ) -> None:
-        """Keep the run's messages and send its answer."""
+        """Keep the run's messages and send its answer (``recorded``: the step's ledger record)."""
         await self.store.finish(
             turn.channel_url,
             turn.user_id,
@@ -108,9 +115,12 @@ class StepEndings:
             answer=answer,
             outbox=[TextOut(text=answer, dedup_id=f"{turn.turn_id}:{turn.step}:answer")],
             consumed=consumed,
+            recorded=recorded,
         )
 
-    async def give_up(self, turn: TurnStep, text: Text, consumed: Consumed | None) -> None:
+    async def give_up(
+        self, turn: TurnStep, text: Text, consumed: Consumed | None, recorded: Write | None = None
+    ) -> None:
         """End the turn with a short apology instead of silence, keeping the history valid."""
         said = text(language_of(turn.prompt))
         history = await self.history.load(turn.channel_url, turn.user_id)
@@ -118,7 +128,7 @@ class StepEndings:
             ModelRequest(parts=[UserPromptPart(turn.prompt)]),
             ModelResponse(parts=[TextPart(said)]),
         ]
-        await self.answer(turn, history, said, consumed)
+        await self.answer(turn, history, said, consumed, recorded)
 
     async def pause(
         self,
@@ -166,9 +176,9 @@ class StepEndings:
         for ref in paused.sent_calls:
             with log_context(call_id=ref.call_id):
                 log.info("asking the phone: %s (%s) for %s", ref.method, ref.tool_name, ref.tool_call_id)
-        await self.record(turn, "paused", began, turn.used, calls)
+        recorded = await self.record(turn, "paused", began, turn.used, calls)
         if not paused.sent_calls:  # nothing to wait for: go on at once
-            await self.store.save_paused(paused)
+            await self.store.save_paused(paused, recorded=recorded)
             return True
         context = ApprovalContext(
             language=language_of(paused.prompt),
@@ -177,5 +187,7 @@ class StepEndings:
             user_id=paused.user_id,
             descriptions=self.tool_descriptions(),
         )
-        await self.store.save_paused(paused, outbox=await device_requests(paused, context), consumed=consumed)
+        await self.store.save_paused(
+            paused, outbox=await device_requests(paused, context), consumed=consumed, recorded=recorded
+        )
         return False

@@ -12,7 +12,7 @@ from ..agent.runner import TurnRunner
 from ..channels.base import InboundMessage
 from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
-from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, ResumeEvent
+from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, Next, ResumeEvent
 from ..store.ledger import Ledger
 from ..store.outbox import Peeked
 from .delivery import Deliverer, Delivery
@@ -58,9 +58,10 @@ class ConversationDrainer:
         conversation is watched for the next try; its events wait, in order.
         """
         claim = await self.inbox.claim(channel_url, owner)
-        if claim is None:
-            return  # another live worker owns it and will run our event too
+        if claim is None or claim.idle:
+            return  # another live worker owns it and will run our event too; or nothing is left
         peeked: Peeked | None = claim.outbox  # read with the claim: the first delivery need not read it
+        first: Next | None = claim.first  # handed out with the claim when the outbox was empty
         lost, finished = asyncio.Event(), asyncio.Event()
         keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, finished, touch))
         step: tracing.Step | None = None  # the step whose sends are delivered next, when traced
@@ -75,7 +76,9 @@ class ConversationDrainer:
                     if (claim := await self.inbox.claim(channel_url, owner)) is None:
                         log.warning("lost the claim on %s; another worker took over", channel_url)
                         return
-                    peeked = claim.outbox
+                    if claim.idle:
+                        return
+                    peeked, first = claim.outbox, claim.first
                     lost.clear()
                 with tracing.within(step, "deliver"):
                     delivery = await self._deliver(channel_url, peeked)
@@ -86,7 +89,7 @@ class ConversationDrainer:
                     await self.drains.watch(channel_url, after_s=delivery.retry_in)
                     await self.inbox.release(channel_url, owner)
                     return
-                nxt = await self.inbox.next(channel_url, owner, done=done)
+                nxt, first = first or await self.inbox.next(channel_url, owner, done=done), None
                 if nxt is None:
                     return  # nothing left, and the claim is given up
                 if isinstance(nxt, str):  # DELIVER: only the outbox has something (a request's update)

@@ -15,6 +15,8 @@ from ..store import keys
 
 log = logging.getLogger(__name__)
 
+_ANNOUNCED = TERMINAL_STATUSES - {Status.COMPLETE}
+
 
 # saq's own: under a short lock, every job id in the active list with its stored job.
 _ACTIVE_JOBS = """
@@ -77,9 +79,11 @@ class TruloopQueue(RedisQueue):
         return await super()._enqueue(job)
 
     async def notify(self, job: Job) -> None:
-        # Only a job's end is waited for (``Job.refresh(until_complete)``: the sweep's wait for an
-        # abort); that a job started or was queued again nobody listens to, and costs a command a job.
-        if job.status in TERMINAL_STATUSES:
+        # Only the end of an aborted job is waited for (``Job.refresh(until_complete)``: the sweep's
+        # wait for an abort); that a job started, was queued again or completed nobody listens to, and
+        # each would cost a command and a round trip a job. (A swept job that completes anyway is run
+        # once more after the sweep's wait: a drain that finds nothing left to do.)
+        if job.status in _ANNOUNCED:
             await super().notify(job)
 
     async def disconnect(self) -> None:

@@ -84,15 +84,29 @@ if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
 return 1
 """
 
-# Take (or keep) the claim, and read the outbox's oldest message: the drain delivers it first.
-# KEYS: owner, outbox. ARGV: owner, ttl ms. Returns {1, oldest message or nil}, or {0}.
+# Take (or keep) the claim, and read the outbox's oldest message: the drain delivers it first. With
+# the outbox empty, the inbox's head is handed out as ``_NEXT`` would (its start counted), or, with
+# the inbox empty too, the claim is given up: a drain's first step costs one round trip, not two.
+# KEYS: owner, outbox, inbox, attempts. ARGV: owner, ttl ms, attempts ttl s. Returns {0} (not ours),
+# {1, oldest message} (deliver first), {2, event, eid, starts} (run it) or {3} (nothing; released).
 _CLAIM = """
 local cur = redis.call('GET', KEYS[1])
-if cur == ARGV[1] or not cur then
+if cur ~= ARGV[1] and cur then return {0} end
+local oldest = redis.call('LINDEX', KEYS[2], 0)
+if oldest then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1, redis.call('LINDEX', KEYS[2], 0)}
+  return {1, oldest}
 end
-return {0}
+local head = redis.call('LINDEX', KEYS[3], 0)
+if not head then
+  if cur then redis.call('DEL', KEYS[1]) end
+  return {3}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local eid = cjson.decode(head)['eid']
+local starts = redis.call('HINCRBY', KEYS[4], eid, 1)
+redis.call('EXPIRE', KEYS[4], ARGV[3])
+return {2, head, eid, starts}
 """
 
 _REFRESH = """
@@ -120,11 +134,12 @@ return 0
 # delivers first. KEYS: inbox, attempts, owner, outbox. ARGV: the event just run ('' for none), its
 # eid, owner, attempts ttl. Returns {event, eid, starts}; 0 to deliver first; nil once released.
 _NEXT = """
-if ARGV[1] ~= '' and redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+local head = redis.call('LINDEX', KEYS[1], 0)
+if ARGV[1] ~= '' and head == ARGV[1] then
   redis.call('LPOP', KEYS[1])
   redis.call('HDEL', KEYS[2], ARGV[2])
+  head = redis.call('LINDEX', KEYS[1], 0)
 end
-local head = redis.call('LINDEX', KEYS[1], 0)
 if not head then
   if redis.call('LLEN', KEYS[4]) > 0 then return 0 end
   if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
@@ -161,9 +176,16 @@ class Next:
 
 @dataclass(frozen=True)
 class Claim:
-    """A drain's claim on a conversation, and the oldest message its outbox held then."""
+    """A drain's claim on a conversation, with the oldest message its outbox held then, or (when it
+    held none) the event to run first: None with both empty, and then the claim is given up."""
 
     outbox: Peeked
+    first: Next | None = None
+
+    @property
+    def idle(self) -> bool:
+        """Nothing to deliver or run: the claim was given up at once."""
+        return self.outbox.raw is None and self.first is None
 
 
 DELIVER: Final = "deliver"
@@ -230,8 +252,18 @@ class Inbox:
     async def claim(self, channel_url: str, owner: str) -> Claim | None:
         """Take (or keep) the right to drain this conversation; None when another owner has it."""
         tag = keys.conversation_tag(channel_url)
-        found = await self._claim(keys=[keys.owner(tag), keys.outbox(tag)], args=[owner, self.owner_ttl_ms])
-        return Claim(Peeked(found[1])) if found[0] else None
+        found = await self._claim(
+            keys=[keys.owner(tag), keys.outbox(tag), keys.inbox(tag), keys.inbox_attempts(tag)],
+            args=[owner, self.owner_ttl_ms, keys.INBOX_TTL_S],
+        )
+        match found:
+            case [1, oldest]:
+                return Claim(Peeked(oldest))
+            case [2, raw, eid, starts]:
+                return Claim(Peeked(None), Next(raw=raw, eid=eid.decode(), starts=int(starts)))
+            case [3]:
+                return Claim(Peeked(None))
+        return None
 
     async def refresh(self, channel_url: str, owner: str) -> bool:
         """Keep a claim alive; False if it is no longer ours (it expired, maybe someone took it)."""

@@ -31,7 +31,7 @@ from .ledger_records import (
     kept_result,
     redact,
 )
-from .reads import Read
+from .reads import Read, Write
 
 __all__ = [
     "ARG_CHARS",
@@ -51,9 +51,11 @@ __all__ = [
     "redact",
 ]
 
-# Write one turn's record and keep only the newest LEDGER_TURNS of the conversation.
+# Write one turn's record. A turn new to the ledger is also put in its order, the oldest beyond
+# LEDGER_TURNS are dropped and both keys live LEDGER_TTL_S more: a later write of the same turn (its
+# next steps) is the record alone. KEYS: ledger, order. ARGV: turn id, record, started at, keep, ttl s.
 _SAVE = """
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 local extra = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
 if extra > 0 then
@@ -75,18 +77,25 @@ class Ledger(ConversationFailures):
         self._save = redis.register_script(_SAVE)
 
     async def save(self, channel_url: str, turn: LedgerTurn) -> None:
+        names, args = self._save_parts(channel_url, turn)
+        await self._save(keys=names, args=args)
+
+    def save_write(self, channel_url: str, turn: LedgerTurn) -> Write:
+        """:meth:`save` as a write to send in a step's own transaction (as ``EVAL``: a registered
+        script in a pipeline costs a round trip of its own, ``SCRIPT EXISTS``, on every execution)."""
+        names, args = self._save_parts(channel_url, turn)
+        return lambda pipe: pipe.eval(_SAVE, len(names), *names, *args)
+
+    def _save_parts(self, channel_url: str, turn: LedgerTurn) -> tuple[list[str], list[str | int | float]]:
         tag = keys.conversation_tag(channel_url)
-        await self._save(
-            keys=[keys.ledger(tag), keys.ledger_order(tag)],
-            args=[
-                turn.turn_id,
-                # Defaults left out: most calls have no error, flag or cut result (loading restores them).
-                turn.bounded().model_dump_json(exclude_defaults=True),
-                turn.started_at,
-                keys.LEDGER_TURNS,
-                keys.LEDGER_TTL_S,
-            ],
-        )
+        return [keys.ledger(tag), keys.ledger_order(tag)], [
+            turn.turn_id,
+            # Defaults left out: most calls have no error, flag or cut result (loading restores them).
+            turn.bounded().model_dump_json(exclude_defaults=True),
+            turn.started_at,
+            keys.LEDGER_TURNS,
+            keys.LEDGER_TTL_S,
+        ]
 
     async def load(self, channel_url: str, turn_id: str) -> LedgerTurn | None:
         return await self.read(channel_url, turn_id).once(self.redis)

@@ -15,6 +15,9 @@ from redis.asyncio import Redis
 
 T = TypeVar("T")
 
+Write = Callable[[Any], Any]
+"""A command whose reply nobody needs: put on a client, a pipeline or a transaction."""
+
 
 @dataclass(frozen=True)
 class Read(Generic[T]):
@@ -56,7 +59,7 @@ class Batch:
         self._reads.append((read, slot))
         return slot
 
-    def write(self, send: Callable[[Any], Any]) -> None:
+    def write(self, send: Write) -> None:
         """A command whose reply nobody needs, sent in its place among the reads (on one node, the
         reads after it see what it wrote)."""
         self.add(Read(send, _ignored))

@@ -8,11 +8,12 @@ local function settle(pending, settled, outbox, call_id, state, now, ttl, outbox
   local f = redis.call('HMGET', pending, 'user_id', 'turn_id', 'channel_url', 'tool_name', 'method',
                        'bucket', 'created_at', 'expires_at', 'lang')
   redis.call('DEL', pending)
-  redis.call('HSET', settled, 'state', state, 'user_id', f[1] or '', 'turn_id', f[2] or '',
-             'channel_url', f[3] or '', 'tool_name', f[4] or '', 'method', f[5] or '',
-             'bucket', f[6] or 'call', 'created_at', f[7] or now, 'expires_at', f[8] or now,
-             'settled_at', now)
-  if #extra > 0 then redis.call('HSET', settled, unpack(extra)) end
+  local fields = {'state', state, 'user_id', f[1] or '', 'turn_id', f[2] or '',
+                  'channel_url', f[3] or '', 'tool_name', f[4] or '', 'method', f[5] or '',
+                  'bucket', f[6] or 'call', 'created_at', f[7] or now, 'expires_at', f[8] or now,
+                  'settled_at', now}
+  for _, v in ipairs(extra) do fields[#fields + 1] = v end
+  redis.call('HSET', settled, unpack(fields))
   redis.call('EXPIRE', settled, ttl)
   redis.call('RPUSH', outbox, cjson.encode({kind = 'settle', dedup_id = 'settle:' .. call_id,
     created_at = now, call_id = call_id, state = state, method = f[5] or '', lang = f[9] or 'en'}))
@@ -42,8 +43,9 @@ if state then
   if state == 'cancelled' and same then return {'duplicate', ''} end
   return {'gone', state}
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', ''} end
-if tonumber(redis.call('HGET', KEYS[1], 'expires_at')) < now then return {'gone', 'expired'} end
+local expires_at = redis.call('HGET', KEYS[1], 'expires_at')  -- every pending record has one
+if not expires_at then return {'unknown', ''} end
+if tonumber(expires_at) < now then return {'gone', 'expired'} end
 redis.call('HSET', KEYS[3], 'r:' .. ARGV[1], ARGV[3])
 settle(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[7], now, ARGV[4], ARGV[5], ARGV[6], {'fp', ARGV[2]})
 local remaining = redis.call('HINCRBY', KEYS[3], 'remaining', -1)

@@ -11,11 +11,22 @@ from redis.asyncio.client import Pipeline
 from . import keys
 from .inbox import Consumed
 from .outbox import Peeked, RpcOut, TextOut
+from .reads import Write
 
 
-def end_step(pipe: Pipeline, tag: str, outbox: Sequence[TextOut | RpcOut], consumed: Consumed | None) -> None:
-    """In the step's transaction: queue what it sends, and take the event it ran off the inbox (and,
-    last, read the outbox's oldest message for the drain: see :func:`ended_step`)."""
+def end_step(
+    pipe: Pipeline,
+    tag: str,
+    outbox: Sequence[TextOut | RpcOut],
+    consumed: Consumed | None,
+    recorded: Write | None = None,
+) -> None:
+    """In the step's transaction: write its ledger record (``recorded``), queue what it sends, and
+    take the event it ran off the inbox (and, last, read the outbox's oldest message for the drain:
+    see :func:`ended_step`). The record commits with the step, so a step run again after a crash
+    finds it as it left it, and the ledger never tells of a step that did not happen."""
+    if recorded is not None:
+        recorded(pipe)
     if outbox:
         pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in outbox))
         pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)

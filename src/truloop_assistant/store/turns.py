@@ -22,7 +22,7 @@ from .history import History
 from .inbox import Consumed
 from .outbox import RpcOut, TextOut
 from .paused_record import decode_record, encode_record
-from .reads import Batch, Read
+from .reads import Batch, Read, Write
 from .records import CallView, Outcome, PausedTurn, TurnSnapshot
 from .transcript import ASSISTANT, Line, add_line
 from .turn_writes import deadline_member, end_step, ended_step, list_calls, remember_channel
@@ -48,9 +48,15 @@ class TurnStore:
     # -- paused turns ----------------------------------------------------------------------------
 
     async def save_paused(
-        self, turn: PausedTurn, *, outbox: Sequence[TextOut | RpcOut] = (), consumed: Consumed | None = None
+        self,
+        turn: PausedTurn,
+        *,
+        outbox: Sequence[TextOut | RpcOut] = (),
+        consumed: Consumed | None = None,
+        recorded: Write | None = None,
     ) -> None:
-        """Store a paused run and its pending calls; with the requests to send and the event it ends."""
+        """Store a paused run and its pending calls; with the requests to send, the event it ends and
+        its ledger record (``recorded``)."""
         tag = keys.conversation_tag(turn.channel_url)
         turn_key = keys.turn(tag, turn.turn_id)
         ttl = self.pending_ttl_s
@@ -109,7 +115,7 @@ class TurnStore:
                     json.dumps(asked.get(call.call_id, {}), ensure_ascii=False, separators=(",", ":")),
                     ex=ttl + keys.SETTLED_TTL_S,
                 )
-            end_step(pipe, tag, outbox, consumed)
+            end_step(pipe, tag, outbox, consumed, recorded)
             ended_step(await pipe.execute(), consumed)
 
     async def get_call(self, call_id: str) -> CallView | None:
@@ -253,7 +259,8 @@ class TurnStore:
         key = keys.client_failures(user_id)
         for tool, ok in outcomes.items():
             batch.write(partial(_reset, key, tool) if ok else partial(_count_failure, key, tool))
-        batch.write(lambda r: r.expire(key, keys.CLIENT_FAILURES_TTL_S))
+        if not all(outcomes.values()):  # a reset adds nothing that would need to live longer
+            batch.write(lambda r: r.expire(key, keys.CLIENT_FAILURES_TTL_S))
 
     async def active_turn(self, channel_url: str, user_id: str) -> str | None:
         """The id of a person's paused (or resuming) turn in the channel, if any."""
@@ -319,8 +326,10 @@ class TurnStore:
         answer: str | None = None,
         outbox: Sequence[TextOut | RpcOut] = (),
         consumed: Consumed | None = None,
+        recorded: Write | None = None,
     ) -> None:
-        """Save the person's history and end the turn: the answer, what to send, the event it ends.
+        """Save the person's history and end the turn: the answer, what to send, the event it ends and
+        its ledger record (``recorded``).
 
         A turn that had paused keeps only its state afterwards (its history is the person's history
         now); its call ids stay settled for the device's late answers.
@@ -335,7 +344,7 @@ class TurnStore:
                 pipe.delete(keys.turn(tag, turn_id))
                 pipe.hset(keys.turn(tag, turn_id), "state", "done")
                 pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
-            end_step(pipe, tag, outbox, consumed)
+            end_step(pipe, tag, outbox, consumed, recorded)
             ended_step(await pipe.execute(), consumed)
         # The app-wide indexes after (other hash slots): a deadline left behind by a crash here is
         # dropped by the expiry scanner, which finds the turn done.
