@@ -261,9 +261,11 @@ class LedgerWriter:
         *,
         state: TurnState,
         known: KnownRecord | None = None,
+        batch: Batch | None = None,
     ) -> KnownRecord | None:
         """The paused calls of a turn end (answered, expired or superseded); returns the turn's record
-        as written (None when it could not be). ``known``: the record as the caller found it."""
+        as written (None when it could not be). ``known``: the record as the caller found it;
+        ``batch``: where the record's write goes, to be sent with the caller's next reads."""
         user_id = calls_of.paused.user_id
         if self.ledger is None:
             self._announce(None, calls_of(None), turn_id, channel_url, user_id)
@@ -277,7 +279,10 @@ class LedgerWriter:
             _count(record, calls, self.labels)
             ended = time.time() if state == "superseded" else record.ended_at
             merged = record.with_calls(calls).model_copy(update={"state": state, "ended_at": ended})
-            await self.ledger.save(channel_url, merged)
+            if batch is None:
+                await self.ledger.save(channel_url, merged)
+            else:
+                batch.write(self.ledger.save_write(channel_url, merged))
             return KnownRecord(merged)
         except Exception:
             log.exception("could not record the calls of turn %s of %s in the ledger", turn_id, channel_url)

@@ -183,15 +183,17 @@ class TurnRunner:
         results = deferred_results(paused, snapshot.answers, missing=EXPIRED_TEXT)
         if any(ref.call_id not in snapshot.answers for ref in paused.calls):
             TURNS.labels("expired").inc()
+        # The calls' ends in the ledger and the devices' part counted, then the step's reads (which
+        # see them), in one round trip.
+        batch = self.store.batch()
         known = await self.ledger.settle(
             channel_url,
             turn_id,
             settling(paused, snapshot.answers, missing="expired"),
             state="running",
             known=record(),
+            batch=batch,
         )
-        # The devices' part counted, then the step's reads (which see it), in one round trip.
-        batch = self.store.batch()
         self.store.count_client_outcomes(batch, paused.user_id, device_outcomes(paused, snapshot.answers))
         inputs = self.model_step.read_inputs(batch, channel_url, paused.user_id)
         await batch.run()
