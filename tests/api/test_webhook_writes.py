@@ -1,6 +1,6 @@
 """What a chat message leaves in Redis besides its turn: the role the directory gave its sender (for the
-rate limit) and the channel's line, written together once the message is queued or refused; on a
-standalone Redis and on a Redis Cluster, where the two are in different slots."""
+rate limit), written once the message is queued or refused, and the channel's line, written with the
+turn's event; on a standalone Redis and on a Redis Cluster, where the two are in different slots."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from tests.support import ON_STANDALONE_AND_CLUSTER
 from truloop_assistant.store import keys
+from truloop_assistant.store.inbox import Inbox, MessageEvent
 from truloop_assistant.store.transcript import Line, Transcript
 
 pytestmark = ON_STANDALONE_AND_CLUSTER
@@ -83,11 +84,12 @@ async def test_a_transcript_keeps_its_newest_lines_cut_short_and_expiring(redis:
     for i in range(keys.TRANSCRIPT_MAX + 5):
         await transcript.add("ch-t", Line(user_id="jeff", text=f"line {i}"))
     long = "가" * (keys.TRANSCRIPT_LINE_CHARS + 10)
-    # In a pipeline without a transaction, beside a write to another slot.
-    async with redis.pipeline(transaction=False) as pipe:
-        Transcript.add_in(pipe, "ch-t", Line(user_id="mina", text=long))
-        pipe.set(keys.admin_role("mina"), b"0", ex=keys.ADMIN_ROLE_TTL_S)
-        await pipe.execute()
+    # A turn's own words go with its event into the inbox.
+    event = MessageEvent(message_id="m-1", user_id="mina", text=long)
+    pushed = await Inbox(redis, owner_ttl_s=5).push(
+        "ch-t", event, dedup_id="m-1", said=Line(user_id="mina", text=long, turn=True)
+    )
+    assert pushed[0] == "queued"
     lines = await transcript.recent("ch-t")
     assert len(lines) == keys.TRANSCRIPT_MAX
     assert [line.text for line in lines[:-1]] == [f"line {i}" for i in range(6, keys.TRANSCRIPT_MAX + 5)]

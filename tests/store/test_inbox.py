@@ -5,6 +5,7 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from truloop_assistant.store.inbox import EVENT, Inbox, MessageEvent, ResumeEvent
+from truloop_assistant.store.transcript import Line, Transcript
 
 
 async def test_events_come_back_typed_and_in_order(redis: Redis) -> None:
@@ -23,15 +24,19 @@ async def test_events_come_back_typed_and_in_order(redis: Redis) -> None:
 
 
 async def test_a_message_id_is_accepted_once_and_an_undone_push_can_be_retried(redis: Redis) -> None:
-    inbox = Inbox(redis, owner_ttl_s=5)
+    inbox, transcript = Inbox(redis, owner_ttl_s=5), Transcript(redis)
     event = MessageEvent(message_id="9", user_id="jeff", text="hi")
-    status, owner = await inbox.push("ch-1", event, dedup_id="9")
+    said = Line(user_id="jeff", text="hi", turn=True)
+    status, owner = await inbox.push("ch-1", event, dedup_id="9", said=said)
     assert status == "queued"
-    assert (await inbox.push("ch-1", MessageEvent(message_id="9", user_id="jeff", text="hi"), dedup_id="9"))[
-        0
-    ] == "duplicate"
+    assert await transcript.recent("ch-1") == [said]  # the turn's own words, with its event
+    again = MessageEvent(message_id="9", user_id="jeff", text="hi")
+    assert (await inbox.push("ch-1", again, dedup_id="9", said=said))[0] == "duplicate"
+    assert await transcript.recent("ch-1") == [said]  # a re-delivery adds no line
 
-    await inbox.undo_push("ch-1", event, owner, dedup_id="9")  # the job could not be queued
+    await inbox.undo_push("ch-1", event, owner, dedup_id="9", said=said)  # the job could not be queued
     assert await inbox.head("ch-1") is None
     assert not await inbox.seen("ch-1", "9")
-    assert (await inbox.push("ch-1", event, dedup_id="9"))[0] == "queued"  # Sendbird's re-send gets in
+    assert await transcript.recent("ch-1") == []
+    assert (await inbox.push("ch-1", event, dedup_id="9", said=said))[0] == "queued"  # Sendbird's re-send
+    assert await transcript.recent("ch-1") == [said]

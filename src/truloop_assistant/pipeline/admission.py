@@ -64,9 +64,6 @@ class Admission:
         # transaction: their keys may be in several slots; none is needed for recovery).
         later = Batch(self.redis)
         status = await self.refuse(message, later) or await self.intake.message(message)
-        if status == "queued":  # the turn's own words are part of what the channel said
-            line = Line(user_id=message.user_id, text=message.text, turn=True)
-            later.write(lambda pipe: Transcript.add_in(pipe, message.channel_url, line))
         await later.run()
         return status
 

@@ -12,6 +12,7 @@ from ..errors import ServiceUnavailable
 from ..store.drains import Drains
 from ..store.inbox import Inbox, MessageEvent, PushStatus, ResumeEvent
 from ..store.reads import Batch
+from ..store.transcript import Line
 from ..tracing import current_traceparent
 from .queue import TurnQueue
 
@@ -31,7 +32,9 @@ class Intake:
             text=message.text,
             trace=current_traceparent(),
         )
-        status = await self._push(message.channel_url, event, dedup_id=message.message_id)
+        # The turn's own words are part of what the channel said: kept with the event, when queued.
+        said = Line(user_id=message.user_id, text=message.text, turn=True)
+        status = await self._push(message.channel_url, event, dedup_id=message.message_id, said=said)
         if status == "full":
             log.warning(
                 "conversation %s has too many waiting messages; dropped %s",
@@ -59,30 +62,35 @@ class Intake:
             log.warning("could not queue a delivery for %s; it is watched", channel_url, exc_info=True)
 
     async def _push(
-        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None
+        self,
+        channel_url: str,
+        event: MessageEvent | ResumeEvent,
+        *,
+        dedup_id: str | None,
+        said: Line | None = None,
     ) -> PushStatus:
-        status, owner = await self._watch_and_push(channel_url, event, dedup_id=dedup_id)
+        status, owner = await self._watch_and_push(channel_url, event, dedup_id=dedup_id, said=said)
         if owner is not None:
             try:
                 await self.queue.drain(channel_url, owner)
             except Exception as exc:
                 # Undo, so that the sender's retry (Sendbird re-sends, the device retries) gets queued.
-                await self.inbox.undo_push(channel_url, event, owner, dedup_id=dedup_id)
+                await self.inbox.undo_push(channel_url, event, owner, dedup_id=dedup_id, said=said)
                 log.exception("could not queue work for %s", channel_url)
                 raise ServiceUnavailable("the turn could not be queued; retry later") from exc
         return status
 
     async def _watch_and_push(
-        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None
+        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None, said: Line | None
     ) -> tuple[PushStatus, str | None]:
         """Watch the conversation, then push: should this process die before the job is queued, a
         scanner queues it. On one Redis both go in one round trip (a pipeline keeps their order); a
         Cluster keeps them on different nodes, and the watch is awaited first."""
         if isinstance(self.inbox.redis, RedisCluster):
             await self.drains.watch(channel_url)
-            return await self.inbox.push(channel_url, event, dedup_id=dedup_id)
+            return await self.inbox.push(channel_url, event, dedup_id=dedup_id, said=said)
         batch = Batch(self.inbox.redis)
         batch.write(self.drains.watch_write(channel_url))
-        pushed = batch.add(self.inbox.push_read(channel_url, event, dedup_id=dedup_id))
+        pushed = batch.add(self.inbox.push_read(channel_url, event, dedup_id=dedup_id, said=said))
         await batch.run()
         return pushed.value

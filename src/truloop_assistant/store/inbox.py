@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from . import keys
 from .outbox import Peeked
 from .reads import Read
+from .transcript import Line, encode_line
 
 
 @dataclass
@@ -60,8 +61,9 @@ InboxEvent = Annotated[MessageEvent | ResumeEvent, Field(discriminator="kind")]
 EVENT: TypeAdapter[MessageEvent | ResumeEvent] = TypeAdapter(InboxEvent)
 
 
-# KEYS: seen mark (or the inbox when unused), inbox, owner
-# ARGV: event, candidate owner, owner ttl ms, seen ttl s, use seen (0/1), inbox max, inbox ttl s
+# KEYS: seen mark (or the inbox when unused), inbox, owner, transcript
+# ARGV: event, candidate owner, owner ttl ms, seen ttl s, use seen (0/1), inbox max, inbox ttl s,
+#       the message's own line for the transcript ('' for none), minus the lines kept, transcript ttl s
 _PUSH = """
 if ARGV[5] == '1' and not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[4]) then
   return {'duplicate', ''}
@@ -72,15 +74,21 @@ if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[6]) then
 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[7])
+if ARGV[8] ~= '' then
+  redis.call('RPUSH', KEYS[4], ARGV[8])
+  redis.call('LTRIM', KEYS[4], ARGV[9], -1)
+  redis.call('EXPIRE', KEYS[4], ARGV[10])
+end
 if redis.call('SET', KEYS[3], ARGV[2], 'NX', 'PX', ARGV[3]) then return {'queued', ARGV[2]} end
 return {'queued', ''}
 """
 
-# Undo a push whose job could not be enqueued. KEYS: seen mark (or inbox), inbox, owner
+# Undo a push whose job could not be enqueued. KEYS: as _PUSH. ARGV: event, owner, use seen, line
 _UNDO = """
 redis.call('LREM', KEYS[2], -1, ARGV[1])
 if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
 if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+if ARGV[4] ~= '' then redis.call('LREM', KEYS[4], -1, ARGV[4]) end
 return 1
 """
 
@@ -207,26 +215,39 @@ class Inbox:
     def _keys(self, channel_url: str, dedup_id: str | None) -> list[str]:
         tag = keys.conversation_tag(channel_url)
         first = keys.seen(tag, dedup_id) if dedup_id else keys.inbox(tag)
-        return [first, keys.inbox(tag), keys.owner(tag)]
+        return [first, keys.inbox(tag), keys.owner(tag), keys.transcript(tag)]
 
     async def push(
-        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None = None
+        self,
+        channel_url: str,
+        event: MessageEvent | ResumeEvent,
+        *,
+        dedup_id: str | None = None,
+        said: Line | None = None,
     ) -> tuple[PushStatus, str | None]:
-        """Append an event; returns the status and, if this push made a new owner, its id."""
+        """Append an event; returns the status and, if this push made a new owner, its id. ``said``:
+        the message's own line, added to the channel's transcript when the event is queued."""
         found = await self._push(
-            keys=self._keys(channel_url, dedup_id), args=self._push_args(event, dedup_id)
+            keys=self._keys(channel_url, dedup_id), args=self._push_args(event, dedup_id, said)
         )
         return _pushed(found)
 
     def push_read(
-        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None = None
+        self,
+        channel_url: str,
+        event: MessageEvent | ResumeEvent,
+        *,
+        dedup_id: str | None = None,
+        said: Line | None = None,
     ) -> Read[tuple[PushStatus, str | None]]:
         """:meth:`push` to send with others. The script goes as ``EVAL``: a registered script in a
         pipeline costs a round trip of its own (``SCRIPT EXISTS``) on every execution."""
-        names, args = self._keys(channel_url, dedup_id), self._push_args(event, dedup_id)
+        names, args = self._keys(channel_url, dedup_id), self._push_args(event, dedup_id, said)
         return Read(lambda r: r.eval(_PUSH, len(names), *names, *args), _pushed)
 
-    def _push_args(self, event: MessageEvent | ResumeEvent, dedup_id: str | None) -> list[str | int]:
+    def _push_args(
+        self, event: MessageEvent | ResumeEvent, dedup_id: str | None, said: Line | None
+    ) -> list[str | int]:
         return [
             event.model_dump_json(),
             f"drain:{uuid.uuid4().hex}",  # the owner this push makes, if the inbox has none
@@ -235,14 +256,28 @@ class Inbox:
             1 if dedup_id else 0,
             keys.INBOX_MAX,
             keys.INBOX_TTL_S,
+            "" if said is None else encode_line(said),
+            -keys.TRANSCRIPT_MAX,
+            keys.HISTORY_TTL_S,
         ]
 
     async def undo_push(
-        self, channel_url: str, event: MessageEvent | ResumeEvent, owner: str | None, *, dedup_id: str | None
+        self,
+        channel_url: str,
+        event: MessageEvent | ResumeEvent,
+        owner: str | None,
+        *,
+        dedup_id: str | None,
+        said: Line | None = None,
     ) -> None:
         await self._undo(
             keys=self._keys(channel_url, dedup_id),
-            args=[event.model_dump_json(), owner or "", 1 if dedup_id else 0],
+            args=[
+                event.model_dump_json(),
+                owner or "",
+                1 if dedup_id else 0,
+                "" if said is None else encode_line(said),
+            ],
         )
 
     async def seen(self, channel_url: str, message_id: str) -> bool:

@@ -8,7 +8,6 @@ assistant's answers to them, as plain text.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from pydantic import BaseModel, Field
 from redis.asyncio import Redis
@@ -51,15 +50,6 @@ class Transcript:
     async def add(self, channel_url: str, line: Line) -> None:
         await self._append(keys=[_key(channel_url)], args=_append_args(line))
 
-    @staticmethod
-    def add_in(pipe: Redis | Pipeline, channel_url: str, line: Line) -> Any:
-        """Put the line on a pipeline (with other writes, in any slot) or on a client (awaited).
-
-        The script goes as ``EVAL``: a registered script in a pipeline costs a round trip of its
-        own (``SCRIPT EXISTS``) on every execution.
-        """
-        return pipe.eval(_APPEND, 1, _key(channel_url), *_append_args(line))
-
     async def add_once(self, channel_url: str, line: Line) -> None:
         """Add the line unless the same speaker said the same recently (a retried delivery)."""
         text = line.text[: keys.TRANSCRIPT_LINE_CHARS]
@@ -95,10 +85,10 @@ def _key(channel_url: str) -> str:
 
 
 def _append_args(line: Line) -> list[str | int]:
-    return [_encode(line), -keys.TRANSCRIPT_MAX, keys.HISTORY_TTL_S]
+    return [encode_line(line), -keys.TRANSCRIPT_MAX, keys.HISTORY_TTL_S]
 
 
-def _encode(line: Line) -> str:
+def encode_line(line: Line) -> str:
     """The stored line, its text cut to ``TRANSCRIPT_LINE_CHARS``."""
     if len(line.text) > keys.TRANSCRIPT_LINE_CHARS:
         line = line.model_copy(update={"text": line.text[: keys.TRANSCRIPT_LINE_CHARS]})
@@ -108,6 +98,6 @@ def _encode(line: Line) -> str:
 def add_line(pipe: Pipeline, tag: str, line: Line) -> None:
     """Queue a line in a transaction (with the step that produced it)."""
     key = keys.transcript(tag)
-    pipe.rpush(key, _encode(line))
+    pipe.rpush(key, encode_line(line))
     pipe.ltrim(key, -keys.TRANSCRIPT_MAX, -1)
     pipe.expire(key, keys.HISTORY_TTL_S)

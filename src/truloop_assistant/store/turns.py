@@ -11,6 +11,8 @@ from typing import Any, Literal, cast
 from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.asyncio.cluster import RedisCluster
 
 from ..i18n import language_of
 from ..tracing import current_traceparent
@@ -40,6 +42,8 @@ class TurnStore:
         self._record_answer = redis.register_script(scripts.RECORD_ANSWER)
         self._note_unhandled = redis.register_script(scripts.NOTE_UNHANDLED)
         self._cut = redis.register_script(scripts.CUT)
+        self._cluster = isinstance(redis, RedisCluster)
+        """A Redis Cluster: a transaction holds one hash slot's keys only."""
 
     def batch(self) -> Batch:
         """Reads to send together (this store's and others')."""
@@ -69,16 +73,24 @@ class TurnStore:
             if isinstance(item, RpcOut)
         }
         lang = language_of(turn.prompt)
-        # The app-wide indexes first (each in its own hash slot): a step that dies before its
-        # transaction leaves only entries that lead nowhere (an unknown call, a deadline of no turn).
-        async with self.redis.pipeline(transaction=False) as index:
+
+        def indexes(index: Pipeline) -> None:
             index.zadd(keys.deadlines(), {deadline_member(turn.channel_url, turn.turn_id): deadline})
             for call in turn.sent_calls:
                 index.set(keys.call_index(call.call_id), tag, ex=ttl + keys.SETTLED_TTL_S)
             remember_channel(index, turn.user_id, turn.channel_url)
             list_calls(index, turn.user_id, tag, [c.call_id for c in turn.sent_calls], now, ttl)
-            await index.execute()
+
+        # The app-wide indexes live in other hash slots. On one Redis they go in the step's own
+        # transaction; a Cluster takes them first, apart: a step that dies before its transaction
+        # leaves only entries that lead nowhere (an unknown call, a deadline of no turn).
+        if self._cluster:
+            async with self.redis.pipeline(transaction=False) as index:
+                indexes(index)
+                await index.execute()
         async with self.redis.pipeline(transaction=True) as pipe:
+            if not self._cluster:
+                indexes(pipe)
             pipe.delete(turn_key)
             remaining = len(turn.sent_calls)
             pipe.hset(
@@ -344,18 +356,27 @@ class TurnStore:
                 pipe.delete(keys.turn(tag, turn_id))
                 pipe.hset(keys.turn(tag, turn_id), "state", "done")
                 pipe.expire(keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
+            if not self._cluster:  # on one Redis, the app-wide indexes too (see below)
+                self._index_finished(pipe, tag, channel_url, user_id, turn_id, paused=paused)
             end_step(pipe, tag, outbox, consumed, recorded)
             ended_step(await pipe.execute(), consumed)
-        # The app-wide indexes after (other hash slots): a deadline left behind by a crash here is
-        # dropped by the expiry scanner, which finds the turn done.
-        async with self.redis.pipeline(transaction=False) as index:
-            if paused:  # its pause noted the channel already
-                index.zrem(keys.deadlines(), deadline_member(channel_url, turn_id))
-                # Only clear the marker if it still names this turn (a later turn may have paused since).
-                index.eval(scripts.DELETE_IF_EQUAL, 1, keys.active_turn(tag, user_id), turn_id)
-            else:
-                remember_channel(index, user_id, channel_url)
-            await index.execute()
+        # A Cluster keeps the app-wide indexes in other hash slots: they go after the transaction. A
+        # deadline left behind by a crash here is dropped by the expiry scanner, which finds the turn done.
+        if self._cluster:
+            async with self.redis.pipeline(transaction=False) as index:
+                self._index_finished(index, tag, channel_url, user_id, turn_id, paused=paused)
+                await index.execute()
+
+    @staticmethod
+    def _index_finished(
+        pipe: Pipeline, tag: str, channel_url: str, user_id: str, turn_id: str, *, paused: bool
+    ) -> None:
+        if paused:  # its pause noted the channel already
+            pipe.zrem(keys.deadlines(), deadline_member(channel_url, turn_id))
+            # Only clear the marker if it still names this turn (a later turn may have paused since).
+            pipe.eval(scripts.DELETE_IF_EQUAL, 1, keys.active_turn(tag, user_id), turn_id)
+        else:
+            remember_channel(pipe, user_id, channel_url)
 
 
 def _snapshot(raw: dict[bytes, bytes]) -> TurnSnapshot | None:
