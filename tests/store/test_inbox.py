@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
+from truloop_assistant.store import keys
 from truloop_assistant.store.inbox import EVENT, Inbox, MessageEvent, ResumeEvent
+from truloop_assistant.store.outbox import TextOut
 from truloop_assistant.store.transcript import Line, Transcript
 
 
@@ -40,3 +42,32 @@ async def test_a_message_id_is_accepted_once_and_an_undone_push_can_be_retried(r
     assert await transcript.recent("ch-1") == []
     assert (await inbox.push("ch-1", event, dedup_id="9", said=said))[0] == "queued"  # Sendbird's re-send
     assert await transcript.recent("ch-1") == [said]
+
+
+async def test_a_claim_hands_out_the_first_event_unless_the_outbox_goes_first(redis: Redis) -> None:
+    inbox = Inbox(redis, owner_ttl_s=5)
+    tag = keys.conversation_tag("ch-1")
+    event = MessageEvent(message_id="1", user_id="jeff", text="hi")
+    _, owner = await inbox.push("ch-1", event, dedup_id="1")
+    assert owner is not None
+    assert await inbox.claim("ch-1", "drain:someone-else") is None  # the push made its owner
+
+    # An answer still to deliver goes first: the event is not handed out (nor its start counted).
+    earlier = TextOut(text="an earlier answer", dedup_id="m0:0:answer")
+    await redis.rpush(keys.outbox(tag), earlier.model_dump_json())
+    claim = await inbox.claim("ch-1", owner)
+    assert claim is not None and claim.outbox.raw is not None and claim.first is None
+    assert await redis.hgetall(keys.inbox_attempts(tag)) == {}
+
+    # With the outbox empty, the claim hands out the event with its first start counted.
+    await redis.delete(keys.outbox(tag))
+    claim = await inbox.claim("ch-1", owner)
+    assert claim is not None and claim.first is not None and not claim.idle
+    assert EVENT.validate_json(claim.first.raw) == event and claim.first.starts == 1
+    assert await redis.get(keys.owner(tag)) == owner.encode()
+
+    # With nothing left, the claim is given up at once.
+    await inbox.pop("ch-1", claim.first.raw, claim.first.eid)
+    claim = await inbox.claim("ch-1", owner)
+    assert claim is not None and claim.idle
+    assert await redis.get(keys.owner(tag)) is None
