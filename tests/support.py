@@ -252,16 +252,28 @@ def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settin
 
 
 async def busy(redis: Redis, *, queue: str) -> list[str]:
-    """What the server still has to do: queued, running or retrying jobs, and events in inboxes."""
+    """What the server still has to do: queued, running or retrying jobs, and events in inboxes.
+
+    A drain that only waits for a device's answer (``WAIT_FOR_DEVICE_S``) has nothing to do: it
+    counts as idle, with its job, until a push wakes it.
+    """
     found = []
+    waiting: set[bytes] = set()  # the owners of drains that wait
+    async for key in redis.scan_iter(match=f"{keys.PREFIX}:{{c:*}}:owner:waiting", count=1000):
+        if (owner := await redis.get(key)) is not None:
+            waiting.add(owner)
     # saq keeps every job that has not finished (queued, running, waiting to be retried) here.
-    if count := await redis.zcard(f"{keys.queue(queue)}:incomplete"):
+    space = keys.queue(queue)
+    jobs = await redis.zrange(f"{space}:incomplete", 0, -1)
+    waiting_jobs = {f"{space}:job:{space}:".encode() + owner for owner in waiting}
+    if count := len([job for job in jobs if job not in waiting_jobs]):
         found.append(f"{count} unfinished job(s)")
     async for key in redis.scan_iter(match=f"{keys.PREFIX}:{{c:*}}:inbox", count=1000):
         if count := await redis.llen(key):
             found.append(f"{count} event(s) in {key.decode()}")
     async for key in redis.scan_iter(match=f"{keys.PREFIX}:{{c:*}}:owner", count=1000):
-        found.append(f"a drain owns {key.decode()}")
+        if await redis.get(key) not in waiting:
+            found.append(f"a drain owns {key.decode()}")
     return found
 
 

@@ -12,7 +12,7 @@ from ..agent.runner import TurnRunner
 from ..channels.base import InboundMessage
 from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
-from ..store.inbox import EVENT, Consumed, Inbox, MessageEvent, Next, ResumeEvent
+from ..store.inbox import EVENT, WAIT, Consumed, Inbox, MessageEvent, Next, ResumeEvent
 from ..store.ledger import Ledger
 from ..store.outbox import Peeked
 from .delivery import Deliverer, Delivery
@@ -22,6 +22,11 @@ log = logging.getLogger(__name__)
 
 MAX_EVENT_ATTEMPTS = 3
 """An event that crashed its worker this many times is dropped, so it cannot block the conversation."""
+
+WAIT_FOR_DEVICE_S = 2.0
+"""How long a drain that just sent a device a request it answers by itself (its calendar, a
+permission; not a person's dialog) keeps the conversation for the answer: a phone that answers
+within it has its turn resumed by the same drain, without a new job. It holds a turn slot, not CPU."""
 
 
 class ConversationDrainer:
@@ -66,6 +71,7 @@ class ConversationDrainer:
         keeper = asyncio.create_task(self._keep_claim(channel_url, owner, lost, finished, touch))
         step: tracing.Step | None = None  # the step whose sends are delivered next, when traced
         done: Consumed | None = None  # the event run last (its step may not have taken it off)
+        back = False  # back from waiting for a device's answer
         try:
             while True:
                 # The keeper only refreshes; re-taking a lapsed claim happens here, between events.
@@ -89,9 +95,16 @@ class ConversationDrainer:
                     await self.drains.watch(channel_url, after_s=delivery.retry_in)
                     await self.inbox.release(channel_url, owner)
                     return
-                nxt, first = first or await self.inbox.next(channel_url, owner, done=done), None
+                wait_s = WAIT_FOR_DEVICE_S if delivery.asked else 0.0
+                nxt = first or await self.inbox.next(channel_url, owner, done=done, wait_s=wait_s, back=back)
+                first, back = None, False
                 if nxt is None:
                     return  # nothing left, and the claim is given up
+                if nxt == WAIT:  # for the device's answer: a push rings, or the wait ends
+                    done = None  # taken off the inbox by that step
+                    await self.inbox.wait(channel_url, WAIT_FOR_DEVICE_S)
+                    back = True
+                    continue  # what came meanwhile is delivered first (the request's update), then run
                 if isinstance(nxt, str):  # DELIVER: only the outbox has something (a request's update)
                     done = None
                     if delivery.retry_in is not None:  # updates that could not go out: later

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..channels.base import Channel, ChannelSendError
+from ..deferred.approvals import CONFIRM_METHOD
 from ..i18n import texts
 from ..store.outbox import Outbox, Peeked, RpcMessage, RpcOut, SettleOut, TextOut
 
@@ -37,10 +38,12 @@ def retry_delay(failures: int) -> float:
 @dataclass(frozen=True)
 class Delivery:
     """How a delivery went: ``retry_in`` seconds until the next try (None: the outbox is empty), and
-    whether what is left holds up the conversation (an answer or a request) or not (only updates)."""
+    whether what is left holds up the conversation (an answer or a request) or not (only updates);
+    ``asked``: it sent a device a request the device answers by itself (any but a person's dialog)."""
 
     retry_in: float | None
     blocking: bool
+    asked: bool = False
 
 
 class Deliverer:
@@ -62,6 +65,7 @@ class Deliverer:
             del self._updates_wait[channel_url]  # its wait is over (and the map stays small)
         head = await self.outbox.head(channel_url) if peeked is None else peeked.item
         held: set[bytes] = set()
+        asked = False
         while head is not None:
             raw, item = head
             if raw in held:  # what is left are updates that cannot go out now: try them later
@@ -105,8 +109,10 @@ class Deliverer:
                     )
             if isinstance(item, SettleOut):
                 self._updates_wait.pop(channel_url, None)
+            elif isinstance(item, RpcOut) and item.request.method != CONFIRM_METHOD:
+                asked = True
             head = await self.outbox.pop(channel_url, raw, note=note)
-        return Delivery(retry_in=None, blocking=False)
+        return Delivery(retry_in=None, blocking=False, asked=asked)
 
     async def _send(self, channel_url: str, item: TextOut | RpcOut | SettleOut) -> RpcMessage | None:
         """Send one message; what to note of a request's message id as it leaves the outbox."""

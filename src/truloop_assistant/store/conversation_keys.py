@@ -10,6 +10,7 @@ from .key_prefix import prefix
 
 __all__ = [
     "active_turn",
+    "bell",
     "call_request",
     "conversation_tag",
     "dead_letters",
@@ -34,6 +35,7 @@ __all__ = [
     "settled",
     "transcript",
     "turn",
+    "waiting",
 ]
 
 
@@ -95,6 +97,17 @@ def inbox_attempts(tag: str) -> str:
 def owner(tag: str) -> str:
     """The job that drains the conversation's inbox; expires unless its worker keeps it alive."""
     return _conv(tag, "owner")
+
+
+def waiting(tag: str) -> str:
+    """The owner of a drain that waits a moment for a device's answer before it lets go of the
+    conversation; expires with that moment."""
+    return _conv(tag, "owner", "waiting")
+
+
+def bell(tag: str) -> str:
+    """List rung (one element) by a push into an inbox whose drain is waiting: it wakes that drain."""
+    return _conv(tag, "owner", "bell")
 
 
 def outbox(tag: str) -> str:

@@ -40,12 +40,25 @@ class Backlog:
         return not self.events and not self.outgoing
 
 
+# Become the owner of a conversation nobody owns; or, when its drain waits for a device's answer,
+# wake it: it delivers what was just put in the outbox. KEYS: owner, waiting, bell. ARGV: owner, ttl ms.
+_TAKE_OVER = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  redis.call('RPUSH', KEYS[3], '1')
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+return 0
+"""
+
+
 class Drains:
     def __init__(self, redis: Redis, *, owner_ttl_s: float) -> None:
         self.redis = redis
         self.owner_ttl_ms = int(owner_ttl_s * 1000)
         self.look_after_s = owner_ttl_s
         self._forget = redis.register_script(_FORGET_IF_UNCHANGED)
+        self._take_over = redis.register_script(_TAKE_OVER)
 
     async def watch(self, channel_url: str, *, after_s: float | None = None) -> None:
         """Look at the conversation in ``after_s`` seconds (by default: once an owner would have expired)."""
@@ -78,8 +91,11 @@ class Drains:
         return Backlog(owner.decode() if owner else None, int(events), int(outgoing))
 
     async def take_over(self, channel_url: str) -> str | None:
-        """Become the owner of a conversation nobody owns; the new owner id, or None if someone was faster."""
+        """Become the owner of a conversation nobody owns; the new owner id, or None if someone was
+        faster (a drain waiting for a device's answer is woken up)."""
         owner = f"drain:{uuid.uuid4().hex}"
         tag = keys.conversation_tag(channel_url)
-        taken = await self.redis.set(keys.owner(tag), owner, nx=True, px=self.owner_ttl_ms)
+        taken = await self._take_over(
+            keys=[keys.owner(tag), keys.waiting(tag), keys.bell(tag)], args=[owner, self.owner_ttl_ms]
+        )
         return owner if taken else None

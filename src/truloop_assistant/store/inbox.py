@@ -61,7 +61,7 @@ InboxEvent = Annotated[MessageEvent | ResumeEvent, Field(discriminator="kind")]
 EVENT: TypeAdapter[MessageEvent | ResumeEvent] = TypeAdapter(InboxEvent)
 
 
-# KEYS: seen mark (or the inbox when unused), inbox, owner, transcript
+# KEYS: seen mark (or the inbox when unused), inbox, owner, transcript, waiting drain, its bell
 # ARGV: event, candidate owner, owner ttl ms, seen ttl s, use seen (0/1), inbox max, inbox ttl s,
 #       the message's own line for the transcript ('' for none), minus the lines kept, transcript ttl s
 _PUSH = """
@@ -80,6 +80,10 @@ if ARGV[8] ~= '' then
   redis.call('EXPIRE', KEYS[4], ARGV[10])
 end
 if redis.call('SET', KEYS[3], ARGV[2], 'NX', 'PX', ARGV[3]) then return {'queued', ARGV[2]} end
+if redis.call('EXISTS', KEYS[5]) == 1 then  -- its drain waits for this: wake it
+  redis.call('RPUSH', KEYS[6], '1')
+  redis.call('PEXPIRE', KEYS[6], ARGV[3])
+end
 return {'queued', ''}
 """
 
@@ -139,9 +143,13 @@ return 0
 # The drain's step to its next event, in one round trip: take the event it just ran off the inbox
 # (if its step did not), then hand out the head with its start counted; or, with none left, give the
 # claim up — unless something was put in the outbox meanwhile (a request's update), which the drain
-# delivers first. KEYS: inbox, attempts, owner, outbox. ARGV: the event just run ('' for none), its
-# eid, owner, attempts ttl. Returns {event, eid, starts}; 0 to deliver first; nil once released.
+# delivers first, or the drain asked to wait for a device's answer (ARGV[5] ms): then it keeps the
+# claim and is marked waiting, so that a push rings its bell. A drain back from waiting (ARGV[6]) is
+# unmarked first. KEYS: inbox, attempts, owner, outbox, waiting, bell. ARGV: the event just run (''
+# for none), its eid, owner, attempts ttl, wait ms (0: none), back from waiting (0/1). Returns
+# {event, eid, starts}; 0 to deliver first; 1 to wait; nil once released.
 _NEXT = """
+if ARGV[6] == '1' then redis.call('DEL', KEYS[5], KEYS[6]) end
 local head = redis.call('LINDEX', KEYS[1], 0)
 if ARGV[1] ~= '' and head == ARGV[1] then
   redis.call('LPOP', KEYS[1])
@@ -150,7 +158,12 @@ if ARGV[1] ~= '' and head == ARGV[1] then
 end
 if not head then
   if redis.call('LLEN', KEYS[4]) > 0 then return 0 end
-  if redis.call('GET', KEYS[3]) == ARGV[3] then redis.call('DEL', KEYS[3]) end
+  local mine = redis.call('GET', KEYS[3]) == ARGV[3]
+  if mine and tonumber(ARGV[5]) > 0 then
+    redis.call('SET', KEYS[5], ARGV[3], 'PX', ARGV[5])
+    return 1
+  end
+  if mine then redis.call('DEL', KEYS[3]) end
   return nil
 end
 local eid = cjson.decode(head)['eid']
@@ -199,6 +212,10 @@ class Claim:
 DELIVER: Final = "deliver"
 """What :meth:`Inbox.next` returns when the inbox is empty but the outbox is not: deliver, then ask again."""
 
+WAIT: Final = "wait"
+"""What :meth:`Inbox.next` returns when both are empty and the drain asked to wait: :meth:`Inbox.wait`,
+then ask again (``back=True``)."""
+
 
 class Inbox:
     def __init__(self, redis: Redis, *, owner_ttl_s: float) -> None:
@@ -215,7 +232,14 @@ class Inbox:
     def _keys(self, channel_url: str, dedup_id: str | None) -> list[str]:
         tag = keys.conversation_tag(channel_url)
         first = keys.seen(tag, dedup_id) if dedup_id else keys.inbox(tag)
-        return [first, keys.inbox(tag), keys.owner(tag), keys.transcript(tag)]
+        return [
+            first,
+            keys.inbox(tag),
+            keys.owner(tag),
+            keys.transcript(tag),
+            keys.waiting(tag),
+            keys.bell(tag),
+        ]
 
     async def push(
         self,
@@ -313,22 +337,50 @@ class Inbox:
         await self._pop(keys=[keys.inbox(tag), keys.inbox_attempts(tag)], args=[raw, eid])
 
     async def next(
-        self, channel_url: str, owner: str, *, done: Consumed | None = None
-    ) -> Next | Literal["deliver"] | None:
+        self,
+        channel_url: str,
+        owner: str,
+        *,
+        done: Consumed | None = None,
+        wait_s: float = 0.0,
+        back: bool = False,
+    ) -> Next | Literal["deliver", "wait"] | None:
         """Take ``done`` off the inbox if its step did not, and return the next event with its start
-        counted; :data:`DELIVER` when only the outbox has something; None once both are empty, and
-        then the claim is given up."""
+        counted; :data:`DELIVER` when only the outbox has something; with both empty, :data:`WAIT`
+        if the drain asked to wait ``wait_s`` for a device's answer, else None, and the claim is
+        given up. ``back``: the drain is back from waiting."""
         tag = keys.conversation_tag(channel_url)
         found = await self._next(
-            keys=[keys.inbox(tag), keys.inbox_attempts(tag), keys.owner(tag), keys.outbox(tag)],
-            args=[done.raw if done else b"", done.eid if done else "", owner, keys.INBOX_TTL_S],
+            keys=[
+                keys.inbox(tag),
+                keys.inbox_attempts(tag),
+                keys.owner(tag),
+                keys.outbox(tag),
+                keys.waiting(tag),
+                keys.bell(tag),
+            ],
+            args=[
+                done.raw if done else b"",
+                done.eid if done else "",
+                owner,
+                keys.INBOX_TTL_S,
+                int(wait_s * 1000),
+                1 if back else 0,
+            ],
         )
         if found is None:
             return None
         if found == 0:
             return DELIVER
+        if found == 1:
+            return WAIT
         raw, eid, starts = found
         return Next(raw=raw, eid=eid.decode(), starts=int(starts))
+
+    async def wait(self, channel_url: str, timeout_s: float) -> bool:
+        """Wait (after :data:`WAIT`) until a push rings the conversation's bell; False after ``timeout_s``."""
+        bell = keys.bell(keys.conversation_tag(channel_url))
+        return await self.redis.blpop([bell], timeout=timeout_s) is not None
 
     async def release(self, channel_url: str, owner: str) -> None:
         """Give up the claim (if it is still ours) with events left: a scanner queues the next drain."""
