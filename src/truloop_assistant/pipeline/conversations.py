@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 MAX_EVENT_ATTEMPTS = 3
 """An event that crashed its worker this many times is dropped, so it cannot block the conversation."""
 
+STOP_WAITING_S = 1.0
+"""How long a drain stopped while waiting tries to let go of its conversation (Redis may be down)."""
+
 WAIT_FOR_DEVICE_S = 2.0
 """How long a drain that just sent a device a request it answers by itself (its calendar, a
 permission; not a person's dialog) keeps the conversation for the answer: a phone that answers
@@ -72,6 +75,8 @@ class ConversationDrainer:
         step: tracing.Step | None = None  # the step whose sends are delivered next, when traced
         done: Consumed | None = None  # the event run last (its step may not have taken it off)
         back = False  # back from waiting for a device's answer
+        wait_until: float | None = None  # while waiting for a device's answer: until when (loop time)
+        clock = asyncio.get_running_loop().time
         try:
             while True:
                 # The keeper only refreshes; re-taking a lapsed claim happens here, between events.
@@ -95,16 +100,18 @@ class ConversationDrainer:
                     await self.drains.watch(channel_url, after_s=delivery.retry_in)
                     await self.inbox.release(channel_url, owner)
                     return
-                wait_s = WAIT_FOR_DEVICE_S if delivery.asked else 0.0
+                if delivery.asked:
+                    wait_until = clock() + WAIT_FOR_DEVICE_S
+                wait_s = 0.0 if wait_until is None else max(0.0, wait_until - clock())
                 nxt = first or await self.inbox.next(channel_url, owner, done=done, wait_s=wait_s, back=back)
                 first, back = None, False
                 if nxt is None:
                     return  # nothing left, and the claim is given up
                 if nxt == WAIT:  # for the device's answer: a push rings, or the wait ends
                     done = None  # taken off the inbox by that step
-                    await self.inbox.wait(channel_url, WAIT_FOR_DEVICE_S)
+                    await self._wait(channel_url, owner, wait_s)
                     back = True
-                    continue  # what came meanwhile is delivered first (the request's update), then run
+                    continue  # what came meanwhile is delivered first (a request's update), then run
                 if isinstance(nxt, str):  # DELIVER: only the outbox has something (a request's update)
                     done = None
                     if delivery.retry_in is not None:  # updates that could not go out: later
@@ -112,7 +119,7 @@ class ConversationDrainer:
                         await self.inbox.release(channel_url, owner)
                         return
                     continue
-                done = Consumed(nxt.raw, nxt.eid)
+                done, wait_until = Consumed(nxt.raw, nxt.eid), None
                 if nxt.starts > MAX_EVENT_ATTEMPTS:
                     await self._give_up(channel_url, nxt.eid, nxt.raw)
                     continue
@@ -132,6 +139,17 @@ class ConversationDrainer:
             keeper.cancel()
             with suppress(asyncio.CancelledError):
                 await keeper
+
+    async def _wait(self, channel_url: str, owner: str, wait_s: float) -> None:
+        """Wait for the device's answer (or anything else for the conversation) up to ``wait_s``. A
+        drain stopped meanwhile (a deploy, a shutdown) lets go of the conversation at once, not once
+        its claim expires: nothing of it is running."""
+        try:
+            await self.inbox.wait(channel_url, wait_s)
+        except asyncio.CancelledError:
+            with suppress(Exception):
+                await asyncio.wait_for(self.inbox.stop_waiting(channel_url, owner), STOP_WAITING_S)
+            raise
 
     def _deliver_soon(self, channel_url: str) -> None:
         """Deliver the outbox beside the running step (it is the drain's, which is ours)."""

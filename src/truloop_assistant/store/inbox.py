@@ -131,6 +131,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
+# A drain stopped while it waited for a device's answer gives the conversation up. KEYS: owner,
+# waiting, bell. ARGV: owner.
+_STOP_WAITING = """
+redis.call('DEL', KEYS[2], KEYS[3])
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
 _POP_IF_HEAD = """
 if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
   redis.call('LPOP', KEYS[1])
@@ -228,6 +236,7 @@ class Inbox:
         self._release_now = redis.register_script(_RELEASE)
         self._pop = redis.register_script(_POP_IF_HEAD)
         self._next = redis.register_script(_NEXT)
+        self._stop_waiting = redis.register_script(_STOP_WAITING)
 
     def _keys(self, channel_url: str, dedup_id: str | None) -> list[str]:
         tag = keys.conversation_tag(channel_url)
@@ -380,7 +389,14 @@ class Inbox:
     async def wait(self, channel_url: str, timeout_s: float) -> bool:
         """Wait (after :data:`WAIT`) until a push rings the conversation's bell; False after ``timeout_s``."""
         bell = keys.bell(keys.conversation_tag(channel_url))
-        return await self.redis.blpop([bell], timeout=timeout_s) is not None
+        # BLPOP's 0 would be "for ever"; Redis counts its timeout in milliseconds.
+        return await self.redis.blpop([bell], timeout=max(timeout_s, 0.001)) is not None
+
+    async def stop_waiting(self, channel_url: str, owner: str) -> None:
+        """Give up the claim of a drain stopped while it waited (:meth:`wait`); what came meanwhile is
+        found by the conversation's watch."""
+        tag = keys.conversation_tag(channel_url)
+        await self._stop_waiting(keys=[keys.owner(tag), keys.waiting(tag), keys.bell(tag)], args=[owner])
 
     async def release(self, channel_url: str, owner: str) -> None:
         """Give up the claim (if it is still ours) with events left: a scanner queues the next drain."""
