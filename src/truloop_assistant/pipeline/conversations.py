@@ -60,7 +60,8 @@ class ConversationDrainer:
     async def drain(
         self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
     ) -> None:
-        """Deliver what earlier steps sent, then run the conversation's events until its inbox is empty.
+        """Deliver what earlier steps sent, then run the conversation's events until its inbox is empty
+        (after sending a device a request, until the device's answer too, for ``WAIT_FOR_DEVICE_S``).
 
         Only while ``owner`` holds the claim. When the channel is down, the claim is given up and the
         conversation is watched for the next try; its events wait, in order.

@@ -4,6 +4,10 @@ An event is pushed to the conversation's inbox; whoever pushes into an inbox wit
 a new owner id, and the caller enqueues one drain job with it. The owner drains until the inbox
 is empty, keeping its claim alive; a claim whose worker died expires and the retried (or next)
 job takes over. So one run at a time per conversation, in order, many conversations in parallel.
+
+An owner that has just asked a device for something may keep its claim a moment longer, marked as
+waiting: a push into its inbox then rings its bell (a one-element list it blocks on) instead of
+queuing a job, and the resume runs in the drain that asked.
 """
 
 from __future__ import annotations
