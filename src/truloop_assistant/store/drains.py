@@ -18,6 +18,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from . import keys
+from .inbox import RING_IF_WAITING
 
 # Forget a watch only if nobody moved it since it was read (a push may have just renewed it).
 _FORGET_IF_UNCHANGED = """
@@ -42,14 +43,14 @@ class Backlog:
 
 # Become the owner of a conversation nobody owns; or, when its drain waits for a device's answer,
 # wake it: it delivers what was just put in the outbox. KEYS: owner, waiting, bell. ARGV: owner, ttl ms.
-_TAKE_OVER = """
+_TAKE_OVER = (
+    RING_IF_WAITING
+    + """
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  redis.call('RPUSH', KEYS[3], '1')
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
-end
+ring_if_waiting(KEYS[2], KEYS[3], ARGV[2])
 return 0
 """
+)
 
 
 class Drains:

@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from . import keys
 from .outbox import Peeked
 from .reads import Read
-from .transcript import Line, encode_line
+from .transcript import APPEND_LINE, Line, append_args, encode_line
 
 
 @dataclass
@@ -65,10 +65,33 @@ InboxEvent = Annotated[MessageEvent | ResumeEvent, Field(discriminator="kind")]
 EVENT: TypeAdapter[MessageEvent | ResumeEvent] = TypeAdapter(InboxEvent)
 
 
+# Wakes a drain that waits for a device's answer (see ``_NEXT``): a push, or an update for its outbox.
+RING_IF_WAITING = """
+local function ring_if_waiting(waiting, bell, ttl_ms)
+  if redis.call('EXISTS', waiting) == 1 then
+    redis.call('RPUSH', bell, '1')
+    redis.call('PEXPIRE', bell, ttl_ms)
+  end
+end
+"""
+
+# Hands out the inbox's head with its start counted: {event, eid, starts}.
+_HAND_OUT = """
+local function hand_out(attempts, head, ttl)
+  local eid = cjson.decode(head)['eid']
+  local starts = redis.call('HINCRBY', attempts, eid, 1)
+  redis.call('EXPIRE', attempts, ttl)
+  return {head, eid, starts}
+end
+"""
+
 # KEYS: seen mark (or the inbox when unused), inbox, owner, transcript, waiting drain, its bell
 # ARGV: event, candidate owner, owner ttl ms, seen ttl s, use seen (0/1), inbox max, inbox ttl s,
 #       the message's own line for the transcript ('' for none), minus the lines kept, transcript ttl s
-_PUSH = """
+_PUSH = (
+    APPEND_LINE
+    + RING_IF_WAITING
+    + """
 if ARGV[5] == '1' and not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[4]) then
   return {'duplicate', ''}
 end
@@ -78,18 +101,12 @@ if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[6]) then
 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[7])
-if ARGV[8] ~= '' then
-  redis.call('RPUSH', KEYS[4], ARGV[8])
-  redis.call('LTRIM', KEYS[4], ARGV[9], -1)
-  redis.call('EXPIRE', KEYS[4], ARGV[10])
-end
+if ARGV[8] ~= '' then append_line(KEYS[4], ARGV[8], ARGV[9], ARGV[10]) end
 if redis.call('SET', KEYS[3], ARGV[2], 'NX', 'PX', ARGV[3]) then return {'queued', ARGV[2]} end
-if redis.call('EXISTS', KEYS[5]) == 1 then  -- its drain waits for this: wake it
-  redis.call('RPUSH', KEYS[6], '1')
-  redis.call('PEXPIRE', KEYS[6], ARGV[3])
-end
+ring_if_waiting(KEYS[5], KEYS[6], ARGV[3])  -- its drain may be waiting for this
 return {'queued', ''}
 """
+)
 
 # Undo a push whose job could not be enqueued. KEYS: as _PUSH. ARGV: event, owner, use seen, line
 _UNDO = """
@@ -105,7 +122,9 @@ return 1
 # the inbox empty too, the claim is given up: a drain's first step costs one round trip, not two.
 # KEYS: owner, outbox, inbox, attempts. ARGV: owner, ttl ms, attempts ttl s. Returns {0} (not ours),
 # {1, oldest message} (deliver first), {2, event, eid, starts} (run it) or {3} (nothing; released).
-_CLAIM = """
+_CLAIM = (
+    _HAND_OUT
+    + """
 local cur = redis.call('GET', KEYS[1])
 if cur ~= ARGV[1] and cur then return {0} end
 local oldest = redis.call('LINDEX', KEYS[2], 0)
@@ -119,11 +138,10 @@ if not head then
   return {3}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local eid = cjson.decode(head)['eid']
-local starts = redis.call('HINCRBY', KEYS[4], eid, 1)
-redis.call('EXPIRE', KEYS[4], ARGV[3])
-return {2, head, eid, starts}
+local out = hand_out(KEYS[4], head, ARGV[3])
+return {2, out[1], out[2], out[3]}
 """
+)
 
 _REFRESH = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -160,7 +178,9 @@ return 0
 # unmarked first. KEYS: inbox, attempts, owner, outbox, waiting, bell. ARGV: the event just run (''
 # for none), its eid, owner, attempts ttl, wait ms (0: none), back from waiting (0/1). Returns
 # {event, eid, starts}; 0 to deliver first; 1 to wait; nil once released.
-_NEXT = """
+_NEXT = (
+    _HAND_OUT
+    + """
 if ARGV[6] == '1' then redis.call('DEL', KEYS[5], KEYS[6]) end
 local head = redis.call('LINDEX', KEYS[1], 0)
 if ARGV[1] ~= '' and head == ARGV[1] then
@@ -178,11 +198,9 @@ if not head then
   if mine then redis.call('DEL', KEYS[3]) end
   return nil
 end
-local eid = cjson.decode(head)['eid']
-local starts = redis.call('HINCRBY', KEYS[2], eid, 1)
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return {head, eid, starts}
+return hand_out(KEYS[2], head, ARGV[4])
 """
+)
 
 PushStatus = Literal["queued", "duplicate", "full"]
 
@@ -293,9 +311,7 @@ class Inbox:
             1 if dedup_id else 0,
             keys.INBOX_MAX,
             keys.INBOX_TTL_S,
-            "" if said is None else encode_line(said),
-            -keys.TRANSCRIPT_MAX,
-            keys.HISTORY_TTL_S,
+            *(append_args(said) if said is not None else ["", 0, 0]),
         ]
 
     async def undo_push(

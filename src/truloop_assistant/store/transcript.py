@@ -32,14 +32,18 @@ class Line(BaseModel):
     at: float = Field(default_factory=time.time)
 
 
-# Append a line, keep the newest, renew the TTL: one command, atomic. KEYS: the transcript.
-# ARGV: the line, minus the number of lines kept, the TTL (s).
-_APPEND = """
-redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('LTRIM', KEYS[1], ARGV[2], -1)
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-return 1
+# Append a line, keep the newest, renew the TTL (the arguments: :func:`append_args`); also part of
+# the inbox's push, which adds a turn's own words with its event.
+APPEND_LINE = """
+local function append_line(key, line, keep, ttl)
+  redis.call('RPUSH', key, line)
+  redis.call('LTRIM', key, keep, -1)
+  redis.call('EXPIRE', key, ttl)
+end
 """
+
+# One command, atomic. KEYS: the transcript. ARGV: as append_args.
+_APPEND = APPEND_LINE + "append_line(KEYS[1], ARGV[1], ARGV[2], ARGV[3])\nreturn 1\n"
 
 
 class Transcript:
@@ -48,7 +52,7 @@ class Transcript:
         self._append = redis.register_script(_APPEND)
 
     async def add(self, channel_url: str, line: Line) -> None:
-        await self._append(keys=[_key(channel_url)], args=_append_args(line))
+        await self._append(keys=[_key(channel_url)], args=append_args(line))
 
     async def add_once(self, channel_url: str, line: Line) -> None:
         """Add the line unless the same speaker said the same recently (a retried delivery)."""
@@ -84,7 +88,8 @@ def _key(channel_url: str) -> str:
     return keys.transcript(keys.conversation_tag(channel_url))
 
 
-def _append_args(line: Line) -> list[str | int]:
+def append_args(line: Line) -> list[str | int]:
+    """The line as stored, minus the number of lines kept, the TTL (s)."""
     return [encode_line(line), -keys.TRANSCRIPT_MAX, keys.HISTORY_TTL_S]
 
 
