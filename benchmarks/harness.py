@@ -38,7 +38,8 @@ from typing import IO, Any
 
 import httpx
 from redis.asyncio import Redis
-from starlette.requests import ClientDisconnect
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
 
 from tests.fakes.sendbird import FakeSendbird, SentMessage
 from tests.support import API_TOKEN, serve, sign, webhook_payload
@@ -493,6 +494,20 @@ class Sendbird(FakeSendbird):
     """Requests the server gave up on before they were answered (set when it stops serving)."""
     _indexed: int = 0
     _arrived: dict[str, asyncio.Event] = field(default_factory=dict)
+    api_delay_s: float = 0.0
+    """How long each message send, update and typing call takes (the real API's round trip)."""
+
+    async def _send(self, request: Request) -> JSONResponse:
+        await asyncio.sleep(self.api_delay_s)
+        return await super()._send(request)
+
+    async def _update(self, request: Request) -> JSONResponse:
+        await asyncio.sleep(self.api_delay_s)
+        return await super()._update(request)
+
+    async def _typing(self, request: Request) -> JSONResponse:
+        await asyncio.sleep(self.api_delay_s)
+        return await super()._typing(request)
 
     async def _notify(self) -> None:
         while self._indexed < len(self.messages):
@@ -672,9 +687,9 @@ class _Abandoned(logging.Filter):
 
 
 @asynccontextmanager
-async def served_sendbird() -> AsyncIterator[tuple[Sendbird, str]]:
-    """The fake Sendbird, served in this loop; and its URL."""
-    sendbird, port = Sendbird(), free_port()
+async def served_sendbird(api_delay_s: float = 0.0) -> AsyncIterator[tuple[Sendbird, str]]:
+    """The fake Sendbird (each API call taking ``api_delay_s``), served in this loop; and its URL."""
+    sendbird, port = Sendbird(api_delay_s=api_delay_s), free_port()
     abandoned = _Abandoned()
     logging.getLogger("uvicorn.error").addFilter(abandoned)
     try:

@@ -19,7 +19,9 @@ Scenarios (``--scenario``, default ``all``):
     two requests' think times, from the fake's log), webhook ack times, turns/s. Conversations go on,
     so requests carry their history: once the server has stopped, bare pydantic-ai's CPU for a turn
     after as many earlier turns as the window's turns had (the median) is measured beside the
-    server's (``benchmarks.bare --prior-turns``).
+    server's (``benchmarks.bare --prior-turns``). Sendbird answers at once unless ``--sendbird-ms``
+    gives its API calls the real one's round trip (then the time beyond the model includes the calls
+    a turn waits for).
 ``throughput``
     A zero-latency model, ``worker --processes`` (2), ``--tp-conversations`` (100) in flight:
     turns answered per second in the window, CPU and Redis commands per turn, and bare pydantic-ai's
@@ -184,7 +186,7 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     """The fake Sendbird, the server's processes (started last, so all they talk to is up), the load."""
     async with (
-        served_sendbird() as (sendbird, sendbird_url),
+        served_sendbird(args.sendbird_ms / 1000) as (sendbird, sendbird_url),
         server(
             server_env(redis.url, model.url, sendbird_url),
             logs,
@@ -376,6 +378,7 @@ async def latency(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     result.tally(outcome, busy, s.load.sendbird)
     result.notes.append(
         f"{args.conversations} conversations, model {args.think_ms:g} ms ± {args.jitter:.0%}, "
+        f"Sendbird API calls {args.sendbird_ms:g} ms, "
         f"worker concurrency {args.concurrency or 'default'}; {len(answered)} turns measured "
         f"over {window.seconds:.0f} s; ack p50 {ms(median(acks))}, max {ms(max(acks, default=math.nan))}"
     )
@@ -716,6 +719,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     g.add_argument("--conversations", type=int, default=50)
     g.add_argument("--think-ms", type=float, default=1500.0, help="the model's mean think time per request")
     g.add_argument("--jitter", type=float, default=0.5, help="think time varies by ± this fraction")
+    g.add_argument(
+        "--sendbird-ms",
+        type=float,
+        default=0.0,
+        help="each Sendbird API call (send, update, typing) takes this long, as the real one does",
+    )
     g.add_argument("--warmup", type=float, default=10.0)
     g.add_argument("--window", type=float, default=30.0)
     g = p.add_argument_group("throughput")

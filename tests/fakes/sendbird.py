@@ -116,6 +116,10 @@ class FakeSendbird:
     typing_hang_s: float = 0.0
     """How long each typing call is held before it is answered (a hang); see :meth:`release_typing`."""
     _release: asyncio.Event | None = None
+    update_hang_s: float = 0.0
+    """How long each message update is held before it is applied (a slow channel); see
+    :meth:`release_updates`."""
+    _release_updates: asyncio.Event | None = None
 
     def app(self) -> Starlette:
         return Starlette(
@@ -183,11 +187,22 @@ class FakeSendbird:
             or self.messages[message_id - 1].channel_url != channel_url
         ):
             return _error(400, 400201, '"Message" not found.')
+        if self.update_hang_s:
+            if self._release_updates is None:
+                self._release_updates = asyncio.Event()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._release_updates.wait(), timeout=self.update_hang_s)
         message = self.messages[message_id - 1]
         message.shown = {**message.shown, **body}
         self.updates.append(MessageUpdate(channel_url, message_id, body))
         await self._notify()
         return JSONResponse({"message_id": message_id, **message.shown})
+
+    def release_updates(self) -> None:
+        """End the hang: held updates are applied now, later ones at once."""
+        self.update_hang_s = 0.0
+        if self._release_updates is not None:
+            self._release_updates.set()
 
     def updates_in(self, channel_url: str | None) -> list[MessageUpdate]:
         return [u for u in self.updates if channel_url is None or u.channel_url == channel_url]

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext, suppress
+from dataclasses import replace
 
 from .. import tracing
 from ..agent.runner import TurnRunner
@@ -14,7 +15,7 @@ from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
 from ..store.inbox import EVENT, WAIT, Consumed, Inbox, MessageEvent, Next, ResumeEvent
 from ..store.ledger import Ledger
-from ..store.outbox import Peeked
+from ..store.outbox import Peeked, SettleOut
 from .delivery import Deliverer, Delivery
 from .typing_indicator import Typing
 
@@ -53,8 +54,9 @@ class ConversationDrainer:
         self.typing = typing
         self.ledger = ledger
         self.heartbeat_s = heartbeat_s
-        self._early: dict[str, asyncio.Task[None]] = {}
-        """Deliveries started in the middle of a step (a superseded request's update), by channel."""
+        self._early: dict[str, asyncio.Task[Delivery | None]] = {}
+        """Deliveries beside a step, by channel: a request's update that was next to go out when the
+        step began, or one that arose in the middle of it (a superseded request's)."""
         runner.calls_settled = self._deliver_soon
 
     async def drain(
@@ -152,30 +154,50 @@ class ConversationDrainer:
                 await asyncio.wait_for(self.inbox.stop_waiting(channel_url, owner), STOP_WAITING_S)
             raise
 
-    def _deliver_soon(self, channel_url: str) -> None:
+    def _deliver_soon(self, channel_url: str, peeked: Peeked | None = None) -> None:
         """Deliver the outbox beside the running step (it is the drain's, which is ours)."""
         if channel_url not in self._early:
-            self._early[channel_url] = asyncio.create_task(self._deliver_early(channel_url))
+            self._early[channel_url] = asyncio.create_task(self._deliver_early(channel_url, peeked))
 
-    async def _deliver_early(self, channel_url: str) -> None:
+    async def _deliver_early(self, channel_url: str, peeked: Peeked | None) -> Delivery | None:
         try:
-            await self.deliverer.deliver(channel_url)
+            return await self.deliverer.deliver(channel_url, peeked=peeked)
         except Exception:  # the drain delivers it after the step, retries and all
             log.warning("could not deliver %s's updates during its step", channel_url, exc_info=True)
+            return None
 
-    async def _settle_early(self, channel_url: str) -> bool:
-        """Wait for a delivery started during the step: the outbox has one sender at a time. True
-        when there was one."""
+    async def _settle_early(self, channel_url: str) -> Delivery | None:
+        """Wait for a delivery started beside the step: the outbox has one sender at a time. What it
+        did, or None when there was none (or it failed)."""
         if (early := self._early.pop(channel_url, None)) is None:
-            return False
-        await early
-        return True
+            return None
+        return await early
 
     async def _deliver(self, channel_url: str, peeked: Peeked | None) -> Delivery:
-        """Send what earlier steps left in the outbox (the typing stops once nothing holds it up)."""
-        if await self._settle_early(channel_url):
+        """Send what earlier steps left in the outbox (the typing stops once nothing holds it up).
+
+        When all that waits is requests' updates (a device answered: every device closes the
+        request's dialog), nobody waits for them: they go out beside the next step instead of before
+        it, so a resumed turn does not wait for the channel's round trips. The step's own messages
+        queue behind them, in order, and the next delivery waits for them.
+        """
+        early, beside = None, True
+        if channel_url in self._early:
+            early = await self._settle_early(channel_url)
             peeked = None  # that delivery changed the outbox since
+            if early is not None and early.blocking:
+                return early  # an answer or a request could not go out: it holds the conversation up
+            # One that failed, or left updates it could not send, is not tried beside the next step
+            # again: the rest goes out now, and what still cannot waits for its next try.
+            beside = early is not None and early.retry_in is None
+        if beside and (peeked is None or _is_update(peeked)):
+            peeked, updates_only = await self.deliverer.outbox.updates_only(channel_url)
+            if updates_only:
+                self._deliver_soon(channel_url, peeked)
+                return Delivery(retry_in=None, blocking=False, asked=early is not None and early.asked)
         delivery = await self.deliverer.deliver(channel_url, peeked=peeked)
+        if early is not None and early.asked and not delivery.asked:
+            delivery = replace(delivery, asked=True)  # a request the step sent went out beside it
         if not delivery.blocking:
             self.typing.stop(channel_url)  # the last step's answer or device requests are out
         return delivery
@@ -250,3 +272,8 @@ class ConversationDrainer:
                 if finished.is_set():
                     return
                 log.exception("heartbeat for %s failed", channel_url)
+
+
+def _is_update(peeked: Peeked) -> bool:
+    """Whether the outbox's oldest message is a request's update."""
+    return (head := peeked.item) is not None and isinstance(head[1], SettleOut)

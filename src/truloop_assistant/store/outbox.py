@@ -123,6 +123,12 @@ class Outbox:
         raw = cast(bytes | None, await self.redis.lindex(keys.outbox(keys.conversation_tag(channel_url)), 0))
         return _item(raw)
 
+    async def updates_only(self, channel_url: str) -> tuple[Peeked, bool]:
+        """The oldest undelivered message, and whether every message waiting is a request's update."""
+        outbox = keys.outbox(keys.conversation_tag(channel_url))
+        raws = cast(list[bytes], await self.redis.lrange(outbox, 0, -1))
+        return Peeked(raws[0] if raws else None), bool(raws) and all(_is_update(raw) for raw in raws)
+
     async def pop(
         self, channel_url: str, raw: bytes, *, note: RpcMessage | None = None
     ) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
@@ -157,6 +163,10 @@ class Outbox:
 
     async def empty(self, channel_url: str) -> bool:
         return not await self.redis.llen(keys.outbox(keys.conversation_tag(channel_url)))
+
+
+def _is_update(raw: bytes) -> bool:
+    return isinstance(OUTGOING.validate_json(raw), SettleOut)
 
 
 def _item(raw: bytes | None) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
