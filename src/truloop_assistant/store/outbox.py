@@ -153,12 +153,15 @@ class Outbox:
         return _item(await self._to_back(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=[raw]))
 
     async def failed(self, channel_url: str) -> int:
-        """Count a failed delivery; how many failed in a row."""
-        key = keys.outbox_failures(keys.conversation_tag(channel_url))
+        """Count a failed delivery; how many failed in a row. The outbox keeps its newest
+        ``OUTBOX_MAX`` messages: it only grows while deliveries fail, so this is where it is trimmed."""
+        tag = keys.conversation_tag(channel_url)
+        key = keys.outbox_failures(tag)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.incr(key)
             pipe.expire(key, keys.INBOX_TTL_S)
-            count, _ = await pipe.execute()
+            pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)
+            count, *_ = await pipe.execute()
         return int(count)
 
     async def empty(self, channel_url: str) -> bool:

@@ -15,9 +15,9 @@ local function settle(pending, settled, outbox, call_id, state, now, ttl, outbox
   for _, v in ipairs(extra) do fields[#fields + 1] = v end
   redis.call('HSET', settled, unpack(fields))
   redis.call('EXPIRE', settled, ttl)
-  redis.call('RPUSH', outbox, cjson.encode({kind = 'settle', dedup_id = 'settle:' .. call_id,
+  local queued = redis.call('RPUSH', outbox, cjson.encode({kind = 'settle', dedup_id = 'settle:' .. call_id,
     created_at = now, call_id = call_id, state = state, method = f[5] or '', lang = f[9] or 'en'}))
-  redis.call('LTRIM', outbox, -tonumber(outbox_max), -1)
+  if queued > tonumber(outbox_max) then redis.call('LTRIM', outbox, -tonumber(outbox_max), -1) end
   redis.call('EXPIRE', outbox, outbox_ttl)
   return f[1]
 end

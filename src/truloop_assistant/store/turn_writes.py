@@ -28,8 +28,8 @@ def end_step(
     if recorded is not None:
         recorded(pipe)
     if outbox:
+        # Not trimmed here: an outbox only grows while its deliveries fail, and each failure trims it.
         pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in outbox))
-        pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)
         pipe.expire(keys.outbox(tag), keys.INBOX_TTL_S)
     if consumed is not None:
         pipe.lrem(keys.inbox(tag), 1, consumed.raw.decode())
@@ -50,12 +50,12 @@ def remember_channel(pipe: Pipeline, user_id: str, channel_url: str) -> None:
 
 
 def list_calls(pipe: Pipeline, user_id: str, tag: str, call_ids: list[str], now: float, ttl: int) -> None:
-    """Add a person's new pending calls to their list of open calls, dropping ones past any deadline."""
+    """Add a person's new pending calls to their list of open calls, which keeps the newest
+    ``USER_CALLS_MAX`` (its reader drops the ones that left the pending state)."""
     if not call_ids:
         return
     index = keys.user_calls(user_id)
     pipe.zadd(index, {f"{tag} {call_id}": now for call_id in call_ids})
-    pipe.zremrangebyscore(index, "-inf", now - ttl - keys.EXPIRY_GRACE_S)
     pipe.zremrangebyrank(index, 0, -keys.USER_CALLS_MAX - 1)
     pipe.expire(index, ttl + keys.EXPIRY_GRACE_S)
 
