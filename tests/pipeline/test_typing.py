@@ -20,6 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.fakes.sendbird import FakeSendbird, TypingCall
 from tests.support import BOT, CALENDAR_ARGS, Harness
+from truloop_assistant.pipeline.conversations import WAIT_FOR_DEVICE_S
 from truloop_assistant.pipeline.typing_indicator import SHOW_AFTER_S, Typing
 from truloop_assistant.protocol.jsonrpc import JsonRpcRequest
 
@@ -94,23 +95,60 @@ async def test_the_bot_types_while_the_model_thinks_and_stops_once_the_answer_is
         assert len(h.sendbird.typing_in(channel)) == 2
 
 
-async def test_a_turn_waiting_for_the_phone_stops_typing_and_types_again_when_it_resumes(
+def typing_on(
+    sendbird: FakeSendbird,
+    respond: Callable[[list[ModelMessage]], ModelResponse],
+    seen: list[bool],
+    channel: str = "ch-1",
+) -> FunctionModel:
+    """A model that answers once the bot shows as typing (or after 5 s), noting which."""
+
+    async def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        try:
+            await sendbird.wait_typing(lambda calls: bool(calls) and calls[-1].started, channel, timeout=5)
+            seen.append(True)
+        except AssertionError:
+            seen.append(False)
+        return respond(messages)
+
+    return FunctionModel(fn)
+
+
+async def test_a_phone_that_answers_at_once_keeps_the_bot_typing_through_the_turn(
     start_server: Any, sendbird: FakeSendbird
 ) -> None:
     seen: list[bool] = []
-    model = shown_when_thinking(sendbird, asks_the_calendar_then_says("a quiet week"), seen)
+    model = typing_on(sendbird, asks_the_calendar_then_says("a quiet week"), seen)
     async with start_server(model=model) as h:
         await h.user_says("what's on this week?")
         [rpc] = await h.rpc_requests(1)
+        assert h.sendbird.is_typing("ch-1")  # the phone answers a calendar request by itself
+        await h.answer(rpc["id"], result={"events": []})
+        [reply] = await h.replies(1)
         await h.sendbird.wait_typing(lambda calls: len(calls) >= 2)
-        assert not h.sendbird.is_typing("ch-1")  # the phone works now, not the bot
+        assert reply.text == "a quiet week" and seen == [True, True]
+        assert timeline(h, "ch-1") == ["typing", "rpc", "answer", "stopped"]
+        await h.idle()
+        assert len(h.sendbird.typing_in("ch-1")) == 2  # one indicator for the whole turn
+
+
+async def test_a_phone_that_does_not_answer_at_once_stops_the_typing_until_the_turn_resumes(
+    start_server: Any, sendbird: FakeSendbird
+) -> None:
+    seen: list[bool] = []
+    model = typing_on(sendbird, asks_the_calendar_then_says("a quiet week"), seen)
+    async with start_server(model=model) as h:
+        await h.user_says("what's on this week?")
+        [rpc] = await h.rpc_requests(1)
+        # Once the drain stops waiting for the answer, the phone works (or not), not the bot.
+        await h.sendbird.wait_typing(lambda calls: len(calls) >= 2, timeout=WAIT_FOR_DEVICE_S + 5)
+        assert not h.sendbird.is_typing("ch-1")
         assert timeline(h, "ch-1") == ["typing", "rpc", "stopped"]
 
         await h.answer(rpc["id"], result={"events": []})
         [reply] = await h.replies(1)
         await h.sendbird.wait_typing(lambda calls: len(calls) >= 4)
-        assert reply.text == "a quiet week"
-        assert seen == [True, True]
+        assert reply.text == "a quiet week" and seen == [True, True]
         assert timeline(h, "ch-1") == ["typing", "rpc", "stopped", "typing", "answer", "stopped"]
 
 

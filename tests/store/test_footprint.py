@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
-from tests.support import calendar_model
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tests.support import CALENDAR_ARGS, calendar_model
 from truloop_assistant.store import keys
+from truloop_assistant.store.turns import decode_record
 
 LONG_ANSWER = "x" * 20_000
 """A long answer makes a big history."""
@@ -34,3 +47,52 @@ async def test_a_finished_turn_keeps_its_state_not_a_copy_of_the_history(start_s
         # What the contract needs stays: a late duplicate of an answered call is still a 200.
         r = await h.answer(rpc["id"], result={"events": []})
         assert r.status_code == 200 and r.json() == {"status": "duplicate"}
+
+
+def calendar_then_prompts_seen() -> FunctionModel:
+    """Ask for the calendar; once answered, say every prompt the run was given (and a long tail that
+    does not compress, so a copy of the history would show)."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if not any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[ToolCallPart("get_calendar_events", CALENDAR_ARGS)])
+        prompts = [
+            str(p.content)
+            for m in messages
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, UserPromptPart)
+        ]
+        return ModelResponse(parts=[TextPart(" | ".join(prompts) + " / " + secrets.token_hex(5_000))])
+
+    return FunctionModel(fn)
+
+
+async def test_a_paused_turn_keeps_what_its_run_added_not_a_copy_of_the_history(start_server: Any) -> None:
+    tag = keys.conversation_tag("ch-1")
+    async with start_server(model=calendar_then_prompts_seen()) as h:
+        for turn in range(3):
+            await h.user_says(f"calendar {turn}")
+            await h.answer((await h.rpc_requests(turn + 1))[-1]["id"], result={"events": []})
+            await h.replies(turn + 1)
+        await h.user_says("calendar 3")
+        await h.rpc_requests(4)
+        await h.idle()
+        history = await h.redis.get(keys.history(tag, "jeff"))
+        assert len(history) > 30_000  # three answers of 10 000 characters that do not compress
+        raw = await h.redis.hget(keys.turn(tag, "m1003"), "record")
+        assert len(raw) < 2_000, len(raw)  # not the history again
+        paused = decode_record(raw)
+        assert paused.history_len == 12 and "calendar 0" not in paused.messages  # 3 turns of 4 messages
+
+        # Resumed, its run starts from the history again: every prompt is there.
+        await h.answer((await h.rpc_requests(4))[-1]["id"], result={"events": []})
+        reply = (await h.replies(4))[-1]
+        assert reply.text.split(" / ")[0] == " | ".join(f"calendar {i}" for i in range(4))
+
+        # A new message cuts a paused turn short: its run starts from the history and the cut turn.
+        await h.user_says("calendar 4")
+        await h.rpc_requests(5)
+        await h.user_says("calendar 5")
+        reply = (await h.replies(5))[-1]
+        assert reply.text.split(" / ")[0] == " | ".join(f"calendar {i}" for i in range(6))

@@ -11,7 +11,8 @@ from truloop_assistant.store.outbox import Outbox, TextOut
 async def test_a_failed_delivery_keeps_the_newest_messages(redis: Redis) -> None:
     outbox = Outbox(redis, pending_ttl_s=3600)
     key = keys.outbox(keys.conversation_tag("ch-1"))
-    await redis.rpush(key, *(TextOut(dedup_id=f"m{i}", text=f"answer {i}").model_dump_json() for i in range(205)))
+    answers = [TextOut(dedup_id=f"m{i}", text=f"answer {i}").model_dump_json() for i in range(205)]
+    await redis.rpush(key, *answers)
     assert await outbox.failed("ch-1") == 1
     assert await outbox.failed("ch-1") == 2  # failures in a row are counted
     assert await redis.llen(key) == keys.OUTBOX_MAX

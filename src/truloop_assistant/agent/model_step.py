@@ -31,7 +31,7 @@ from ..metrics import TURN_SECONDS, TURNS, UNPAIRED_TOOL_CALLS
 from ..protocol.declarations import Declaration
 from ..store.device_declarations import ClientTools
 from ..store.effects import Effects
-from ..store.history import dump_messages
+from ..store.history import paused_messages
 from ..store.inbox import Consumed
 from ..store.reads import Batch
 from ..store.transcript import Line, Transcript
@@ -237,10 +237,10 @@ class ModelStep:
             )
         if isinstance(output, DeferredToolRequests):
             TURNS.labels("paused").inc()
-            messages = dump_messages(result.all_messages())
+            messages, history_len = paused_messages(result.all_messages(), history, turn.history_len)
             declared = deps.declaration.by_name() if deps.declaration else {}
             return await endings.pause(
-                replace(turn, used=usage),
+                replace(turn, used=usage, history_len=history_len),
                 messages,
                 output,
                 consumed,

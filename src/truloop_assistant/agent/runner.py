@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from pydantic_ai import DeferredToolResults, ModelMessagesTypeAdapter, RunUsage
+from pydantic_ai import DeferredToolResults, RunUsage
 from pydantic_ai.messages import ModelMessage
 
 from ..backends import Backends
@@ -23,7 +24,7 @@ from ..deferred.resumes import is_resuming
 from ..metrics import TURNS
 from ..store.device_declarations import ClientTools
 from ..store.effects import Effects
-from ..store.history import History
+from ..store.history import History, restored_messages
 from ..store.inbox import Consumed
 from ..store.ledger import Ledger
 from ..store.transcript import Transcript
@@ -125,16 +126,19 @@ class TurnRunner:
         )
         # Only the sender's own paused turn is cut short: other people in the channel pause apart.
         if active.value is not None:
-            if await self._supersede(turn, active.value, consumed):
+            if await self._supersede(turn, active.value, history.value, consumed):
                 return
             # That turn was resumed to its end first: the history and the channel's lines grew.
             again = self.store.batch()
             history = again.add(self.history.read(message.channel_url, message.user_id))
             inputs = self.model_step.read_inputs(again, message.channel_url, message.user_id)
             await again.run()
+        turn = replace(turn, history_len=len(history.value))
         await self._run(turn, history.value, consumed, prompt=message.text, person=person, inputs=inputs())
 
-    async def _supersede(self, turn: TurnStep, active_id: str, consumed: Consumed | None) -> bool:
+    async def _supersede(
+        self, turn: TurnStep, active_id: str, stored: list[ModelMessage], consumed: Consumed | None
+    ) -> bool:
         """The user wrote while a turn waited for the device: close that turn, then answer.
 
         Returns True when the new message was answered on top of the cut turn.
@@ -162,7 +166,9 @@ class TurnRunner:
                 state="superseded",
             )
             results = deferred_results(snapshot.turn, snapshot.answers, missing=SUPERSEDED_TEXT)
-            history = ModelMessagesTypeAdapter.validate_json(snapshot.turn.messages)
+            cut = snapshot.turn  # the new message is answered on top of the cut turn's messages
+            history, history_len = restored_messages(stored, cut.history_len, cut.messages)
+            turn = replace(turn, history_len=history_len)
             await self._run(turn, history, consumed, prompt=turn.prompt, results=results)
             return True
         # Every call was answered just before the new message: finish that turn first.
@@ -196,16 +202,27 @@ class TurnRunner:
         )
         self.store.count_client_outcomes(batch, paused.user_id, device_outcomes(paused, snapshot.answers))
         inputs = self.model_step.read_inputs(batch, channel_url, paused.user_id)
+        stored = batch.add(self.history.read(channel_url, paused.user_id)) if paused.history_len else None
         await batch.run()
         used = RunUsage(
             requests=paused.model_requests,
             input_tokens=paused.input_tokens,
             output_tokens=paused.output_tokens,
         )
-        turn = TurnStep(
-            turn_id, paused.step + 1, channel_url, paused.user_id, paused.prompt, paused.agent, used, known
+        history, history_len = restored_messages(
+            stored.value if stored is not None else [], paused.history_len, paused.messages
         )
-        history = ModelMessagesTypeAdapter.validate_json(paused.messages)
+        turn = TurnStep(
+            turn_id,
+            paused.step + 1,
+            channel_url,
+            paused.user_id,
+            paused.prompt,
+            paused.agent,
+            used,
+            known,
+            history_len,
+        )
         await self._run(turn, history, consumed, results=results, inputs=inputs())
 
     async def _run(

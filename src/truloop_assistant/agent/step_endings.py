@@ -50,6 +50,8 @@ class TurnStep:
     """What the turn's earlier steps used of the model (its budget is per turn, across resumes)."""
     ledger: KnownRecord | None = None
     """The turn's ledger record as the step found it, when it was read (or written) at its start."""
+    history_len: int = 0
+    """How many of the messages the step starts from are the person's stored history."""
 
 
 class StepEndings:
@@ -165,6 +167,7 @@ class StepEndings:
             prompt=turn.prompt,
             agent=turn.agent,
             messages=messages,
+            history_len=turn.history_len,
             requests=REQUESTS.dump_json(requests).decode(),
             calls=refs,
             model_requests=turn.used.requests,

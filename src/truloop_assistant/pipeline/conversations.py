@@ -92,7 +92,9 @@ class ConversationDrainer:
                         return
                     if claim.idle:
                         return
-                    peeked, first = claim.outbox, claim.first
+                    # A delivery beside the last step may have sent what the claim saw since.
+                    peeked = None if channel_url in self._early else claim.outbox
+                    first = claim.first
                     lost.clear()
                 with tracing.within(step, "deliver"):
                     delivery = await self._deliver(channel_url, peeked)
@@ -184,7 +186,10 @@ class ConversationDrainer:
         early, beside = None, True
         if channel_url in self._early:
             early = await self._settle_early(channel_url)
-            peeked = None  # that delivery changed the outbox since
+            if peeked is not None and _is_update(peeked):
+                # Read while that delivery went on: it may have sent it since. Anything else read at
+                # the head came after what it sent (it starts with updates only, and keeps the order).
+                peeked = None
             if early is not None and early.blocking:
                 return early  # an answer or a request could not go out: it holds the conversation up
             # One that failed, or left updates it could not send, is not tried beside the next step
@@ -198,8 +203,11 @@ class ConversationDrainer:
         delivery = await self.deliverer.deliver(channel_url, peeked=peeked)
         if early is not None and early.asked and not delivery.asked:
             delivery = replace(delivery, asked=True)  # a request the step sent went out beside it
-        if not delivery.blocking:
-            self.typing.stop(channel_url)  # the last step's answer or device requests are out
+        if not delivery.blocking and not delivery.asked:
+            # The last step's answer, or a person's dialog, is out. A request the device answers by
+            # itself keeps the bot typing while the drain waits for the answer: the turn shows one
+            # typing indicator, and a wait that ends (the drain lets go) stops it.
+            self.typing.stop(channel_url)
         return delivery
 
     async def _give_up(self, channel_url: str, eid: str, raw: bytes) -> None:

@@ -59,6 +59,27 @@ def dump_messages(messages: list[ModelMessage]) -> str:
     return ModelMessagesTypeAdapter.dump_json(without_instructions(messages)).decode()
 
 
+def paused_messages(
+    messages: list[ModelMessage], started_from: list[ModelMessage], history_len: int
+) -> tuple[str, int]:
+    """A paused run's messages as kept: those after the stored history it started from (its first
+    ``history_len`` messages), and how many were left out. All of them when the run's messages do
+    not begin with those very messages."""
+    last = history_len - 1
+    if not (0 <= last < min(len(messages), len(started_from))) or messages[last] is not started_from[last]:
+        history_len = 0
+    return dump_messages(messages[history_len:]), history_len
+
+
+def restored_messages(
+    stored: list[ModelMessage], history_len: int, rest: str
+) -> tuple[list[ModelMessage], int]:
+    """A paused run's messages: the first ``history_len`` of the stored history, then ``rest`` (JSON);
+    and how many came from the history (fewer when it expired meanwhile: it was a week old)."""
+    kept = stored[:history_len]
+    return [*kept, *ModelMessagesTypeAdapter.validate_json(rest)], len(kept)
+
+
 def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelMessage]:
     """Keep at most ``max_messages``, cutting only where a user prompt starts a turn."""
     if len(messages) <= max_messages:

@@ -41,7 +41,11 @@ class PausedTurn(BaseModel):
     agent: AgentRole = "member"
     """Which agent runs the turn."""
     messages: str
-    """The run's history as pydantic-ai JSON."""
+    """The run's messages as pydantic-ai JSON, after the first ``history_len``."""
+    history_len: int = 0
+    """How many of the run's first messages are the person's stored history, which is not repeated
+    here: a resume reads it again (it changes only when one of their turns in the channel ends, and
+    this one is their only turn there until it does)."""
     requests: str
     """The run's ``DeferredToolRequests`` as JSON; results are built only from this."""
     calls: list[CallRef]
