@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -18,7 +19,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import CALENDAR_ARGS, calendar_model
 from truloop_assistant.store import keys
-from truloop_assistant.store.turns import decode_record
+from truloop_assistant.store.turns import decode_record, encode_record
 
 LONG_ANSWER = "x" * 20_000
 """A long answer makes a big history."""
@@ -83,7 +84,8 @@ async def test_a_paused_turn_keeps_what_its_run_added_not_a_copy_of_the_history(
         raw = await h.redis.hget(keys.turn(tag, "m1003"), "record")
         assert len(raw) < 2_000, len(raw)  # not the history again
         paused = decode_record(raw)
-        assert paused.history_len == 12 and "calendar 0" not in paused.messages  # 3 turns of 4 messages
+        assert paused.history_len == 12 and paused.messages == ""  # 3 turns of 4 messages
+        assert "calendar 3" in paused.added and "calendar 0" not in paused.added
 
         # Resumed, its run starts from the history again: every prompt is there.
         await h.answer((await h.rpc_requests(4))[-1]["id"], result={"events": []})
@@ -96,3 +98,38 @@ async def test_a_paused_turn_keeps_what_its_run_added_not_a_copy_of_the_history(
         await h.user_says("calendar 5")
         reply = (await h.replies(5))[-1]
         assert reply.text.split(" / ")[0] == " | ".join(f"calendar {i}" for i in range(6))
+
+
+async def test_a_turn_an_earlier_release_paused_with_all_its_messages_still_resumes(
+    start_server: Any,
+) -> None:
+    tag = keys.conversation_tag("ch-1")
+    async with start_server(model=calendar_then_prompts_seen()) as h:
+        await h.user_says("calendar 0")
+        await h.answer((await h.rpc_requests(1))[-1]["id"], result={"events": []})
+        await h.replies(1)
+        await h.user_says("calendar 1")
+        [_, rpc] = await h.rpc_requests(2)
+        await h.idle()
+        # As that release kept it: the whole run in ``messages``, the history included.
+        key = keys.turn(tag, "m1001")
+        paused = decode_record(await h.redis.hget(key, "record"))
+        history = ModelMessagesTypeAdapter.validate_json(await h.redis.get(keys.history(tag, "jeff")))
+        whole = [*history, *ModelMessagesTypeAdapter.validate_json(paused.added)]
+        earlier = paused.model_copy(
+            update={
+                "messages": ModelMessagesTypeAdapter.dump_json(whole).decode(),
+                "added": "",
+                "history_len": 0,
+            }
+        )
+        await h.redis.hset(key, "record", encode_record(earlier))
+
+        await h.answer(rpc["id"], result={"events": []})
+        reply = (await h.replies(2))[-1]
+        assert reply.text.split(" / ")[0] == "calendar 0 | calendar 1"
+        # Its history is whole afterwards: the next turn sees both earlier prompts.
+        await h.user_says("calendar 2")
+        await h.answer((await h.rpc_requests(3))[-1]["id"], result={"events": []})
+        reply = (await h.replies(3))[-1]
+        assert reply.text.split(" / ")[0] == "calendar 0 | calendar 1 | calendar 2"

@@ -167,7 +167,7 @@ class TurnRunner:
             )
             results = deferred_results(snapshot.turn, snapshot.answers, missing=SUPERSEDED_TEXT)
             cut = snapshot.turn  # the new message is answered on top of the cut turn's messages
-            history, history_len = restored_messages(stored, cut.history_len, cut.messages)
+            history, history_len = restored_messages(stored, cut.history_len, cut.rest)
             turn = replace(turn, history_len=history_len)
             await self._run(turn, history, consumed, prompt=turn.prompt, results=results)
             return True
@@ -210,7 +210,7 @@ class TurnRunner:
             output_tokens=paused.output_tokens,
         )
         history, history_len = restored_messages(
-            stored.value if stored is not None else [], paused.history_len, paused.messages
+            stored.value if stored is not None else [], paused.history_len, paused.rest
         )
         turn = TurnStep(
             turn_id,

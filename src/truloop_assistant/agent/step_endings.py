@@ -166,7 +166,7 @@ class StepEndings:
             created_at=time.time(),
             prompt=turn.prompt,
             agent=turn.agent,
-            messages=messages,
+            added=messages,
             history_len=turn.history_len,
             requests=REQUESTS.dump_json(requests).decode(),
             calls=refs,

@@ -40,12 +40,16 @@ class PausedTurn(BaseModel):
     """The user message that started the turn."""
     agent: AgentRole = "member"
     """Which agent runs the turn."""
-    messages: str
-    """The run's messages as pydantic-ai JSON, after the first ``history_len``."""
+    added: str = ""
+    """The run's messages after its first ``history_len``, as pydantic-ai JSON."""
     history_len: int = 0
     """How many of the run's first messages are the person's stored history, which is not repeated
     here: a resume reads it again (it changes only when one of their turns in the channel ends, and
     this one is their only turn there until it does)."""
+    messages: str = ""
+    """All the run's messages, in records of releases that kept a copy of the history. (A record has
+    ``added`` instead: a release that knows only this field refuses it, and the step is retried,
+    rather than resuming without the history and writing that back as the history.)"""
     requests: str
     """The run's ``DeferredToolRequests`` as JSON; results are built only from this."""
     calls: list[CallRef]
@@ -55,6 +59,11 @@ class PausedTurn(BaseModel):
     output_tokens: int = 0
     local_answers: dict[str, ServerFailure] = {}
     """Calls the server failed itself instead of sending them: call id -> failure."""
+
+    @property
+    def rest(self) -> str:
+        """The run's messages after its first ``history_len`` (all of them in earlier records)."""
+        return self.added or self.messages or "[]"
 
     @property
     def sent_calls(self) -> list[CallRef]:
