@@ -52,7 +52,7 @@ async def test_the_instructions_are_sent_every_time_but_never_stored(start_serve
         paused = await conversation_keys(h.redis, "size")
         tag = keys.conversation_tag("size")
         record = decode_record(await h.redis.hget(keys.turn(tag, "m1000"), "record"))
-        assert "what's on my calendar?" in record.messages and sentence not in record.messages
+        assert "what's on my calendar?" in record.added and sentence not in record.added
 
         beyond_history = sum(size for key, size in paused.items() if ":history:" not in key)
         assert beyond_history <= PAUSED_BYTES_MAX, paused
