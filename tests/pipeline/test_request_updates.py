@@ -4,10 +4,10 @@ nobody waits for: the resumed turn runs while the channel takes it, and the answ
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from tests.api.test_deferred_turn import approval_agent
+from tests.pipeline.test_waiting_drain import until
 from tests.support import ON_STANDALONE_AND_CLUSTER, calendar_model
 from truloop_assistant.store import keys
 from truloop_assistant.store.outbox import OUTGOING, SettleOut, TextOut
@@ -19,14 +19,6 @@ OUTBOX = keys.outbox(keys.conversation_tag("ch-1"))
 
 async def outbox_kinds(h: Any) -> list[str]:
     return [type(OUTGOING.validate_json(raw)).__name__ for raw in await h.redis.lrange(OUTBOX, 0, -1)]
-
-
-async def until(condition: Any, *, within_s: float) -> None:
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    while not await condition():
-        assert loop.time() - start < within_s, f"not within {within_s} s"
-        await asyncio.sleep(0.02)
 
 
 async def test_the_resumed_turn_runs_while_the_channel_takes_the_requests_update(start_server: Any) -> None:

@@ -38,14 +38,18 @@ def shown_when_thinking(
     respond: Callable[[list[ModelMessage]], ModelResponse],
     seen: list[bool],
     channel: str = "ch-1",
+    *,
+    each_step: bool = True,
 ) -> FunctionModel:
-    """A model that answers once the step's typing indicator is on (or after 5 s), noting which."""
+    """A model that answers once the bot shows as typing (or after 5 s), noting which; ``each_step``:
+    typing started anew for this step (not kept on from the last one)."""
 
     async def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         step = answered_calls(messages) + 1
 
         def typing_for_this_step(calls: list[TypingCall]) -> bool:
-            return sum(c.started for c in calls) >= step and calls[-1].started
+            started = sum(c.started for c in calls) >= (step if each_step else 1)
+            return started and calls[-1].started
 
         try:
             await sendbird.wait_typing(typing_for_this_step, channel, timeout=5)
@@ -95,30 +99,11 @@ async def test_the_bot_types_while_the_model_thinks_and_stops_once_the_answer_is
         assert len(h.sendbird.typing_in(channel)) == 2
 
 
-def typing_on(
-    sendbird: FakeSendbird,
-    respond: Callable[[list[ModelMessage]], ModelResponse],
-    seen: list[bool],
-    channel: str = "ch-1",
-) -> FunctionModel:
-    """A model that answers once the bot shows as typing (or after 5 s), noting which."""
-
-    async def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        try:
-            await sendbird.wait_typing(lambda calls: bool(calls) and calls[-1].started, channel, timeout=5)
-            seen.append(True)
-        except AssertionError:
-            seen.append(False)
-        return respond(messages)
-
-    return FunctionModel(fn)
-
-
 async def test_a_phone_that_answers_at_once_keeps_the_bot_typing_through_the_turn(
     start_server: Any, sendbird: FakeSendbird
 ) -> None:
     seen: list[bool] = []
-    model = typing_on(sendbird, asks_the_calendar_then_says("a quiet week"), seen)
+    model = shown_when_thinking(sendbird, asks_the_calendar_then_says("a quiet week"), seen, each_step=False)
     async with start_server(model=model) as h:
         await h.user_says("what's on this week?")
         [rpc] = await h.rpc_requests(1)
@@ -136,7 +121,7 @@ async def test_a_phone_that_does_not_answer_at_once_stops_the_typing_until_the_t
     start_server: Any, sendbird: FakeSendbird
 ) -> None:
     seen: list[bool] = []
-    model = typing_on(sendbird, asks_the_calendar_then_says("a quiet week"), seen)
+    model = shown_when_thinking(sendbird, asks_the_calendar_then_says("a quiet week"), seen)
     async with start_server(model=model) as h:
         await h.user_says("what's on this week?")
         [rpc] = await h.rpc_requests(1)
