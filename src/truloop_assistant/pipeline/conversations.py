@@ -15,7 +15,7 @@ from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
 from ..store.inbox import EVENT, WAIT, Consumed, Inbox, MessageEvent, Next, ResumeEvent
 from ..store.ledger import Ledger
-from ..store.outbox import Peeked, SettleOut
+from ..store.outbox import Peeked
 from .delivery import Deliverer, Delivery
 from .typing_indicator import Typing
 
@@ -186,7 +186,7 @@ class ConversationDrainer:
         early, beside = None, True
         if channel_url in self._early:
             early = await self._settle_early(channel_url)
-            if peeked is not None and _is_update(peeked):
+            if peeked is not None and peeked.is_update:
                 # Read while that delivery went on: it may have sent it since. Anything else read at
                 # the head came after what it sent (it starts with updates only, and keeps the order).
                 peeked = None
@@ -195,7 +195,7 @@ class ConversationDrainer:
             # One that failed, or left updates it could not send, is not tried beside the next step
             # again: the rest goes out now, and what still cannot waits for its next try.
             beside = early is not None and early.retry_in is None
-        if beside and (peeked is None or _is_update(peeked)):
+        if beside and (peeked is None or peeked.is_update):
             peeked, updates_only = await self.deliverer.outbox.updates_only(channel_url)
             if updates_only:
                 self._deliver_soon(channel_url, peeked)
@@ -280,8 +280,3 @@ class ConversationDrainer:
                 if finished.is_set():
                     return
                 log.exception("heartbeat for %s failed", channel_url)
-
-
-def _is_update(peeked: Peeked) -> bool:
-    """Whether the outbox's oldest message is a request's update."""
-    return (head := peeked.item) is not None and isinstance(head[1], SettleOut)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated, Literal, cast
 
 from pydantic import BaseModel, Field, TypeAdapter
@@ -97,9 +98,15 @@ class Peeked:
 
     raw: bytes | None
 
-    @property
+    @cached_property
     def item(self) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+        """The message, parsed once however often it is looked at."""
         return _item(self.raw)
+
+    @property
+    def is_update(self) -> bool:
+        """Whether it is a request's update."""
+        return (head := self.item) is not None and isinstance(head[1], SettleOut)
 
 
 class Outbox:
@@ -126,8 +133,8 @@ class Outbox:
     async def updates_only(self, channel_url: str) -> tuple[Peeked, bool]:
         """The oldest undelivered message, and whether every message waiting is a request's update."""
         outbox = keys.outbox(keys.conversation_tag(channel_url))
-        raws = cast(list[bytes], await self.redis.lrange(outbox, 0, -1))
-        return Peeked(raws[0] if raws else None), bool(raws) and all(_is_update(raw) for raw in raws)
+        waiting = [Peeked(raw) for raw in cast(list[bytes], await self.redis.lrange(outbox, 0, -1))]
+        return (waiting[0] if waiting else Peeked(None)), bool(waiting) and all(p.is_update for p in waiting)
 
     async def pop(
         self, channel_url: str, raw: bytes, *, note: RpcMessage | None = None
@@ -166,10 +173,6 @@ class Outbox:
 
     async def empty(self, channel_url: str) -> bool:
         return not await self.redis.llen(keys.outbox(keys.conversation_tag(channel_url)))
-
-
-def _is_update(raw: bytes) -> bool:
-    return isinstance(OUTGOING.validate_json(raw), SettleOut)
 
 
 def _item(raw: bytes | None) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
