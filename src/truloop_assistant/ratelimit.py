@@ -35,6 +35,7 @@ if count < tonumber(ARGV[3]) then
     redis.call('PEXPIRE', KEYS[1], ARGV[4])
     count = count + 1
     allowed = 1
+    if count == 1 then return {1, 1, ARGV[1]} end  -- this request is the window's oldest
 end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {allowed, count, oldest[2] or ARGV[1]}

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from redis.asyncio import Redis
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
+from tests.fakes.users_api import TOKEN, FakeUserApi
 from tests.support import serve
 from truloop_assistant.backends.users import (
     SAMPLE_USERS_FILE,
@@ -156,64 +152,6 @@ def test_bad_users_files_name_the_problem(tmp_path: Path, content: str | None, m
 
 
 # -- the HTTP adapter
-
-TOKEN = "user-api-token"
-MINA = {
-    "user_id": "mina",
-    "name": "박민아",
-    "username": "mina.park",
-    "email": "mina.park@example.com",
-    "shared": ["email"],
-}
-BOSS = {"user_id": "boss", "name": "Boss", "username": "boss", "role": "admin"}
-
-
-class FakeUserApi:
-    """The app's user API as the adapter's docstring describes it, recording what it was sent."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-
-    def app(self) -> Starlette:
-        async def record(request: Request) -> Response | None:
-            body = await request.body()
-            self.requests.append(
-                {
-                    "method": request.method,
-                    "path": request.url.path,
-                    "params": dict(request.query_params),
-                    "authorization": request.headers.get("authorization"),
-                    "json": json.loads(body) if body else None,
-                }
-            )
-            if request.headers.get("authorization") != f"Bearer {TOKEN}":
-                return JSONResponse({"error": "unauthorized"}, status_code=401)
-            return None
-
-        async def profile(request: Request) -> Response:
-            denied = await record(request)
-            if denied:
-                return denied
-            user_id = request.path_params["user_id"]
-            if user_id in ("mina", "boss"):
-                return JSONResponse(MINA if user_id == "mina" else BOSS)
-            if user_id == "broken":
-                return JSONResponse({"oops": True}, status_code=500)
-            return JSONResponse({"error": "not found"}, status_code=404)
-
-        async def search(request: Request) -> Response:
-            return await record(request) or JSONResponse({"users": [MINA]})
-
-        async def eids(request: Request) -> Response:
-            return await record(request) or JSONResponse({"eids": {"mina": "E1002"}})
-
-        return Starlette(
-            routes=[
-                Route("/api/users/eids", eids, methods=["POST"]),
-                Route("/api/users/{user_id}", profile),
-                Route("/api/users", search),
-            ]
-        )
 
 
 async def test_http_directory_speaks_the_documented_api() -> None:

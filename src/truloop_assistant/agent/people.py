@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..backends.users import UserDirectory, UserDirectoryError, UserProfile
+from ..backends.users import DirectoryReads, UserDirectory, UserDirectoryError, UserProfile
+from ..store.reads import Batch, Slot
 from ..store.records import AgentRole
 
 
@@ -32,6 +33,34 @@ async def person_of(users: UserDirectory, user_id: str) -> Person:
     A directory that cannot say fails the step (it is retried): a member is never taken for a guest.
     """
     profile = await users.get_profile(user_id)
-    if profile is not None or not await users.has_users():
-        return Person(profile, "member")
-    return Person(None, "guest")
+    return _person(profile, profile is None and await users.has_users())
+
+
+def _person(profile: UserProfile | None, has_users: bool) -> Person:
+    return Person(None, "guest") if profile is None and has_users else Person(profile, "member")
+
+
+class PersonLookup:
+    """:func:`person_of` or :func:`profile_of`, sent with a step's other reads when the directory is
+    in the server's Redis (no round trip of its own), else asked of the directory when awaited."""
+
+    def __init__(self, users: UserDirectory, batch: Batch, user_id: str, *, role: bool = False) -> None:
+        self._users, self._user_id = users, user_id
+        self._profile: Slot[UserProfile | None] | None = None
+        self._has_users: Slot[bool] | None = None
+        if isinstance(users, DirectoryReads):
+            self._profile = batch.add(users.profile_read(user_id))
+            if role:
+                self._has_users = batch.add(users.has_users_read())
+
+    async def person(self) -> Person:
+        """As :func:`person_of` (the lookup was made with ``role=True``)."""
+        if self._profile is None or self._has_users is None:
+            return await person_of(self._users, self._user_id)
+        return _person(self._profile.value, self._has_users.value)
+
+    async def profile(self) -> UserProfile | None:
+        """As :func:`profile_of`."""
+        if self._profile is None:
+            return await profile_of(self._users, self._user_id)
+        return self._profile.value

@@ -33,7 +33,7 @@ from ..tools.agent_deps import Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from .agents import Agents
 from .model_step import ModelStep, StepInputs
-from .people import Person, person_of
+from .people import Person, PersonLookup
 from .recorder import LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .step_endings import StepEndings, TurnStep
@@ -107,6 +107,7 @@ class TurnRunner:
         history = batch.add(self.history.read(message.channel_url, message.user_id))
         inputs = self.model_step.read_inputs(batch, message.channel_url, message.user_id)
         record = self.ledger.read_record(batch, message.channel_url, message.turn_id)
+        lookup = PersonLookup(self.backends.users, batch, message.user_id, role=True)
         await batch.run()
         if (snapshot := found.value) is not None:
             # Run before, up to a pause whose requests are in the outbox; or every call of that pause
@@ -114,7 +115,7 @@ class TurnRunner:
             if is_resuming(snapshot):
                 await self.resume(message.channel_url, message.turn_id, consumed)
             return
-        person = await person_of(self.backends.users, message.user_id)
+        person = await lookup.person()
         turn = TurnStep(
             message.turn_id,
             0,
@@ -203,6 +204,7 @@ class TurnRunner:
         self.store.count_client_outcomes(batch, paused.user_id, device_outcomes(paused, snapshot.answers))
         inputs = self.model_step.read_inputs(batch, channel_url, paused.user_id)
         stored = batch.add(self.history.read(channel_url, paused.user_id)) if paused.history_len else None
+        lookup = PersonLookup(self.backends.users, batch, paused.user_id)
         await batch.run()
         used = RunUsage(
             requests=paused.model_requests,
@@ -223,7 +225,8 @@ class TurnRunner:
             known,
             history_len,
         )
-        await self._run(turn, history, consumed, results=results, inputs=inputs())
+        person = Person(await lookup.profile(), paused.agent)
+        await self._run(turn, history, consumed, results=results, person=person, inputs=inputs())
 
     async def _run(
         self,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from ..backends.users import UserDirectory
+from ..backends.users import DirectoryReads, UserDirectory
 from ..channels.base import InboundMessage
 from ..channels.members import Members
 from ..ratelimit import RateLimiter
@@ -72,10 +72,11 @@ class Admission:
 
         ``later`` takes the writes that can wait until the message is queued.
         """
-        # The re-delivery mark and the remembered role, needed either way: one round trip.
+        # The re-delivery mark and the role (from a directory in this Redis, or as remembered), needed
+        # either way: one round trip.
         batch = Batch(self.redis)
         seen = batch.add(seen_read(message.channel_url, message.message_id))
-        role = batch.add(_role_read(message.user_id))
+        role = batch.add(self._role_read(message.user_id))
         await batch.run()
         if seen.value:
             return "duplicate"  # a re-delivery must not count against the user's rate
@@ -93,8 +94,9 @@ class Admission:
         return None
 
     async def is_admin(self, user_id: str, remembered: bool | None, later: Batch) -> bool:
-        """Whether the directory gives ``user_id`` the admin role: ``remembered`` from the last minute,
-        else asked now and remembered for a minute (the write goes in ``later``).
+        """Whether the directory gives ``user_id`` the admin role: ``remembered`` from the last minute
+        (or read a moment ago from a directory in this Redis), else asked now and remembered for a
+        minute (the write goes in ``later``).
 
         A directory that does not answer within ``ROLE_LOOKUP_S`` makes the person a member for this
         message (the webhook must answer Sendbird quickly); the next message asks again.
@@ -113,8 +115,16 @@ class Admission:
         later.write(lambda pipe: pipe.set(key, value, ex=keys.ADMIN_ROLE_TTL_S))
         return admin
 
+    def _role_read(self, user_id: str) -> Read[bool | None]:
+        """Whether ``user_id`` is an admin, from a directory in this Redis; else the role the directory
+        gave them a moment ago, None when not remembered."""
+        if isinstance(self.users, DirectoryReads):
+            read = self.users.admin_read(user_id)
+            return Read(read.send, read.decode)
+        return _remembered_role(user_id)
 
-def _role_read(user_id: str) -> Read[bool | None]:
+
+def _remembered_role(user_id: str) -> Read[bool | None]:
     """The role the directory gave ``user_id`` a moment ago: admin or not, None when not remembered."""
     key = keys.admin_role(user_id)
     return Read(lambda r: r.get(key), lambda raw: None if raw is None else raw == b"1")

@@ -4,9 +4,13 @@
 # late answers and ``GET /api/v1/agent/calls/{id}``), and an update of its agent-rpc message joins
 # the conversation's outbox. Prepended to the scripts that end calls.
 _SETTLE = """
-local function settle(pending, settled, outbox, call_id, state, now, ttl, outbox_max, outbox_ttl, extra)
-  local f = redis.call('HMGET', pending, 'user_id', 'turn_id', 'channel_url', 'tool_name', 'method',
-                       'bucket', 'created_at', 'expires_at', 'lang')
+local function pending_fields(pending)
+  return redis.call('HMGET', pending, 'user_id', 'turn_id', 'channel_url', 'tool_name', 'method',
+                    'bucket', 'created_at', 'expires_at', 'lang')
+end
+-- f: the pending record's fields (pending_fields), when the caller has read them already.
+local function settle(pending, settled, outbox, call_id, state, now, ttl, outbox_max, outbox_ttl, extra, f)
+  f = f or pending_fields(pending)
   redis.call('DEL', pending)
   local fields = {'state', state, 'user_id', f[1] or '', 'turn_id', f[2] or '',
                   'channel_url', f[3] or '', 'tool_name', f[4] or '', 'method', f[5] or '',
@@ -33,8 +37,12 @@ local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 RECORD_ANSWER = (
     _SETTLE
     + """
-local state = redis.call('HGET', KEYS[2], 'state')
-if state then
+-- A call is pending or settled, never both: the script that settles it deletes its pending record.
+local f = pending_fields(KEYS[1])
+local expires_at = f[8]  -- every pending record has one
+if not expires_at then
+  local state = redis.call('HGET', KEYS[2], 'state')
+  if not state then return {'unknown', ''} end
   local same = redis.call('HGET', KEYS[2], 'fp') == ARGV[2]
   if state == 'answered' then
     if same then return {'duplicate', ''} end
@@ -43,11 +51,9 @@ if state then
   if state == 'cancelled' and same then return {'duplicate', ''} end
   return {'gone', state}
 end
-local expires_at = redis.call('HGET', KEYS[1], 'expires_at')  -- every pending record has one
-if not expires_at then return {'unknown', ''} end
 if tonumber(expires_at) < now then return {'gone', 'expired'} end
 redis.call('HSET', KEYS[3], 'r:' .. ARGV[1], ARGV[3])
-settle(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[7], now, ARGV[4], ARGV[5], ARGV[6], {'fp', ARGV[2]})
+settle(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[7], now, ARGV[4], ARGV[5], ARGV[6], {'fp', ARGV[2]}, f)
 local remaining = redis.call('HINCRBY', KEYS[3], 'remaining', -1)
 if remaining <= 0 and redis.call('HGET', KEYS[3], 'state') == 'paused' then
   redis.call('HSET', KEYS[3], 'state', 'resuming')
@@ -97,8 +103,10 @@ CUT = (
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'paused' then return state or '' end
 for i = 4, #KEYS, 2 do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    settle(KEYS[i], KEYS[i + 1], KEYS[3], ARGV[9 + (i - 4) / 2], ARGV[6], now, ARGV[1], ARGV[7], ARGV[8], {})
+  local f = pending_fields(KEYS[i])
+  if f[8] then  -- still pending
+    local call_id = ARGV[9 + (i - 4) / 2]
+    settle(KEYS[i], KEYS[i + 1], KEYS[3], call_id, ARGV[6], now, ARGV[1], ARGV[7], ARGV[8], {}, f)
   end
 end
 if ARGV[6] == 'superseded' then

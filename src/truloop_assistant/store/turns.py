@@ -91,7 +91,8 @@ class TurnStore:
         async with self.redis.pipeline(transaction=True) as pipe:
             if not self._cluster:
                 indexes(pipe)
-            pipe.delete(turn_key)
+            if turn.step:  # a later step's pause: the earlier one's record and answers go
+                pipe.delete(turn_key)
             remaining = len(turn.sent_calls)
             pipe.hset(
                 turn_key,

@@ -13,6 +13,7 @@ from .http import HttpUserDirectory
 from .matching import found_only_by_fragment, match_users
 from .port import (
     ContactField,
+    DirectoryReads,
     DirectoryRole,
     SearchField,
     UserDirectory,
@@ -28,6 +29,7 @@ __all__ = [
     "SAMPLE_USERS_FILE",
     "ContactField",
     "ContactVisibility",
+    "DirectoryReads",
     "DirectoryRole",
     "HttpUserDirectory",
     "RedisUserDirectory",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from ...errors import ServiceError
+from ...store.reads import Read
 
 SearchField = Literal["contact", "username", "group", "name"]
 ContactField = Literal["email", "phone"]
@@ -69,6 +70,17 @@ class UserDirectory(Protocol):
     async def has_users(self) -> bool:
         """False for a directory nobody was loaded into: then there are no guests, only members."""
         ...
+
+
+@runtime_checkable
+class DirectoryReads(Protocol):
+    """A directory kept in the server's own Redis: its lookups can ride with a step's other reads."""
+
+    def profile_read(self, user_id: str) -> Read[UserProfile | None]: ...
+
+    def admin_read(self, user_id: str) -> Read[bool]: ...
+
+    def has_users_read(self) -> Read[bool]: ...
 
 
 async def unknown_user_ids(directory: UserDirectory, user_ids: list[str]) -> list[str]:

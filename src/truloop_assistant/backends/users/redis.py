@@ -5,6 +5,7 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from ...store import keys
+from ...store.reads import Read
 from .matching import match_users
 from .port import SearchField, UserDirectoryError, UserProfile
 
@@ -33,8 +34,12 @@ class RedisUserDirectory:
 
     async def get_profile(self, user_id: str) -> UserProfile | None:
         """The stored profile, or None."""
-        raw = await self._redis.hget(self._key, user_id)
-        return None if raw is None else UserProfile.model_validate_json(raw)
+        return await self.profile_read(user_id).once(self._redis)
+
+    def profile_read(self, user_id: str) -> Read[UserProfile | None]:
+        """:meth:`get_profile` as a read, to send with others in one round trip."""
+        key = self._key
+        return Read(lambda r: r.hget(key, user_id), _profile)
 
     async def search(
         self, query: str, *, by: SearchField | None = None, limit: int = 10
@@ -61,9 +66,26 @@ class RedisUserDirectory:
 
     async def is_admin(self, user_id: str) -> bool:
         """Whether the stored profile has the admin role."""
-        profile = await self.get_profile(user_id)
-        return profile is not None and profile.role == "admin"
+        return await self.admin_read(user_id).once(self._redis)
+
+    def admin_read(self, user_id: str) -> Read[bool]:
+        """:meth:`is_admin` as a read."""
+        key = self._key
+        return Read(lambda r: r.hget(key, user_id), lambda raw: _is_admin(_profile(raw)))
 
     async def has_users(self) -> bool:
         """Whether any profile was imported."""
-        return bool(await self._redis.hlen(self._key))
+        return await self.has_users_read().once(self._redis)
+
+    def has_users_read(self) -> Read[bool]:
+        """:meth:`has_users` as a read."""
+        key = self._key
+        return Read(lambda r: r.hlen(key), bool)
+
+
+def _profile(raw: bytes | None) -> UserProfile | None:
+    return None if raw is None else UserProfile.model_validate_json(raw)
+
+
+def _is_admin(profile: UserProfile | None) -> bool:
+    return profile is not None and profile.role == "admin"
