@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from redis.asyncio import Redis
 
 from truloop_assistant.store import keys
@@ -42,6 +43,30 @@ async def test_a_message_id_is_accepted_once_and_an_undone_push_can_be_retried(r
     assert await transcript.recent("ch-1") == []
     assert (await inbox.push("ch-1", event, dedup_id="9", said=said))[0] == "queued"  # Sendbird's re-send
     assert await transcript.recent("ch-1") == [said]
+
+
+async def test_a_full_inbox_refuses_a_message_without_keeping_any_of_it(
+    redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(keys, "INBOX_MAX", 3)
+    inbox, transcript = Inbox(redis, owner_ttl_s=5), Transcript(redis)
+    events = [MessageEvent(message_id=str(i), user_id="jeff", text=f"message {i}") for i in range(4)]
+    lines = [Line(user_id="jeff", text=e.text, turn=True) for e in events]
+    statuses = [
+        (await inbox.push("ch-1", e, dedup_id=e.message_id, said=s))[0]
+        for e, s in zip(events, lines, strict=True)
+    ]
+    assert statuses == ["queued", "queued", "queued", "full"]
+    tag = keys.conversation_tag("ch-1")
+    assert [EVENT.validate_json(raw) for raw in await redis.lrange(keys.inbox(tag), 0, -1)] == events[:3]
+    assert await transcript.recent("ch-1") == lines[:3]
+    assert not await inbox.seen("ch-1", "3")  # Sendbird's re-send is not taken for a duplicate
+
+    head = await inbox.head("ch-1")
+    assert head is not None
+    await inbox.pop("ch-1", head, events[0].eid)
+    assert (await inbox.push("ch-1", events[3], dedup_id="3", said=lines[3]))[0] == "queued"  # the re-send
+    assert [EVENT.validate_json(raw) for raw in await redis.lrange(keys.inbox(tag), 0, -1)] == events[1:]
 
 
 async def test_a_claim_hands_out_the_first_event_unless_the_outbox_goes_first(redis: Redis) -> None:

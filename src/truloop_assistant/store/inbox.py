@@ -95,11 +95,11 @@ _PUSH = (
 if ARGV[5] == '1' and not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[4]) then
   return {'duplicate', ''}
 end
-if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[6]) then
+if redis.call('RPUSH', KEYS[2], ARGV[1]) > tonumber(ARGV[6]) then
+  redis.call('RPOP', KEYS[2])  -- the event just pushed: the inbox was full
   if ARGV[5] == '1' then redis.call('DEL', KEYS[1]) end
   return {'full', ''}
 end
-redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[7])
 if ARGV[8] ~= '' then append_line(KEYS[4], ARGV[8], ARGV[9], ARGV[10]) end
 if redis.call('SET', KEYS[3], ARGV[2], 'NX', 'PX', ARGV[3]) then return {'queued', ARGV[2]} end

@@ -36,8 +36,7 @@ class Line(BaseModel):
 # the inbox's push, which adds a turn's own words with its event.
 APPEND_LINE = """
 local function append_line(key, line, keep, ttl)
-  redis.call('RPUSH', key, line)
-  redis.call('LTRIM', key, keep, -1)
+  if redis.call('RPUSH', key, line) > -tonumber(keep) then redis.call('LTRIM', key, keep, -1) end
   redis.call('EXPIRE', key, ttl)
 end
 """
