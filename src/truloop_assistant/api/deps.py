@@ -91,6 +91,11 @@ async def count_request(
     ``X-RateLimit-*`` headers go on ``response`` (the caller adds them to its own errors too)."""
     async with redis_budget():
         rate = await services.limiter.hit(principal.user_id, scope=scope, admin=principal.is_admin)
+    return within_rate(rate, response)
+
+
+def within_rate(rate: RateDecision, response: Response) -> RateDecision:
+    """429 for a request beyond its window, else its ``X-RateLimit-*`` headers go on ``response``."""
     if not rate.allowed:
         raise TooManyRequests(
             f"too many requests: at most {rate.limit} per window; try again in {rate.retry_after} s",

@@ -18,10 +18,11 @@ from ..errors import AppError, Conflict, Forbidden, Gone, NotFound, Unprocessabl
 from ..logs import log_context
 from ..metrics import TOOL_MESSAGES
 from ..protocol.jsonrpc import parse_response
+from ..store.reads import Batch
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
-from .deps import count_request, services_of
+from .deps import services_of, within_rate
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -89,14 +90,22 @@ async def _answered(request: Request, response: Response) -> dict[str, Any]:
     raw = await read_body(request, MAX_TOOL_MESSAGE_BYTES)  # 413
     principal = await services.auth.verify(request.headers.get("authorization"))  # 401
     answer = parse_response(raw)  # 400
-    rate = await count_request(services, principal, "tool-message", response)  # 429, counted once it parsed
+    # Counted once it parsed, in one round trip with the lookup of the call's conversation.
+    batch = Batch(services.redis)
+    counted = batch.add(
+        services.limiter.hit_read(principal.user_id, scope="tool-message", admin=principal.is_admin)
+    )
+    tag = batch.add(services.store.call_tag_read(answer.call_id))
+    async with redis_budget():
+        await batch.run()
+    rate = within_rate(counted.value, response)  # 429
     answers = DeviceAnswers(
         services.store, services.intake, unhandled_wait_s=services.settings.unhandled_call_wait_s
     )
     try:
         with log_context(call_id=answer.call_id, user=principal.user_id):
             async with redis_budget():
-                outcome = await answers.record(principal.user_id, answer)
+                outcome = await answers.record_in(tag.value, principal.user_id, answer)
             body = _body_of(answer.call_id, outcome)  # 404/410, 403, 409, 422
     except AppError as exc:
         exc.headers.update(rate.headers())

@@ -77,7 +77,13 @@ class DeviceAnswers:
 
     async def record(self, user_id: str, answer: DeviceAnswer) -> AnswerOutcome:
         """Record ``user_id``'s device's answer; what became of it."""
-        call = await self.store.get_call(answer.call_id)
+        return await self.record_in(
+            await self.store.call_tag_read(answer.call_id).once(self.store.redis), user_id, answer
+        )
+
+    async def record_in(self, tag: str | None, user_id: str, answer: DeviceAnswer) -> AnswerOutcome:
+        """:meth:`record`, the call's conversation already read (``TurnStore.call_tag_read``)."""
+        call = await self.store.call_in(tag, answer.call_id)
         if call is None:
             return _unknown(answer.call_id)
         fingerprint = answer.fingerprint()

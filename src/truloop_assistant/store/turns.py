@@ -132,10 +132,17 @@ class TurnStore:
             ended_step(await pipe.execute(), consumed)
 
     async def get_call(self, call_id: str) -> CallView | None:
-        raw_tag = cast(bytes | None, await self.redis.get(keys.call_index(call_id)))
-        if raw_tag is None:
-            return None
-        return (await self._views(raw_tag.decode(), [call_id]))[0]
+        return await self.call_in(await self.call_tag_read(call_id).once(self.redis), call_id)
+
+    def call_tag_read(self, call_id: str) -> Read[str | None]:
+        """The conversation (its hash tag) a call id belongs to, None for an unknown id: a read to
+        send with others."""
+        key = keys.call_index(call_id)
+        return Read(lambda r: r.get(key), lambda raw: None if raw is None else raw.decode())
+
+    async def call_in(self, tag: str | None, call_id: str) -> CallView | None:
+        """:meth:`get_call` once its conversation is known (``call_tag_read``; None: unknown)."""
+        return None if tag is None else (await self._views(tag, [call_id]))[0]
 
     async def _views(self, tag: str, call_ids: Sequence[str]) -> list[CallView | None]:
         """What is known of each call of one conversation (None once it is forgotten)."""
