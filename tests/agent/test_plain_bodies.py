@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from openai import AsyncOpenAI
+from openai._utils._json import openapi_dumps
+from pydantic import BaseModel
 from pydantic_ai import Agent, models
 from pydantic_ai.messages import (
     BinaryContent,
@@ -37,7 +40,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from tests.support import served
-from truloop_assistant.agent.models import with_plain_bodies
+from truloop_assistant.agent.models import encode_body, with_plain_bodies
 
 
 @pytest.fixture(autouse=True)
@@ -51,12 +54,14 @@ class RawChat:
 
     url: str = ""
     bodies: list[bytes] = field(default_factory=list)
+    content_types: list[str | None] = field(default_factory=list)
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
 
     async def _complete(self, request: Request) -> JSONResponse:
         self.bodies.append(await request.body())
+        self.content_types.append(request.headers.get("content-type"))
         message = {"role": "assistant", "content": "noted"}
         return JSONResponse(
             {
@@ -140,6 +145,7 @@ async def test_the_request_is_the_one_the_sdk_would_send(settings: ModelSettings
         plain = await sent(fake, plain=True, settings=settings, tools=tools)
 
     assert plain == usual
+    assert fake.content_types[-1] == fake.content_types[-2] == "application/json"
     body = json.loads(plain)
     assert len(body["messages"]) == 7  # system, user, assistant, two tool results, assistant, user
     assert ("tools" in body) is tools
@@ -151,6 +157,44 @@ async def test_a_callers_extra_body_still_has_the_last_word() -> None:
         body = json.loads(await sent(fake, plain=True, settings={"extra_body": {"messages": override}}))
 
     assert body["messages"] == override
+
+
+class Place(BaseModel):
+    name: str
+    rating: float | None = None
+
+
+def sdk_encoded(body: dict[str, Any]) -> bytes:
+    return openapi_dumps(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "gpt-4o", "messages": [{"role": "user", "content": "한국어, emoji 🙂, \u2028 and \x1f"}]},
+        {"when": datetime(2026, 11, 27, 9, 30, tzinfo=UTC), "naive": datetime(2026, 11, 27, 9, 30, 0, 1)},
+        {
+            "place": Place(name="Cafe"),
+            "floats": [0.2, 3.0, -0.0, 1234.5678, 0.1 + 0.2],
+            "nested": {"a": [None, True]},
+        },
+        {"big": 2**70, "also": "an integer beyond 64 bits goes the SDK's way"},
+    ],
+    ids=["text", "dates", "models and numbers", "big integer"],
+)
+def test_a_body_is_encoded_as_the_sdk_encodes_it(body: dict[str, Any]) -> None:
+    assert encode_body(body) == sdk_encoded(body)
+
+
+def test_a_number_with_an_exponent_is_the_same_number() -> None:
+    body = {"numbers": [1e-07, 1e16, 2.5e-300, 6.02e23]}
+    assert json.loads(encode_body(body)) == json.loads(sdk_encoded(body)) == body
+
+
+def test_a_nan_goes_as_null_where_the_sdk_refuses_the_request() -> None:
+    with pytest.raises(ValueError):
+        sdk_encoded({"x": float("nan")})
+    assert json.loads(encode_body({"x": float("nan")})) == {"x": None}
 
 
 def test_a_model_of_another_family_is_left_as_it_is() -> None:
