@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response
 
-from ..operations.erasure import Erased, erase_user
+from ..operations.erasure import Conversations, Erased, erase_user
 from .budget import redis_budget
 from .deps import CurrentPrincipal, RateLimit, ServicesDep
 
@@ -22,8 +22,13 @@ async def _eraser(services: ServicesDep) -> Erase:
     return partial(
         erase_user,
         redis=services.redis,
-        store=services.store,
-        transcript=services.transcript,
+        conversations=Conversations(
+            store=services.store,
+            transcript=services.transcript,
+            ledger=services.ledger,
+            inbox=services.inbox,
+            outbox=services.outbox,
+        ),
         memory=services.backends.memory,
         intake=services.intake,
     )
@@ -37,7 +42,8 @@ async def _eraser(services: ServicesDep) -> Erase:
     dependencies=[Depends(RateLimit("me"))],
 )
 async def erase_me(principal: CurrentPrincipal, erase: Annotated[Erase, Depends(_eraser)]) -> None:
-    """Erase the caller's memories, history with the assistant, pending calls and declared tools.
+    """Erase the caller's memories, history with the assistant, their lines, queued messages, tool-call
+    records and dead letters in every channel they wrote in, pending calls and declared tools.
 
     The caller is the JWT's ``sub``.
     """

@@ -1,14 +1,33 @@
 """Erasing a person's data on their request: memories, their history with the assistant, pending calls,
-the device tools their app declared.
+the device tools their app declared, and what the conversations they wrote in keep of them.
+
+The conversations are those on the person's list of channels (``keys.user_channels``: every channel
+where they wrote, to the assistant or to others in its group channels, within
+``USER_CHANNELS_TTL_S``), so no scan of the keyspace is needed; each conversation's keys share one
+hash tag, and each is changed by its own commands (Redis Cluster safe). What is "of the person" in a
+conversation others share:
+
+- the transcript: their lines and the assistant's answers to them go; other people's lines stay;
+- the ledger: the turns they started go (with what those turns looked up, others' contact details
+  included); other people's turns stay, even where they name the person;
+- the inbox: their queued messages, and resumes of their turns, go;
+- the outbox: what their turns were to send (answers, requests to a phone) and any request to their
+  phone go; the updates that close settled requests stay (no content: they close the dialogs);
+- dead letters: their given-up messages and resumes of their turns go (and the conversation's last
+  failure when it was one of those); a replay started meanwhile skips them (``keys.erased``);
+- their turns keep only their state (no paused run, answers or recorded effects), their history goes.
 
 Kept: events other people organize (the person stays on their invitee lists until the organizer
-changes them), and the ids of settled calls (no content, gone after 24 h) so late answers still get
-their 410.
+changes them), the directory's profile of the person (the organisation's), the ids of settled calls
+(with whose they were, no content, gone after 24 h) so late answers still get their 410, the marks
+that a message id was seen (no content, gone after 24 h; they keep a re-delivery from running an
+erased message), and rate-limit counters (gone with their window).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import cast
 
@@ -17,6 +36,9 @@ from redis.asyncio import Redis
 from ..backends.memory import MemoryStore
 from ..pipeline.intake import Intake
 from ..store import keys
+from ..store.inbox import Inbox
+from ..store.ledger import Ledger
+from ..store.outbox import Outbox
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
 
@@ -30,29 +52,34 @@ class Erased:
     calls_cut: int
 
 
+@dataclass(frozen=True)
+class Conversations:
+    """The stores of conversations that keep something of a person."""
+
+    store: TurnStore
+    transcript: Transcript
+    ledger: Ledger
+    inbox: Inbox
+    outbox: Outbox
+
+
 async def erase_user(
     user_id: str,
     *,
     redis: Redis,
-    store: TurnStore,
-    transcript: Transcript,
+    conversations: Conversations,
     memory: MemoryStore,
     intake: Intake,
 ) -> Erased:
     """Erase what the server keeps of ``user_id``; safe to repeat."""
+    # First, so that a dead-letter replay that started before sees it and leaves their messages alone.
+    await redis.set(keys.erased(user_id), repr(time.time()), ex=keys.LEDGER_TTL_S)
     memories = await memory.forget_all(user_id)
     raw = cast(set[bytes], await redis.smembers(keys.user_channels(user_id)))
     channels = sorted(c.decode() for c in raw)
     cut = 0
     for channel_url in channels:
-        tag = keys.conversation_tag(channel_url)
-        if (active := await store.active_turn(channel_url, user_id)) is not None:
-            snapshot = await store.load_turn(channel_url, active)
-            if snapshot is not None and await store.supersede(snapshot.turn):
-                cut += len(snapshot.turn.sent_calls)
-                await intake.deliver(channel_url)  # the requests' messages say they ended
-        await redis.delete(keys.history(tag, user_id))
-        await transcript.forget_user(channel_url, user_id)
+        cut += await _erase_in(channel_url, user_id, redis=redis, stores=conversations, intake=intake)
     # What their requests asked (a dialog's text, say) goes too; the settled ids stay, without it.
     listed = cast(list[bytes], await redis.zrange(keys.user_calls(user_id), 0, -1))
     for tag, call_id in (m.decode().split(" ", 1) for m in listed):
@@ -62,6 +89,34 @@ async def erase_user(
         keys.client_tools(user_id),
         keys.user_calls(user_id),
         keys.client_failures(user_id),
+        keys.admin_role(user_id),
     )
     log.info("erased %s: %d memories, %d channels, %d pending calls", user_id, memories, len(channels), cut)
     return Erased(memories=memories, channels=len(channels), calls_cut=cut)
+
+
+async def _erase_in(
+    channel_url: str, user_id: str, *, redis: Redis, stores: Conversations, intake: Intake
+) -> int:
+    """Erase the person's data in one conversation (see the module's docstring); the calls cut short."""
+    tag = keys.conversation_tag(channel_url)
+    cut = 0
+    turn_ids = await stores.ledger.forget_turns_of(channel_url, user_id)
+    if (active := await stores.store.active_turn(channel_url, user_id)) is not None:
+        turn_ids.append(active)
+        snapshot = await stores.store.load_turn(channel_url, active)
+        if snapshot is not None and await stores.store.supersede(snapshot.turn):
+            cut += len(snapshot.turn.sent_calls)
+            await intake.deliver(channel_url)  # the requests' messages say they ended
+    await stores.inbox.forget_user(channel_url, user_id, turn_ids)
+    await stores.outbox.forget_user(channel_url, user_id, turn_ids)
+    await stores.ledger.forget_dead_letters_of(channel_url, user_id, turn_ids)
+    await stores.store.forget_turns(channel_url, turn_ids)
+    await redis.delete(
+        keys.history(tag, user_id),
+        keys.active_turn(tag, user_id),
+        keys.rate_limit_notice(tag, user_id),
+        keys.members(tag),  # a cache of the channel's members (the person among them), read again
+    )
+    await stores.transcript.forget_user(channel_url, user_id)
+    return cut

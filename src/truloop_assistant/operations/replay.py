@@ -12,7 +12,9 @@ again is the inbox's de-duplication on the message id, which a replay has to go 
 whose turn the ledger shows running after the event was given up (another copy of it ran, from a
 worker that had lost its claim or an earlier replay) is not pushed: it was answered meanwhile. A resume
 whose turn no longer waits to resume (the person's next message resumed it, or it is gone) has
-nothing left to run. Either way the dead letter is dropped, and the outcome says why.
+nothing left to run. A message whose sender had their data erased after it was given up is not
+run (``keys.erased``): it is theirs, and erased. Either way the dead letter is dropped, and the
+outcome says why.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import ValidationError
 from redis.asyncio import Redis
@@ -39,12 +41,13 @@ Outcome = Literal[
     "already_replayed",
     "answered_meanwhile",
     "nothing_to_resume",
+    "sender_erased",
     "unreadable",
     "inbox_full",
     "not_queued",
 ]
 DROPPED: frozenset[Outcome] = frozenset(
-    {"replayed", "already_replayed", "answered_meanwhile", "nothing_to_resume"}
+    {"replayed", "already_replayed", "answered_meanwhile", "nothing_to_resume", "sender_erased"}
 )
 """Outcomes that take the dead letter off the list: its event is in the inbox, or has nothing to do."""
 
@@ -152,6 +155,11 @@ class DeadLetters:
             now = "is gone" if snapshot is None else f"is {snapshot.state}"
             return Replay(
                 letter, "nothing_to_resume", f"turn {event.turn_id} no longer waits to resume (it {now})"
+            )
+        erased = cast(bytes | None, await self.redis.get(keys.erased(event.user_id)))
+        if erased is not None and float(erased) >= letter.at:
+            return Replay(
+                letter, "sender_erased", "its sender had their data erased since; not run, and dropped"
             )
         turn_id = InboundMessage(event.message_id, channel_url, event.user_id, "").turn_id
         record = await self.ledger.load(channel_url, turn_id)

@@ -18,8 +18,9 @@ from ..channels.members import Members
 from ..ratelimit import RateLimiter
 from ..store import keys
 from ..store.inbox import seen_read
-from ..store.reads import Batch, Read
+from ..store.reads import Batch, Read, run_writes
 from ..store.transcript import Line, Transcript
+from ..store.turn_writes import channel_writes
 from .audience import hear
 from .intake import Intake
 from .notices import Notices
@@ -55,7 +56,15 @@ class Admission:
             bot_user_id=self.bot_user_id,
         )
         if heard == "overheard":
-            await self.transcript.add(message.channel_url, Line(user_id=message.user_id, text=message.text))
+            # Noted in the person's channels too: their lines here are erased with the rest on request.
+            line = Line(user_id=message.user_id, text=message.text)
+            await run_writes(
+                self.redis,
+                [
+                    self.transcript.add_write(message.channel_url, line),
+                    *channel_writes(message.user_id, message.channel_url),
+                ],
+            )
         return heard == "turn"
 
     async def queue(self, message: InboundMessage) -> str:

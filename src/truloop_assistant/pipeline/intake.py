@@ -11,8 +11,9 @@ from ..channels.base import InboundMessage
 from ..errors import ServiceUnavailable
 from ..store.drains import Drains
 from ..store.inbox import Inbox, MessageEvent, PushStatus, ResumeEvent
-from ..store.reads import Batch
+from ..store.reads import Batch, run_writes
 from ..store.transcript import Line
+from ..store.turn_writes import channel_writes
 from ..tracing import current_traceparent
 from .queue import TurnQueue
 
@@ -34,7 +35,9 @@ class Intake:
         )
         # The turn's own words are part of what the channel said: kept with the event, when queued.
         said = Line(user_id=message.user_id, text=message.text, turn=True)
-        status = await self._push(message.channel_url, event, dedup_id=message.message_id, said=said)
+        status = await self._push(
+            message.channel_url, event, dedup_id=message.message_id, said=said, sender=message.user_id
+        )
         if status == "full":
             log.warning(
                 "conversation %s has too many waiting messages; dropped %s",
@@ -68,8 +71,13 @@ class Intake:
         *,
         dedup_id: str | None,
         said: Line | None = None,
+        sender: str | None = None,
     ) -> PushStatus:
-        status, owner = await self._watch_and_push(channel_url, event, dedup_id=dedup_id, said=said)
+        """Push ``event``; ``sender``: the person whose message it is, whose list of channels (to
+        erase their data on request) names this one from now on."""
+        status, owner = await self._watch_and_push(
+            channel_url, event, dedup_id=dedup_id, said=said, sender=sender
+        )
         if owner is not None:
             try:
                 await self.queue.drain(channel_url, owner)
@@ -81,16 +89,28 @@ class Intake:
         return status
 
     async def _watch_and_push(
-        self, channel_url: str, event: MessageEvent | ResumeEvent, *, dedup_id: str | None, said: Line | None
+        self,
+        channel_url: str,
+        event: MessageEvent | ResumeEvent,
+        *,
+        dedup_id: str | None,
+        said: Line | None,
+        sender: str | None,
     ) -> tuple[PushStatus, str | None]:
-        """Watch the conversation, then push: should this process die before the job is queued, a
-        scanner queues it. On one Redis both go in one round trip (a pipeline keeps their order); a
-        Cluster keeps them on different nodes, and the watch is awaited first."""
+        """Watch the conversation and note it in the sender's channels, then push: should this
+        process die before the job is queued, a scanner queues it. On one Redis all go in one round
+        trip (a pipeline keeps their order); a Cluster keeps them on different nodes, and the watch
+        and the note are awaited first."""
+        noted = channel_writes(sender, channel_url) if sender is not None else []
         if isinstance(self.inbox.redis, RedisCluster):
             await self.drains.watch(channel_url)
+            if noted:
+                await run_writes(self.inbox.redis, noted)
             return await self.inbox.push(channel_url, event, dedup_id=dedup_id, said=said)
         batch = Batch(self.inbox.redis)
         batch.write(self.drains.watch_write(channel_url))
+        for write in noted:
+            batch.write(write)
         pushed = batch.add(self.inbox.push_read(channel_url, event, dedup_id=dedup_id, said=said))
         await batch.run()
         return pushed.value

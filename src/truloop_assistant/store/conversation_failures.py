@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, cast
@@ -159,3 +159,27 @@ class ConversationFailures:
             # Unless a new dead letter moved its score meanwhile (it is added to the list first).
             await self._forget_dead(keys=[index], args=[channel_url, repr(score)])
         return sum(int(r) for r in removed)
+
+    async def forget_dead_letters_of(self, channel_url: str, user_id: str, turn_ids: Collection[str]) -> int:
+        """Drop the dead letters of ``user_id``: their messages, and resumes of their turns
+        (``turn_ids``); and the conversation's last failure when it was one of those. How many went."""
+        mine = [d for d in await self.dead_letters(channel_url) if _of(d, user_id, turn_ids)]
+        if not mine:
+            return 0
+        dropped = await self.drop_dead_letters(channel_url, mine)
+        failure = await self.last_failure(channel_url)
+        if failure is not None and failure.get("event") in {d.id for d in mine}:
+            await self.redis.delete(keys.last_failure(keys.conversation_tag(channel_url)))
+        return dropped
+
+
+def _of(letter: DeadLetter, user_id: str, turn_ids: Collection[str]) -> bool:
+    """Whether a dead letter is of ``user_id``: their message, or a resume of one of their turns. One
+    that cannot be read (cut when kept) is theirs if it names them as its sender."""
+    try:
+        event = json.loads(letter.event)
+    except ValueError:
+        return f'"user_id":{json.dumps(user_id, ensure_ascii=False)}' in letter.event
+    if not isinstance(event, dict):
+        return False
+    return event.get("user_id") == user_id or event.get("turn_id") in turn_ids

@@ -13,6 +13,7 @@ queuing a job, and the resume runs in the drain that asked.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Final, Literal, cast
 
@@ -202,6 +203,22 @@ return hand_out(KEYS[2], head, ARGV[4])
 """
 )
 
+# Take a person's events off the inbox: their messages, and resumes of their turns (a set, from
+# ARGV[2] on). KEYS: inbox, attempts. ARGV: user id, turn ids... Returns how many were taken off.
+_FORGET = """
+local turns = {}
+for i = 2, #ARGV do turns[ARGV[i]] = true end
+local gone = 0
+for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local ok, event = pcall(cjson.decode, raw)
+  if ok and type(event) == 'table' and (event['user_id'] == ARGV[1] or turns[event['turn_id']]) then
+    gone = gone + redis.call('LREM', KEYS[1], 1, raw)
+    if event['eid'] then redis.call('HDEL', KEYS[2], event['eid']) end
+  end
+end
+return gone
+"""
+
 PushStatus = Literal["queued", "duplicate", "full"]
 
 
@@ -259,6 +276,7 @@ class Inbox:
         self._pop = redis.register_script(_POP_IF_HEAD)
         self._next = redis.register_script(_NEXT)
         self._stop_waiting = redis.register_script(_STOP_WAITING)
+        self._forget = redis.register_script(_FORGET)
 
     def _keys(self, channel_url: str, dedup_id: str | None) -> list[str]:
         tag = keys.conversation_tag(channel_url)
@@ -421,3 +439,11 @@ class Inbox:
     async def release(self, channel_url: str, owner: str) -> None:
         """Give up the claim (if it is still ours) with events left: a scanner queues the next drain."""
         await self._release_now(keys=[keys.owner(keys.conversation_tag(channel_url))], args=[owner])
+
+    async def forget_user(self, channel_url: str, user_id: str, turn_ids: Sequence[str]) -> int:
+        """Take the events of ``user_id`` off the inbox (bounded by ``INBOX_MAX``): their queued
+        messages, and resumes of their turns (``turn_ids``); how many went. Others' events stay."""
+        tag = keys.conversation_tag(channel_url)
+        return int(
+            await self._forget(keys=[keys.inbox(tag), keys.inbox_attempts(tag)], args=[user_id, *turn_ids])
+        )

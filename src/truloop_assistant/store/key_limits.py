@@ -34,6 +34,7 @@ __all__ = [
     "TRANSCRIPT_MAX",
     "USERS_MAX",
     "USER_CALLS_MAX",
+    "USER_CHANNELS_TTL_S",
 ]
 
 # -- a conversation's history, messages and events
@@ -71,6 +72,10 @@ EFFECTS_TTL_S = 24 * 3600
 """The recorded results of a turn's side effects outlive any re-run of its steps."""
 EXPIRY_GRACE_S = 120
 """A pending call's key outlives its deadline by this much, so the expiry scanner settles it (410)."""
+USER_CHANNELS_TTL_S = 8 * 24 * 3600
+"""A person's list of channels (to erase their data there) lives this long after their last message
+or turn: a day longer than a conversation nobody writes in keeps it (history, transcript, ledger,
+dead letters: a week)."""
 USER_CALLS_MAX = 100
 """Open device calls listed per person (``GET /api/v1/agent/calls``); older ones drop off the list."""
 CLIENT_TOOLS_TTL_S = 30 * 24 * 3600

@@ -116,3 +116,16 @@ class Ledger(ConversationFailures):
             return []
         raws = cast(list[bytes | None], await self.redis.hmget(keys.ledger(tag), ids))
         return [LedgerTurn.model_validate_json(r) for r in raws if r is not None]
+
+    async def forget_turns_of(self, channel_url: str, user_id: str) -> list[str]:
+        """Drop the records of the turns ``user_id`` started (their messages, their calls' arguments
+        and results: what they asked for and were told, others' contact details included); the ids
+        of those turns. Other people's turns stay, even where they name the person."""
+        tag = keys.conversation_tag(channel_url)
+        mine = [turn.turn_id for turn in await self.turns(channel_url) if turn.user_id == user_id]
+        if mine:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.hdel(keys.ledger(tag), *mine)
+                pipe.zrem(keys.ledger_order(tag), *mine)
+                await pipe.execute()
+        return mine

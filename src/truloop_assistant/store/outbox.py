@@ -8,6 +8,7 @@ conversation's later events wait behind it.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Literal, cast
@@ -83,6 +84,26 @@ return redis.call('LINDEX', KEYS[1], 0)
 """
 
 
+# Drop the messages of a person's turns that wait in the outbox: an answer or a request whose
+# dedup id starts with one of their turn ids (ARGV[2] on), or a request to their phone (ARGV[1]).
+# Updates of settled requests stay: they carry no content and close the dialogs. KEYS: outbox.
+_FORGET = """
+local turns = {}
+for i = 2, #ARGV do turns[ARGV[i]] = true end
+local gone = 0
+for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local ok, item = pcall(cjson.decode, raw)
+  if ok and type(item) == 'table' and item['kind'] ~= 'settle' then
+    local turn = string.match(tostring(item['dedup_id']), '^([^:]*):')
+    if item['recipient'] == ARGV[1] or (turn and turns[turn]) then
+      gone = gone + redis.call('LREM', KEYS[1], 1, raw)
+    end
+  end
+end
+return gone
+"""
+
+
 @dataclass(frozen=True)
 class RpcMessage:
     """Noted as a message leaves the outbox: the channel's message id of a call's request (its update
@@ -117,6 +138,7 @@ class Outbox:
         self.rpc_message_ttl_s = pending_ttl_s + keys.SETTLED_TTL_S
         self._pop = redis.register_script(_POP_IF_HEAD)
         self._to_back = redis.register_script(_TO_BACK)
+        self._forget = redis.register_script(_FORGET)
 
     async def rpc_message(self, channel_url: str, call_id: str) -> int | None:
         """The channel's message id of a call's request, if it was delivered (and noted)."""
@@ -170,6 +192,16 @@ class Outbox:
             pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)
             count, *_ = await pipe.execute()
         return int(count)
+
+    async def forget_user(self, channel_url: str, user_id: str, turn_ids: Sequence[str]) -> int:
+        """Drop what waits to be sent for ``user_id`` (bounded by ``OUTBOX_MAX``): the answers and
+        requests of their turns (``turn_ids``) and requests to their phone; how many went. What other
+        people's turns send, and the updates that close settled requests, stay."""
+        return int(
+            await self._forget(
+                keys=[keys.outbox(keys.conversation_tag(channel_url))], args=[user_id, *turn_ids]
+            )
+        )
 
     async def empty(self, channel_url: str) -> bool:
         return not await self.redis.llen(keys.outbox(keys.conversation_tag(channel_url)))

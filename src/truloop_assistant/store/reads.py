@@ -75,5 +75,13 @@ class Batch:
             slot.fill(read.decode(reply))
 
 
+async def run_writes(redis: Redis, writes: list[Write]) -> None:
+    """Send writes whose replies nobody needs in one pipeline (on a Redis Cluster, one per node)."""
+    batch = Batch(redis)
+    for write in writes:
+        batch.write(write)
+    await batch.run()
+
+
 def _ignored(reply: Any) -> None:
     return None

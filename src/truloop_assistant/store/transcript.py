@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from . import keys
-from .reads import Read
+from .reads import Read, Write
 
 ASSISTANT = ""
 """The ``user_id`` of the assistant's own lines."""
@@ -52,6 +52,12 @@ class Transcript:
 
     async def add(self, channel_url: str, line: Line) -> None:
         await self._append(keys=[_key(channel_url)], args=append_args(line))
+
+    def add_write(self, channel_url: str, line: Line) -> Write:
+        """:meth:`add` as a write to send with others (as ``EVAL``: a registered script in a pipeline
+        costs a round trip of its own, ``SCRIPT EXISTS``)."""
+        key, args = _key(channel_url), append_args(line)
+        return lambda pipe: pipe.eval(_APPEND, 1, key, *args)
 
     async def add_once(self, channel_url: str, line: Line) -> None:
         """Add the line unless the same speaker said the same recently (a retried delivery)."""

@@ -119,3 +119,15 @@ end
 return 'paused'
 """
 )
+
+# Keeps only a turn's state (its record, the run it paused, and its answers go), for as long as the
+# whole would have lived. KEYS: turn. ARGV: ttl s for a hash that had none. Returns 1 if it existed.
+KEEP_STATE_ONLY = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return redis.call('DEL', KEYS[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', state)
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return 1
+"""

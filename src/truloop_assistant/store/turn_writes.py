@@ -45,8 +45,17 @@ def ended_step(replies: list[Any], consumed: Consumed | None) -> None:
 
 def remember_channel(pipe: Pipeline, user_id: str, channel_url: str) -> None:
     """Note where the person talked with the assistant (their data there is erased on request)."""
-    pipe.sadd(keys.user_channels(user_id), channel_url)
-    pipe.expire(keys.user_channels(user_id), keys.HISTORY_TTL_S)
+    for write in channel_writes(user_id, channel_url):
+        write(pipe)
+
+
+def channel_writes(user_id: str, channel_url: str) -> list[Write]:
+    """:func:`remember_channel` as writes to send with others (one command each)."""
+    index = keys.user_channels(user_id)
+    return [
+        lambda pipe: pipe.sadd(index, channel_url),
+        lambda pipe: pipe.expire(index, keys.USER_CHANNELS_TTL_S),
+    ]
 
 
 def list_calls(pipe: Pipeline, user_id: str, tag: str, call_ids: list[str], now: float, ttl: int) -> None:

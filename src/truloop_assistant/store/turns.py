@@ -325,6 +325,18 @@ class TurnStore:
         )
         return bool(before == b"paused")
 
+    async def forget_turns(self, channel_url: str, turn_ids: Sequence[str]) -> None:
+        """Forget what these turns did (their paused runs, answers and recorded effects), keeping only
+        each one's state: a late answer or a re-delivered job still sees how it ended."""
+        if not turn_ids:
+            return
+        tag = keys.conversation_tag(channel_url)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for turn_id in turn_ids:
+                pipe.eval(scripts.KEEP_STATE_ONLY, 1, keys.turn(tag, turn_id), keys.DONE_TURN_TTL_S)
+                pipe.delete(keys.effects(tag, turn_id))
+            await pipe.execute()
+
     async def due(self, now: float, *, limit: int = 100) -> list[tuple[str, str]]:
         """Paused turns whose calls expired by ``now``: (channel_url, turn_id)."""
         members = cast(

@@ -10,6 +10,7 @@ __all__ = [
     "admin_role",
     "client_failures",
     "client_tools",
+    "erased",
     "memories",
     "memory_order",
     "user_calls",
@@ -42,8 +43,16 @@ def _user_tag(user_id: str) -> str:
 
 
 def user_channels(user_id: str) -> str:
-    """Set of the channels where a person talked with the assistant (to erase their data on request)."""
+    """Set of the channels where a person wrote with the assistant there (to it, or to others in its
+    group channels), to erase their data on request; lives ``USER_CHANNELS_TTL_S`` after their last
+    message or turn."""
     return f"{prefix()}:{_user_tag(user_id)}:channels"
+
+
+def erased(user_id: str) -> str:
+    """When the person last had their data erased (epoch seconds): what was given up of theirs before
+    it (a dead letter) is not replayed. Lives ``LEDGER_TTL_S``, as long as the dead letters."""
+    return f"{prefix()}:{_user_tag(user_id)}:erased"
 
 
 def client_tools(user_id: str) -> str:
