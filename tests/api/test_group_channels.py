@@ -52,7 +52,7 @@ async def test_in_a_group_only_mentions_are_turns(start_server: Any) -> None:
         [reply] = await h.replies(1, channel="team")
         assert reply.text == "ok: @Truloop what time is it?"
         # What mina said (not to the assistant) is context for jeff's turn, marked as hers.
-        assert "mina: lunch at noon?" in requests[-1]
+        assert '{"by": "user", "user_id": "mina", "text": "lunch at noon?"}' in requests[-1]
 
 
 async def test_members_come_from_the_platform_api_when_the_webhook_has_none(start_server: Any) -> None:
@@ -84,7 +84,7 @@ async def test_one_persons_tool_results_never_reach_anothers_turn(start_server: 
         minas = requests[seen_by_jeff:]
         assert minas and all("SECRET" not in r and "ToolCallPart(" not in r for r in minas)
         # She does see what was said in the channel: jeff's question and the assistant's visible answer.
-        assert "jeff: @Truloop my calendar please" in minas[-1]
+        assert '{"by": "user", "user_id": "jeff", "text": "@Truloop my calendar please"}' in minas[-1]
         assert "You have one meeting this afternoon." in minas[-1]
 
 

@@ -82,8 +82,8 @@ class Script:
     """The user's words -> the tools the model was offered for them."""
     results: dict[str, list[Seen]] = field(default_factory=dict)
     """The user's words -> every tool result the model read in that turn."""
-    instructions: dict[str, str] = field(default_factory=dict)
-    """The user's words -> what the server told the model about the turn (time zone, channel)."""
+    quoted: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """The user's words -> the channel's other messages the model was shown with them, as quoted."""
 
     def model(self) -> FunctionModel:
         return FunctionModel(self._respond)
@@ -94,7 +94,7 @@ class Script:
             for i, m in enumerate(messages)
             if isinstance(m, ModelRequest) and any(isinstance(p, UserPromptPart) for p in m.parts)
         )
-        prompt = next(str(p.content) for p in messages[start].parts if isinstance(p, UserPromptPart))
+        *before, prompt = [str(p.content) for p in messages[start].parts if isinstance(p, UserPromptPart)]
         since = messages[start + 1 :]
         seen = [
             _seen(p)
@@ -104,7 +104,7 @@ class Script:
             if isinstance(p, ToolReturnPart | RetryPromptPart)
         ]
         self.tools[prompt] = sorted(t.name for t in info.function_tools)
-        self.instructions[prompt] = info.instructions or ""
+        self.quoted[prompt] = [json.loads(line) for text in before for line in text.splitlines()[1:]]
         self.results[prompt] = seen
         plan = self.plans.get(prompt, [])
         step = sum(isinstance(m, ModelResponse) for m in since)
@@ -247,8 +247,9 @@ async def test_a_guest_is_invited_in_their_chat_answers_there_and_the_organizer_
             channel=kim,
         )
         assert script.tools[words] == GUEST_TOOLS
-        # The model knows what the guest is answering: the invitation it wrote in their chat.
-        assert invitation in script.instructions[words]
+        # The model knows what the guest is answering: the invitation it wrote in their chat, for jeff.
+        [told] = script.quoted[words]
+        assert told == {"by": "assistant", "on_behalf_of": "jeff", "text": invitation}
         listed, saved = script.results[words]
         [view] = listed.json()["events"]
         assert (view["event_id"], view["title"], view["organizer_name"]) == (

@@ -171,7 +171,7 @@ async def test_relayed_message_is_written_by_the_notification_agent_and_delivere
     def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         names = {t.name for t in info.function_tools}
         if any(isinstance(p, UserPromptPart) and p.content == "뭐라고?" for p in messages[-1].parts):
-            told.append(info.instructions or "")  # the recipient answers in their chat
+            told.append(repr(messages))  # the recipient answers in their chat
             return ModelResponse(parts=[TextPart("1시예요")])
         if "send_message_to_user" not in names:  # the notification agent
             writer_tools.append(sorted(names))

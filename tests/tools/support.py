@@ -51,7 +51,9 @@ class RecordingInviter:
     async def known_language(self, user_id: str) -> Language | None:
         return self.languages.get(user_id)
 
-    async def deliver(self, user_id: str, text: str, *, dedup_id: str) -> None:
+    async def deliver(
+        self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
+    ) -> None:
         if user_id in self.refused:
             raise RelayError(f"Sendbird refused the direct channel for {user_id!r} (HTTP 400): no such user")
         self.sent.append((user_id, text, dedup_id))

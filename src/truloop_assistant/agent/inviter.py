@@ -42,9 +42,12 @@ class DirectInviter:
                     return language_of(part.content)
         return None
 
-    async def deliver(self, user_id: str, text: str, *, dedup_id: str) -> None:
+    async def deliver(
+        self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
+    ) -> None:
         channel_url = await self.relay.direct_channel(user_id)
         await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
         if self.transcript is not None:  # so the person's next turn there knows what they answer
-            await self.transcript.add_once(channel_url, Line(user_id=ASSISTANT, text=text))
+            line = Line(user_id=ASSISTANT, text=text, on_behalf_of=on_behalf_of)
+            await self.transcript.add_once(channel_url, line)
         log.info("told %s about an event in %s (%s)", user_id, channel_url, dedup_id.split(":", 1)[0])

@@ -39,7 +39,7 @@ from ..tools.agent_deps import AgentDeps, Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
-from .context import turn_instructions
+from .context import QuotedVoices, channel_voices, turn_instructions
 from .people import Person, profile_of
 from .recorder import invalid_calls, server_calls, without_result
 from .step_endings import StepEndings, TurnStep
@@ -56,7 +56,7 @@ class StepInputs:
     declaration: Declaration | None
     """The device tools the person's apps declared."""
     recent: list[Line]
-    """The channel's recent lines, for the instructions."""
+    """The channel's recent lines, quoted to the model (:func:`channel_voices`)."""
     client_failures: dict[str, int]
     """Tool name -> failures in a row of the person's devices."""
 
@@ -175,6 +175,7 @@ class ModelStep:
         name: str | None,
     ) -> bool:
         endings = self.endings
+        voices = channel_voices(turn.user_id, inputs.recent)
         try:
             if usage.requests >= self.limits.max_model_requests:
                 raise UsageLimitExceeded(f"the turn already made {usage.requests} model requests")
@@ -183,13 +184,8 @@ class ModelStep:
                     prompt,
                     message_history=history,
                     deferred_tool_results=results,
-                    instructions=turn_instructions(
-                        deps.timezone,
-                        turn.user_id,
-                        inputs.recent,
-                        now=deps.now(),
-                        name=name,
-                    ),
+                    instructions=turn_instructions(deps.timezone, turn.user_id, now=deps.now(), name=name),
+                    capabilities=[QuotedVoices(voices)] if voices else None,
                     deps=deps,
                     usage=usage,
                     usage_limits=self.usage_limits,

@@ -67,7 +67,8 @@ class Notifier:
         channel_url = await self.relay.direct_channel(recipient.user_id)
         await self.channel.send_text(channel_url, relayed.text, dedup_id=dedup_id)
         if self.transcript is not None:  # the recipient's reply there is read with it
-            await self.transcript.add_once(channel_url, Line(user_id=ASSISTANT, text=relayed.text))
+            line = Line(user_id=ASSISTANT, text=relayed.text, on_behalf_of=sender_id)
+            await self.transcript.add_once(channel_url, line)
         log.info("relayed a message from %s to %s in %s", sender_id, recipient.user_id, channel_url)
         return relayed
 

@@ -92,7 +92,8 @@ class AvailabilityReminders:
             return False
         try:
             text = await self._text(event, guest)
-            await self.inviter.deliver(guest, text, dedup_id=f"remind:{member}:{deadline.isoformat()}")
+            dedup_id = f"remind:{member}:{deadline.isoformat()}"
+            await self.inviter.deliver(guest, text, dedup_id=dedup_id, on_behalf_of=event.owner_id)
         except (ChannelSendError, RelayError) as exc:
             retry = isinstance(exc, ChannelSendError) and exc.retryable
             retry = retry or (isinstance(exc, RelayError) and (exc.status is None or exc.status >= 500))

@@ -2,7 +2,7 @@
 
 A turn's model context holds its own person's history (with their tool calls and results, which
 stay private) and, from here, the other people's visible messages in the channel and the
-assistant's answers to them, as plain text.
+assistant's answers to them, quoted with their authors (``agent.context``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ class Line(BaseModel):
     to: str | None = None
     turn: bool = False
     """The person's message was a turn: it is in their own history already."""
+    on_behalf_of: str | None = None
+    """Whose words the assistant passed on in it (a relayed message's sender, an event's organizer)."""
     at: float = Field(default_factory=time.time)
 
 

@@ -63,8 +63,11 @@ class Inviter(Protocol):
         """The language the person last wrote to the assistant in, when they ever did."""
         ...
 
-    async def deliver(self, user_id: str, text: str, *, dedup_id: str) -> None:
-        """Post ``text`` in their channel with the assistant (created if missing), once per ``dedup_id``."""
+    async def deliver(
+        self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
+    ) -> None:
+        """Post ``text`` in their channel with the assistant (created if missing), once per ``dedup_id``;
+        ``on_behalf_of``: the person whose event it tells of (the organizer)."""
         ...
 
 

@@ -82,15 +82,17 @@ async def invite_languages(ctx: RunContext[AgentDeps], people: list[str]) -> dic
 
 
 async def _deliver_all(
-    inviter: Inviter, people: list[str], write: Callable[[str], Awaitable[str]], dedup: str
+    inviter: Inviter, people: list[str], write: Callable[[str], Awaitable[str]], dedup: str, organizer: str
 ) -> dict[str, str]:
-    """Deliver ``write(person)`` to each person, a few at a time: person -> 'sent' or why not."""
+    """Deliver ``write(person)`` to each person, a few at a time, as told on behalf of ``organizer``:
+    person -> 'sent' or why not."""
     limit = asyncio.Semaphore(MAX_PARALLEL_SENDS)
 
     async def one(person: str) -> str:
         async with limit:
             try:
-                await inviter.deliver(person, await write(person), dedup_id=f"{dedup}:{person}")
+                text = await write(person)
+                await inviter.deliver(person, text, dedup_id=f"{dedup}:{person}", on_behalf_of=organizer)
             except Exception as exc:  # one person's channel must not stop the others
                 log.warning("could not deliver %s to %s", dedup, person, exc_info=True)
                 return f"not delivered: {str(exc) or type(exc).__name__}"
@@ -136,7 +138,7 @@ async def _tell(
             language = await _known_language(inviter, person) or language
         return write(event, organizer, language, zone_of(profile, ctx.deps.timezone))
 
-    return await _deliver_all(inviter, people, text, dedup)
+    return await _deliver_all(inviter, people, text, dedup, event.owner_id)
 
 
 async def invite_people(ctx: RunContext[AgentDeps], event: Event, people: list[str]) -> dict[str, str]:

@@ -55,7 +55,9 @@ class Mailbox:
     async def known_language(self, user_id: str) -> Language | None:
         return None
 
-    async def deliver(self, user_id: str, text: str, *, dedup_id: str) -> None:
+    async def deliver(
+        self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
+    ) -> None:
         return None
 
 
@@ -131,7 +133,7 @@ def agent_task(
                 deps=deps,
                 phone=phone,
                 instructions=turn_instructions(
-                    timezone, EVAL_USER, [], now=datetime.now(timezone), name=user.name if user else None
+                    timezone, EVAL_USER, now=datetime.now(timezone), name=user.name if user else None
                 ),
                 settings=settings,
             )
