@@ -80,10 +80,11 @@ class Transcript:
         )
 
     async def forget_user(self, channel_url: str, user_id: str) -> None:
-        """Drop a person's lines and the answers to them (they asked for their data to be erased)."""
+        """Drop a person's lines, the answers to them and what was passed on for them (they asked for
+        their data to be erased)."""
         key = keys.conversation_tag(channel_url)
         lines = await self.recent(channel_url, limit=keys.TRANSCRIPT_MAX)
-        kept = [line for line in lines if user_id not in (line.user_id, line.to)]
+        kept = [line for line in lines if user_id not in (line.user_id, line.to, line.on_behalf_of)]
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(keys.transcript(key))
             for line in kept:
