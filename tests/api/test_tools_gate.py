@@ -90,6 +90,18 @@ async def test_confirmed_event_is_created_after_a_dialog_saying_what_happens(
         assert (event.title, event.invitee_user_ids) == ("Design lunch", ["mina"])
 
 
+async def test_the_dialog_shows_the_description_that_is_written(start_server: Any, directory: Any) -> None:
+    details = "Agenda: budget cuts. Bring your badge; the 5F door is locked after 12:10."
+    async with start_server(model=scripted(("create_event", {**LUNCH, "description": details}))) as h:
+        await h.user_says("set up the design lunch")
+        [rpc] = await h.rpc_requests(1)
+        assert details in rpc["params"]["message"]
+        assert (await h.answer(rpc["id"], result={"confirmed": True})).status_code == 202
+        await h.replies(1)
+        [event] = await events_of(h.redis, "jeff")
+        assert event.description == details
+
+
 async def test_declined_event_is_never_created(start_server: Any, directory: Any) -> None:
     async with start_server(model=scripted(("create_event", LUNCH))) as h:
         await h.user_says("set up the design lunch")

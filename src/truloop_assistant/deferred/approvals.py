@@ -130,6 +130,9 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
         text += texts.GUESTS_INVITED(lang, who=guests)
     if args.get("availability_deadline"):
         text += texts.CREATE_EVENT_DEADLINE(lang, deadline=_args_when(args, ctx, "availability_deadline"))
+    # Last and whole: the person approves the very text the invitees will read.
+    if description := _written(args, "description"):
+        text += texts.CREATE_EVENT_DESCRIPTION(lang, text=description)
     return ConfirmParams(title=texts.CREATE_EVENT_TITLE(lang), message=text)
 
 
@@ -159,8 +162,8 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
         changes.append(texts.CHANGED_PLACE(lang, value=args["location"]))
     elif _removes(args, "location"):
         changes.append(texts.REMOVED_PLACE(lang))
-    if args.get("description"):
-        changes.append(texts.CHANGED_DESCRIPTION(lang))
+    if description := _written(args, "description"):
+        changes.append(texts.CHANGED_DESCRIPTION(lang, value=description))
     elif _removes(args, "description"):
         changes.append(texts.REMOVED_DESCRIPTION(lang))
     if args.get("invitee_user_ids"):
@@ -178,6 +181,12 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
     listed = "; ".join(changes) or texts.NO_CHANGES(lang)
     message = texts.UPDATE_EVENT(lang, title=title, when=when, changes=listed)
     return ConfirmParams(title=texts.UPDATE_EVENT_TITLE(lang), message=message)
+
+
+def _written(args: dict[str, Any], name: str) -> str:
+    """A text argument as the tool will store it (trimmed); empty when it is not given."""
+    value = args.get(name)
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _removes(args: dict[str, Any], name: str) -> bool:
