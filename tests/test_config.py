@@ -79,6 +79,14 @@ def test_serve_refuses_to_start_with_a_clear_message() -> None:
             '[{"url": "http://a/mcp", "prefix": "crm", "confirm": "delete_*"}]',
             "TRULOOP_MCP_SERVERS[0].confirm",
         ),
+        (
+            '[{"url": "http://a/mcp", "prefix": "crm", "no_confirm": "get_*"}]',
+            "TRULOOP_MCP_SERVERS[0].no_confirm",
+        ),
+        (
+            '[{"url": "http://a/mcp", "prefix": "crm", "no_confirm": ["get_*", ""]}]',
+            "TRULOOP_MCP_SERVERS[0].no_confirm",
+        ),
     ],
 )
 def test_mcp_servers_are_checked_at_start(monkeypatch: pytest.MonkeyPatch, value: str, problem: str) -> None:
@@ -100,7 +108,17 @@ def test_mcp_servers_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         ["delete_*", "send_*"],
     )
     assert server.headers == {"Authorization": "Bearer k"} and server.refresh_s == 60
+    assert server.no_confirm is None  # no allow-list: only the ``confirm`` patterns ask
     assert "Bearer k" not in repr(server)
+
+
+def test_an_mcp_allow_list_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "TRULOOP_MCP_SERVERS",
+        '[{"url": "http://127.0.0.1:9000/mcp", "prefix": "crm", "no_confirm": ["get_*", "list_*"]}]',
+    )
+    [server] = load_settings(channel="local", jwt_secret=SECRET).mcp_servers
+    assert server.no_confirm == ["get_*", "list_*"] and server.confirm == []
 
 
 SECRET_SETTINGS = (

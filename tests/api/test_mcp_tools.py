@@ -96,6 +96,57 @@ async def test_an_mcp_tool_runs_and_a_destructive_one_waits_for_the_users_yes(
         }
 
 
+def orders_plan(prompt: str, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    if prompt.startswith("orders") and "crm_list_orders" in tools:
+        return [("crm_list_orders", {"customer_id": prompt.removeprefix("orders ")})]
+    return crm_plan(prompt, tools)
+
+
+async def test_with_an_allow_list_every_tool_outside_it_waits_for_the_users_yes(
+    start_server: Any, crm: CrmServer
+) -> None:
+    crm.start(orders=True)
+    seen: list[set[str]] = []
+    settings = crm.settings(confirm=[], no_confirm=["lookup_*"])
+    async with start_server(model=replies_with_results(orders_plan, seen), **settings) as h:
+        # On the allow-list: it runs at once.
+        await h.user_says("find mina")
+        [found] = await h.replies(1)
+        assert "crm_lookup_customer success" in found.text
+        assert not await h.rpc_requests(0)
+
+        # Matched by no pattern at all, and not on the allow-list: it asks, and a no stops it.
+        await h.user_says("orders c-17")
+        [ask] = await h.rpc_requests(1)
+        assert ask["method"] == "interaction.confirm" and "crm list orders" in ask["params"]["title"]
+        assert (await h.answer(ask["id"], result={"confirmed": False})).status_code == 202
+        await h.replies(2)
+        assert "denied" in h.texts("ch-1")[-1]
+
+        await h.user_says("delete c-17")
+        [_, ask] = await h.rpc_requests(2)
+        assert ask["method"] == "interaction.confirm" and "crm delete customer" in ask["params"]["title"]
+        assert (await h.answer(ask["id"], result={"confirmed": True})).status_code == 202
+        await h.replies(3)
+        assert "deleted c-17" in h.texts("ch-1")[-1]
+        await h.idle()
+        assert [c["tool"] for c in crm.calls()] == ["lookup_customer", "delete_customer"]
+
+
+async def test_confirm_patterns_still_apply_beside_an_allow_list(start_server: Any, crm: CrmServer) -> None:
+    crm.start()
+    seen: list[set[str]] = []
+    settings = crm.settings(confirm=["delete_*"], no_confirm=["*_customer"])
+    async with start_server(model=replies_with_results(crm_plan, seen), **settings) as h:
+        await h.user_says("delete c-17")
+        [ask] = await h.rpc_requests(1)
+        assert ask["method"] == "interaction.confirm" and "crm delete customer" in ask["params"]["title"]
+        assert (await h.answer(ask["id"], result={"confirmed": False})).status_code == 202
+        await h.replies(1)
+        await h.idle()
+        assert crm.calls() == []
+
+
 async def test_a_server_that_is_down_costs_only_its_own_tools_and_comes_back(
     start_server: Any, crm: CrmServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -90,6 +90,18 @@ async def test_confirmed_event_is_created_after_a_dialog_saying_what_happens(
         assert (event.title, event.invitee_user_ids) == ("Design lunch", ["mina"])
 
 
+async def test_the_dialog_shows_the_description_that_is_written(start_server: Any, directory: Any) -> None:
+    details = "Agenda: budget cuts. Bring your badge; the 5F door is locked after 12:10."
+    async with start_server(model=scripted(("create_event", {**LUNCH, "description": details}))) as h:
+        await h.user_says("set up the design lunch")
+        [rpc] = await h.rpc_requests(1)
+        assert details in rpc["params"]["message"]
+        assert (await h.answer(rpc["id"], result={"confirmed": True})).status_code == 202
+        await h.replies(1)
+        [event] = await events_of(h.redis, "jeff")
+        assert event.description == details
+
+
 async def test_declined_event_is_never_created(start_server: Any, directory: Any) -> None:
     async with start_server(model=scripted(("create_event", LUNCH))) as h:
         await h.user_says("set up the design lunch")
@@ -195,9 +207,9 @@ async def test_relayed_message_is_written_by_the_notification_agent_and_delivere
         await h.user_says("tell mina lunch moved to 1pm")
         [rpc] = await h.rpc_requests(1)
         assert rpc["params"]["title"] == "Send this message?"
-        assert (
-            "박민아 (mina)" in rpc["params"]["message"] and "lunch moved to 1pm" in rpc["params"]["message"]
-        )
+        assert rpc["params"]["message"] == (
+            "Send 박민아 (mina) a message: 민아님, Jeff Kim님이 점심이 1시로 바뀌었다고 전해 달래요."
+        )  # the message as it will be sent
         assert h.sendbird.channels == {}  # nothing sent before the yes
 
         await h.answer(rpc["id"], result={"confirmed": True})
@@ -227,6 +239,33 @@ async def test_relayed_message_is_written_by_the_notification_agent_and_delivere
     }
     assert writer_tools and all(not excluded & set(tools) for tools in writer_tools)
     assert "search_knowledge_base" in writer_tools[0] and "save_memory" in writer_tools[0]
+
+
+async def test_the_relayed_text_is_the_one_the_user_approved(start_server: Any, directory: Any) -> None:
+    drafts = iter(["Mina, lunch is at 1pm now.", "Mina, lunch is cancelled. Wire me 500 dollars."])
+    writes: list[str] = []
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if "send_message_to_user" not in {t.name for t in info.function_tools}:  # the writer
+            writes.append(next(drafts))  # a different text each time it is asked
+            return ModelResponse(parts=[TextPart(writes[-1])])
+        text = results_text(messages)
+        if text is not None:
+            return ModelResponse(parts=[TextPart(text)])
+        args = {"user_id": "mina", "request": "lunch moved to 1pm"}
+        return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
+
+    async with start_server(model=FunctionModel(fn)) as h:
+        await h.user_says("tell mina lunch moved to 1pm")
+        [rpc] = await h.rpc_requests(1)
+        assert h.sendbird.channels == {}  # written, not sent, before the yes
+        await h.answer(rpc["id"], result={"confirmed": True})
+        [reply] = await h.replies(1)
+        assert reply.text.startswith("send_message_to_user success")
+        [direct] = h.sendbird.channels.values()
+        [relayed] = [m for m in h.sendbird.messages if m.channel_url == direct["channel_url"]]
+        assert rpc["params"]["message"] == f"Send 박민아 (mina) a message: {relayed.text}"
+        assert relayed.text == "Mina, lunch is at 1pm now." and writes == [relayed.text]
 
 
 async def test_a_failing_or_slow_tool_never_crashes_the_run(start_server: Any) -> None:

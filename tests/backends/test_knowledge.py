@@ -396,6 +396,47 @@ async def test_hidden_files_and_other_extensions_are_skipped(tmp_path: Path) -> 
     assert [h.path for h in await kb.search("parking")] == ["visible.md"]
 
 
+def _folder_with_links_out(tmp_path: Path) -> Path:
+    """A knowledge folder with one real document, and links to a file and a folder outside it."""
+    outside = tmp_path / "outside"
+    _write(outside, "environ.md", "TRULOOP_JWT_SECRET=hunter2-parking\n")
+    _write(outside, "private/notes.md", "# Private\n\nhunter2 parking garage\n")
+    folder = tmp_path / "kb"
+    _write(folder, "garage.md", "# Garage\n\nparking garage rules\n")
+    _write(folder, "team/lunch.md", "# Lunch\n\nthe cafeteria menu\n")
+    (folder / "environ.md").symlink_to(outside / "environ.md")
+    (folder / "linked").symlink_to(outside / "private", target_is_directory=True)
+    (folder / "team/up.md").symlink_to("../../outside/environ.md")
+    (folder / "alias.md").symlink_to(folder / "team/lunch.md")  # a link that stays inside is read
+    return folder
+
+
+async def test_links_out_of_the_folder_are_not_read(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    folder = _folder_with_links_out(tmp_path)
+    caplog.set_level("WARNING")
+    kb = load_knowledge_base(str(folder))
+    assert sorted(d.path for d in kb.documents) == ["alias.md", "garage.md", "team/lunch.md"]
+    assert await kb.search("hunter2") == []
+    assert [h.path for h in await kb.search("parking")] == ["garage.md"]
+    skipped = [r.getMessage() for r in caplog.records if "outside" in r.getMessage()]
+    assert len(skipped) == 3 and any("team/up.md" in line for line in skipped), skipped
+
+
+async def test_kb_index_does_not_read_links_out_of_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], settings: Settings, redis: Redis
+) -> None:
+    folder = _folder_with_links_out(tmp_path)
+    assert await kb_command_run(_kb_args("index", str(folder)), settings) == 0
+    assert capsys.readouterr().out.startswith("indexed 3 documents")
+    live = LiveKnowledgeBase(
+        KnowledgeStore(redis), fallback=lambda: load_knowledge_base(None), check_every_s=0
+    )
+    assert await live.search("hunter2") == []
+    assert [h.path for h in await live.search("parking")] == ["garage.md"]
+    stored = json.dumps([d.model_dump() for d in await KnowledgeStore(redis).documents()])
+    assert "hunter2" not in stored
+
+
 async def test_empty_knowledge_base_finds_nothing(tmp_path: Path) -> None:
     kb = load_knowledge_base(str(tmp_path))
     assert kb.document_count == 0

@@ -84,3 +84,18 @@ async def test_moving_the_start_shows_where_the_end_goes(redis: Any) -> None:
     assert params.message == (
         "Change “Design review” Wed 2 Dec 12:00–13:30: time → Wed 2 Dec 16:00–17:30."
     )  # the event keeps its 90 minutes
+
+
+async def test_the_dialog_shows_the_description_the_event_will_carry() -> None:
+    details = "Bring the Q3 slides.\nWe pay from the team budget, not yours."
+    english = ApprovalContext(language="en", timezone=SEOUL)
+    params = await describe_approval(
+        ToolCallPart("create_event", {**MEETING, "description": details}), english
+    )
+    assert params.message == (
+        f"Create “Design review” Wed 2 Dec 12:00–13:00. Invite mina. Description: “{details}”"
+    )
+    korean = ApprovalContext(language="ko", timezone=SEOUL)
+    change = {"event_id": "evt_1", "description": f"  {details} "}
+    params = await describe_approval(ToolCallPart("update_event", change), korean)
+    assert params.message.endswith(f": 설명 → “{details}”.")

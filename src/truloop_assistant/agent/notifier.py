@@ -1,5 +1,6 @@
 """Delivering a relayed message: the notification agent writes it, the relay channel carries it.
 
+The message is written before the confirmation dialog and sent as written after the user's yes.
 The writer is a model run of its own, inside a tool call of the turn: it has its own time bound
 and request cap, and its requests count in the turn's budget. When it cannot write in time or
 within budget, the user's request goes out as it was written (and the tool result says so).
@@ -17,7 +18,7 @@ from pydantic_ai import DeferredToolRequests, RunUsage, UsageLimitExceeded, Usag
 from ..channels.base import Channel
 from ..channels.relay import Relay
 from ..store.transcript import ASSISTANT, Line, Transcript
-from ..tools.agent_deps import AgentDeps, Relayed
+from ..tools.agent_deps import AgentDeps, Relayed, as_requested
 
 if TYPE_CHECKING:
     from ..backends.users import UserProfile
@@ -49,37 +50,24 @@ class Notifier:
         self.timeout_s = timeout_s
         self.turn_request_limit = turn_request_limit
 
-    async def send(
-        self,
-        *,
-        sender_id: str,
-        sender_name: str,
-        recipient: UserProfile,
-        request: str,
-        dedup_id: str,
-        deps: AgentDeps,
-        usage: RunUsage,
-    ) -> Relayed:
-        """Write the message, post it in the bot's direct channel with the recipient."""
-        relayed = await self.compose(
-            sender_name=sender_name, recipient=recipient, request=request, deps=deps, usage=usage
-        )
+    async def send(self, *, sender_id: str, recipient: UserProfile, text: str, dedup_id: str) -> None:
+        """Post ``text`` as it is in the bot's direct channel with the recipient."""
         channel_url = await self.relay.direct_channel(recipient.user_id)
-        await self.channel.send_text(channel_url, relayed.text, dedup_id=dedup_id)
+        await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
         if self.transcript is not None:  # the recipient's reply there is read with it
-            line = Line(user_id=ASSISTANT, text=relayed.text, on_behalf_of=sender_id)
+            line = Line(user_id=ASSISTANT, text=text, on_behalf_of=sender_id)
             await self.transcript.add_once(channel_url, line)
         log.info("relayed a message from %s to %s in %s", sender_id, recipient.user_id, channel_url)
-        return relayed
 
-    async def compose(
+    async def write(
         self, *, sender_name: str, recipient: UserProfile, request: str, deps: AgentDeps, usage: RunUsage
     ) -> Relayed:
+        """The message the notification agent writes; the request as written when it cannot."""
         prompt = (
             f"From: {sender_name}\nTo: {recipient.name or recipient.user_id}\nWhat to tell them: {request}"
         )
         limit = min(self.turn_request_limit, usage.requests + COMPOSE_REQUEST_LIMIT)
-        as_written = Relayed(text=f"{sender_name}: {request}", written=False)
+        as_written = as_requested(sender_name, request)
         try:
             async with asyncio.timeout(self.timeout_s):
                 result = await self.agent.run(

@@ -18,7 +18,7 @@ async def device_requests(paused: PausedTurn, context: ApprovalContext) -> list[
     for ref in paused.sent_calls:
         part = parts[ref.tool_call_id]
         if ref.bucket == "approval":
-            dialog = await describe_approval(part, context)
+            dialog = await describe_approval(part, context, requests.metadata.get(ref.tool_call_id))
             params, notification = dialog.model_dump(exclude_none=True), dialog.title
         else:
             params = device_params(part)

@@ -41,7 +41,10 @@ def deferred_results(paused: PausedTurn, answers: dict[str, Answer], *, missing:
             approvals[ref.tool_call_id] = _approval_value(answer) if answer else ToolDenied(missing)
         else:
             calls[ref.tool_call_id] = _call_value(ref, answer) if answer else ToolFailed(missing)
-    return requests.build_results(calls=calls, approvals=approvals)
+    # What a tool prepared before asking (a relayed message's text) is handed back to it with the yes:
+    # taken from the stored requests, never from the device.
+    prepared = {i: m for i, m in requests.metadata.items() if i in approvals}
+    return requests.build_results(calls=calls, approvals=approvals, metadata=prepared)
 
 
 def device_outcomes(paused: PausedTurn, answers: dict[str, Answer]) -> dict[str, bool]:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -46,9 +47,17 @@ Describer = Callable[[dict[str, Any], ApprovalContext], Awaitable[ConfirmParams]
 """Says what a call will do: the dialog's title and message (the buttons are added after)."""
 
 
-async def describe_approval(call: ToolCallPart, ctx: ApprovalContext) -> ConfirmParams:
-    """The ``interaction.confirm`` params that ask the user to allow this exact call."""
+async def describe_approval(
+    call: ToolCallPart, ctx: ApprovalContext, prepared: Mapping[str, Any] | None = None
+) -> ConfirmParams:
+    """The ``interaction.confirm`` params that ask the user to allow this exact call.
+
+    ``prepared``: what a tool that asks itself made ready before asking (its approval's metadata),
+    e.g. the relayed message as it will be sent.
+    """
     describer = _DESCRIBERS.get(call.tool_name)
+    if call.tool_name == "send_message_to_user":
+        describer = partial(_relay, prepared=prepared or {})
     args = call.args_as_dict()
     try:
         dialog = await (describer(args, ctx) if describer else _generic(args, ctx, call.tool_name))
@@ -130,6 +139,9 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
         text += texts.GUESTS_INVITED(lang, who=guests)
     if args.get("availability_deadline"):
         text += texts.CREATE_EVENT_DEADLINE(lang, deadline=_args_when(args, ctx, "availability_deadline"))
+    # Last and whole: the person approves the very text the invitees will read.
+    if description := _written(args, "description"):
+        text += texts.CREATE_EVENT_DESCRIPTION(lang, text=description)
     return ConfirmParams(title=texts.CREATE_EVENT_TITLE(lang), message=text)
 
 
@@ -159,8 +171,8 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
         changes.append(texts.CHANGED_PLACE(lang, value=args["location"]))
     elif _removes(args, "location"):
         changes.append(texts.REMOVED_PLACE(lang))
-    if args.get("description"):
-        changes.append(texts.CHANGED_DESCRIPTION(lang))
+    if description := _written(args, "description"):
+        changes.append(texts.CHANGED_DESCRIPTION(lang, value=description))
     elif _removes(args, "description"):
         changes.append(texts.REMOVED_DESCRIPTION(lang))
     if args.get("invitee_user_ids"):
@@ -178,6 +190,12 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
     listed = "; ".join(changes) or texts.NO_CHANGES(lang)
     message = texts.UPDATE_EVENT(lang, title=title, when=when, changes=listed)
     return ConfirmParams(title=texts.UPDATE_EVENT_TITLE(lang), message=message)
+
+
+def _written(args: dict[str, Any], name: str) -> str:
+    """A text argument as the tool will store it (trimmed); empty when it is not given."""
+    value = args.get(name)
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _removes(args: dict[str, Any], name: str) -> bool:
@@ -208,11 +226,17 @@ async def _cancel(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     return ConfirmParams(title=texts.CANCEL_TITLE(ctx.language), message=text)
 
 
-async def _relay(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
+async def _relay(args: dict[str, Any], ctx: ApprovalContext, *, prepared: Mapping[str, Any]) -> ConfirmParams:
+    """The message exactly as it will be sent: the text the tool wrote before asking."""
     who = await _names([str(args.get("user_id", ""))], ctx)
-    about = args.get("request") or args.get("message") or ""
+    text = prepared.get("message")
+    if not isinstance(text, str):
+        # An approval kept from before messages were written ahead: the tool then sends the request
+        # as given, after the sender's name (``agent_deps.as_requested``).
+        sender = await ctx.backends.users.get_profile(ctx.user_id) if ctx.backends else None
+        text = f"{sender.name if sender else ctx.user_id}: {args.get('request', '')}"
     return ConfirmParams(
-        title=texts.RELAY_TITLE(ctx.language), message=texts.RELAY(ctx.language, who=who, about=about)
+        title=texts.RELAY_TITLE(ctx.language), message=texts.RELAY(ctx.language, who=who, about=text)
     )
 
 
@@ -246,6 +270,5 @@ _DESCRIBERS: dict[str, Describer] = {
     "update_event": _update_event,
     "invite_to_event": _invite,
     "cancel_event": _cancel,
-    "send_message_to_user": _relay,
     "forget_memory": _forget,
 }

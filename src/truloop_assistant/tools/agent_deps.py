@@ -35,21 +35,25 @@ class Relayed:
     """False when the writer could not write it (time or budget ran out) and the request went as it was."""
 
 
-class RelayWriter(Protocol):
-    """Writes a message on a user's behalf and delivers it to another user (the relay tool's port)."""
+def as_requested(sender_name: str, request: str) -> Relayed:
+    """The message when nobody writes it up: the sender's request as they gave it."""
+    return Relayed(text=f"{sender_name}: {request}", written=False)
 
-    async def send(
-        self,
-        *,
-        sender_id: str,
-        sender_name: str,
-        recipient: UserProfile,
-        request: str,
-        dedup_id: str,
-        deps: AgentDeps,
-        usage: RunUsage,
+
+class RelayWriter(Protocol):
+    """Writes a message on a user's behalf and delivers it to another user (the relay tool's port).
+
+    The two are apart so that the text the user approves is the text that is sent, unchanged.
+    """
+
+    async def write(
+        self, *, sender_name: str, recipient: UserProfile, request: str, deps: AgentDeps, usage: RunUsage
     ) -> Relayed:
-        """Write and deliver the message; its model requests count in ``usage`` (the turn's)."""
+        """Write the message; its model requests count in ``usage`` (the turn's)."""
+        ...
+
+    async def send(self, *, sender_id: str, recipient: UserProfile, text: str, dedup_id: str) -> None:
+        """Deliver ``text`` as it is to the recipient, once per ``dedup_id``."""
         ...
 
 

@@ -12,6 +12,11 @@ DESTRUCTIVE: dict[str, Any] = {**CHANGES, "destructive": True}
 """A tool that changes data or reaches other people: it also runs only after the user's yes."""
 
 
+ASKS_ITSELF: dict[str, Any] = {"asks_itself": True}
+"""A destructive tool that prepares what it will do (e.g. writes a message) and asks for the yes itself,
+raising ``ApprovalRequired(metadata=...)``; the gate's wrapper leaves it to the tool."""
+
+
 DECLARED: dict[str, Any] = {"declared": True}
 """A device tool the user's app declared (not one of the server's own)."""
 DEVICE: dict[str, Any] = {"device": True}
@@ -25,6 +30,11 @@ not apply."""
 def is_destructive(tool_def: ToolDefinition) -> bool:
     """Whether the tool was defined with ``metadata=DESTRUCTIVE``."""
     return bool((tool_def.metadata or {}).get("destructive"))
+
+
+def asks_itself(tool_def: ToolDefinition) -> bool:
+    """Whether the tool was defined with ``ASKS_ITSELF`` in its metadata."""
+    return bool((tool_def.metadata or {}).get("asks_itself"))
 
 
 def changes_something(tool_def: ToolDefinition) -> bool:

@@ -1,7 +1,8 @@
 """Tools of remote MCP servers (``TRULOOP_MCP_SERVERS``), joining the server tools.
 
 Each server's tools are named ``<prefix>_<tool>``; those whose own name matches one of its
-``confirm`` patterns are marked destructive, so they go through the confirmation gate like the
+``confirm`` patterns, or (when the server has a ``no_confirm`` list) matches none of its
+``no_confirm`` patterns, are marked destructive, so they go through the confirmation gate like the
 server's own. The agent wraps them like every toolset (time limits and failures
 become tool results; a confirmed call runs once).
 
@@ -105,14 +106,14 @@ class McpServerTools(AbstractToolset[AgentDeps]):
             return self._tools
 
     def _marked(self, listed: dict[str, ToolsetTool[AgentDeps]]) -> dict[str, ToolsetTool[AgentDeps]]:
-        """The tools to offer: those matching a ``confirm`` pattern marked destructive; clashes left out."""
+        """The tools to offer, those that need a confirmation marked destructive; clashes left out."""
         tools = {}
         for name, tool in listed.items():
             if f"{self.server.prefix}_{name}" in self.reserved:
                 log.warning("%s: tool %r is left out: the server has a tool of that name", self.label, name)
                 continue
             metadata = {**(tool.tool_def.metadata or {}), "mcp": self.server.prefix}
-            if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.server.confirm):
+            if needs_confirmation(self.server, name):
                 metadata |= DESTRUCTIVE
             tools[name] = replace(tool, tool_def=replace(tool.tool_def, metadata=metadata))
         return tools
@@ -143,6 +144,14 @@ class McpServerTools(AbstractToolset[AgentDeps]):
                 "%s is unreachable (%s): its tools are left out until it answers", self.label, reason[:200]
             )
         self._down = True
+
+
+def needs_confirmation(server: McpServer, name: str) -> bool:
+    """Whether the server's tool ``name`` (its own name, unprefixed) waits for the user's yes."""
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in server.confirm):
+        return True
+    allowed = server.no_confirm
+    return allowed is not None and not any(fnmatch.fnmatchcase(name, pattern) for pattern in allowed)
 
 
 def mcp_toolsets(

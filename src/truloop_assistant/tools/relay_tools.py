@@ -1,16 +1,20 @@
-"""Relaying a message to another user, written by the notification agent."""
+"""Relaying a message to another user, written by the notification agent.
+
+The message is written before the confirmation dialog, which shows it; after the user's yes that
+very text is sent (it travels with the pending approval, kept by the server), never written anew.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
-from pydantic_ai import FunctionToolset, RunContext, ToolFailed
+from pydantic_ai import ApprovalRequired, FunctionToolset, RunContext, ToolFailed
 
 from ..backends.users import UserProfile
-from .agent_deps import AgentDeps
+from .agent_deps import AgentDeps, Relayed, as_requested
 from .arguments import UserId
-from .marks import DESTRUCTIVE, OWN_TIME_BOUND
+from .marks import ASKS_ITSELF, DESTRUCTIVE, OWN_TIME_BOUND
 
 relay_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
@@ -38,7 +42,20 @@ async def _validate(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None
     await _recipient(ctx, args["user_id"])
 
 
-@relay_toolset.tool(metadata={**DESTRUCTIVE, **OWN_TIME_BOUND}, args_validator=_validate)
+def prepared(relayed: Relayed) -> dict[str, Any]:
+    """What the pending approval keeps: the text the dialog shows and the yes sends."""
+    return {"message": relayed.text, "written": relayed.written}
+
+
+def _approved(metadata: Any) -> Relayed | None:
+    """The text the user approved, from the approval's metadata (None for an approval without one)."""
+    text = metadata.get("message") if isinstance(metadata, dict) else None
+    if not isinstance(text, str):
+        return None
+    return Relayed(text=text, written=bool(metadata.get("written")))
+
+
+@relay_toolset.tool(metadata={**DESTRUCTIVE, **ASKS_ITSELF, **OWN_TIME_BOUND}, args_validator=_validate)
 async def send_message_to_user(
     ctx: RunContext[AgentDeps],
     user_id: Annotated[
@@ -55,14 +72,19 @@ async def send_message_to_user(
     writer = ctx.deps.relay_writer
     assert writer is not None  # checked by _recipient
     sender = await ctx.deps.require_backends().users.get_profile(ctx.deps.user_id)
-    relayed = await writer.send(
+    sender_name = sender.name if sender else ctx.deps.user_id
+    if not ctx.tool_call_approved:
+        relayed = await writer.write(
+            sender_name=sender_name, recipient=recipient, request=request, deps=ctx.deps, usage=ctx.usage
+        )
+        raise ApprovalRequired(metadata=prepared(relayed))
+    # An approval kept from before messages were written ahead has no text: send the request as given.
+    relayed = _approved(ctx.tool_call_metadata) or as_requested(sender_name, request)
+    await writer.send(
         sender_id=ctx.deps.user_id,
-        sender_name=sender.name if sender else ctx.deps.user_id,
         recipient=recipient,
-        request=request,
+        text=relayed.text,
         dedup_id=f"relay:{ctx.deps.channel_url}:{ctx.tool_call_id}",
-        deps=ctx.deps,
-        usage=ctx.usage,
     )
     note = (
         None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -13,6 +15,8 @@ from .markdown import Block, parse_markdown
 
 if TYPE_CHECKING:
     import numpy as np
+
+log = logging.getLogger(__name__)
 
 _CHUNK_TARGET_CHARS = 360
 _NOTION_ID = re.compile(r"[\s_-]+[0-9a-f]{32}$", re.IGNORECASE)
@@ -57,14 +61,37 @@ def title_from_file_name(name: str) -> str:
 
 
 def markdown_files(folder: Path) -> list[Path]:
-    """The ``.md`` files under a folder, recursively, skipping hidden files and folders, sorted."""
-    return sorted(
-        p
-        for p in folder.rglob("*")
-        if p.suffix.lower() == ".md"
-        and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+    """The ``.md`` files under a folder, recursively, skipping hidden files and folders, sorted.
+
+    Only what really is in the folder: a link to a file outside it is skipped (one log line each, so
+    a link to e.g. ``/proc/self/environ`` is never served to chat users), and linked folders are not
+    walked into (their files, when inside, are found where they really are).
+    """
+    root = folder.resolve()
+    found = []
+    for top, dirs, files in os.walk(folder):  # does not follow linked folders
+        here = Path(top)
+        for name in dirs:
+            if (here / name).is_symlink() and not name.startswith(".") and not _inside(here / name, root):
+                log.warning("knowledge base: skipping %s: it links outside %s", here / name, root)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            path = here / name
+            if name.startswith(".") or not name.lower().endswith(".md"):
+                continue
+            if not _inside(path, root):
+                log.warning("knowledge base: skipping %s: it links outside %s", path, root)
+            elif path.is_file():
+                found.append(path)
+    return sorted(found)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path``, its links followed, is ``root`` or under it (``root`` already resolved)."""
+    try:
+        return path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a loop of links
+        return False
 
 
 def document(path: str, text: str) -> Document:

@@ -47,10 +47,13 @@ CONCURRENCY = 4
 class Mailbox:
     """Where relayed messages and invitations go in the evaluation: taken as delivered, shown to nobody."""
 
-    async def send(self, *, request: str, **kwargs: Any) -> Relayed:
+    async def write(self, *, request: str, **kwargs: Any) -> Relayed:
         # The server has the notification agent write the message; here the request stands as
         # written, so a relay costs no model request and the figures measure the member agent alone.
         return Relayed(text=request, written=True)
+
+    async def send(self, **kwargs: Any) -> None:
+        return None
 
     async def known_language(self, user_id: str) -> Language | None:
         return None
