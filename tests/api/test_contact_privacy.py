@@ -8,24 +8,46 @@ the e-mail addresses and phone numbers the directory keeps private.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sys
+import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 from pydantic_ai.models.function import AgentInfo
 
 from tests.api.test_guest_journey import Script, Seen, call, create_lunch, says, today
 from tests.api.test_invitee_journey import my_dates
 from tests.api.test_ledger import ledger
+from tests.api.test_tool_callbacks import EXAMPLE, audit_lines, install
 from tests.support import Harness
+from truloop_assistant.tools.callbacks import GROUP
 
 CONTACTS = {
     "jeff": ("jeff.kim@example.com", "010-1234-5678"),
     "seojun": ("seojun.lee@example.com", "010-3456-7890"),
     "yuna": ("yuna.han@example.com", "02-555-0199"),
 }
+
+
+@pytest.fixture
+def audit_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The README's tool-callback example installed: one JSON line per tool event, in this file."""
+    site = tmp_path / "site"
+    site.mkdir()
+    example = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())
+    install(site, "truloop_audit", example["project"]["entry-points"][GROUP])
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
+    monkeypatch.setenv("TRULOOP_AUDIT_FILE", str(tmp_path / "audit.jsonl"))
+    yield tmp_path / "audit.jsonl"
+    sys.modules.pop("truloop_audit", None)
 
 
 @dataclass
@@ -54,6 +76,20 @@ def lookups(*user_ids: str) -> Any:
     return lambda _: [("get_user_profile", {"user_id": u}) for u in user_ids]
 
 
+async def profiles_ended(audit_file: Path, n: int) -> list[dict[str, Any]]:
+    """The results of the first ``n`` get_user_profile calls the callbacks were told had ended."""
+    async with asyncio.timeout(10):
+        while True:
+            ended = [
+                line["call"]["result"]
+                for line in await audit_lines(audit_file, 1)
+                if line["event"] == "end" and line["call"]["tool"] == "get_user_profile"
+            ]
+            if len(ended) >= n:
+                return ended
+            await asyncio.sleep(0.05)
+
+
 async def look_up(h: Harness, script: Script, words: str, *steps: Any, user: str) -> list[Seen]:
     """``user`` asks in their 1:1 channel; every tool result the model read for it."""
     channel = f"{user}-1" if user == "jeff" else h.direct_channel(user)
@@ -63,7 +99,7 @@ async def look_up(h: Harness, script: Script, words: str, *steps: Any, user: str
 
 
 async def test_inviting_people_does_not_reveal_their_contact_details(
-    start_server: Any, directory: Any
+    start_server: Any, directory: Any, audit_file: Path
 ) -> None:
     script = Watched()
     async with start_server(model=script.model()) as h:
@@ -130,4 +166,15 @@ async def test_inviting_people_does_not_reveal_their_contact_details(
         assert [e for e in emails if e] == [
             {"seojun": CONTACTS["seojun"][0], "yuna": None},
             {"seojun": None, "yuna": None},
+        ]
+
+        # Tool callbacks hear the same results.
+        ended = await profiles_ended(audit_file, 6)
+        assert sorted((r["user_id"], r["email"] or "") for r in ended) == [
+            ("jeff", CONTACTS["jeff"][0]),
+            ("seojun", ""),  # the organizer's first look
+            ("seojun", CONTACTS["seojun"][0]),  # after he answered
+            ("yuna", ""),
+            ("yuna", ""),
+            ("yuna", ""),
         ]
