@@ -20,7 +20,7 @@ from redis.asyncio import Redis
 from truloop_assistant.commands import dead_letters as command
 from truloop_assistant.config import Settings, load_settings
 from truloop_assistant.store import keys
-from truloop_assistant.store.inbox import ResumeEvent
+from truloop_assistant.store.inbox import MessageEvent, ResumeEvent
 from truloop_assistant.store.ledger import Ledger
 
 CHANNEL = "poisoned"
@@ -166,6 +166,36 @@ async def test_purge_drops_them_with_a_count_and_unknown_ids_and_channels_say_wh
         code, out, err = await run(settings, capsys, *argv)
         assert (code, out) == (1, "")
         assert "nothing is known of 'no-such-channel': check the channel URL" in err
+
+
+CONTROLS = "\x1b\x07\x9b"
+
+
+async def test_control_characters_in_a_dead_letter_reach_the_terminal_escaped(
+    redis: Redis, capsys: pytest.CaptureFixture[str], settings: Settings
+) -> None:
+    channel = "esc\x1b]0;owned\x07"
+    event = MessageEvent(eid="dead0", message_id="7", user_id="mallory\x1b[31m", text="hi")
+    error = "given up after 3 attempts: \x1b[2J\x9b0mboom"
+    await Ledger(redis).add_dead_letter(channel, event.model_dump_json(), error, eid=event.eid)
+
+    code, out, _ = await run(settings, capsys, "list")
+    assert code == 0 and not any(c in out for c in CONTROLS)
+    lines = out.splitlines()
+    at = lines[2].split()[1]
+    assert lines[1:4] == [
+        "esc\\x1b]0;owned\\x07",
+        f"  dead0  {at}  message 7 (turn m7) from mallory\\x1b[31m, 2 characters",
+        "      given up after 3 attempts: \\x1b[2J\\x9b0mboom",
+    ]
+
+    code, out, _ = await run(settings, capsys, "list", "--json")
+    assert code == 0 and not any(c in out for c in CONTROLS)
+    [dead] = json.loads(out)["dead_letters"]
+    assert (dead["channel_url"], dead["event"]["user_id"], dead["error"]) == (channel, event.user_id, error)
+
+    code, out, _ = await run(settings, capsys, "purge", channel, "--all")
+    assert (code, out) == (0, "purged 1 dead letter of esc\\x1b]0;owned\\x07\n")
 
 
 async def test_unreachable_redis_is_one_line_saying_what_to_check(

@@ -82,3 +82,55 @@ async def test_inspect_shows_each_call_with_a_short_rendering_of_its_result(
     assert calls["get_current_datetime"]["result"]["timezone"] == "Asia/Seoul"
     kept = calls["get_calendar_events"]
     assert kept["result_cut"] is True and kept["result"].startswith('{"events": [{"id": "e0"')
+
+
+ESC_TITLE = "\x1b]0;owned\x07\x1b[2J\x9b31mred"
+"""A title that would retitle the operator's terminal, clear it and turn it red (ESC, BEL, C1 CSI)."""
+
+
+def two_calendar_calls() -> FunctionModel:
+    """Asks the phone's calendar twice at once (the notes carry control characters), then answers."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("done")])
+        notes = ("\x1b[8m hidden", "\x9b2J")
+        return ModelResponse(
+            parts=[
+                ToolCallPart("get_calendar_events", {**CALENDAR_ARGS, "notification_message": n})
+                for n in notes
+            ]
+        )
+
+    return FunctionModel(fn)
+
+
+async def test_control_characters_in_results_errors_and_arguments_reach_the_terminal_escaped(
+    start_server: Any, redis_url: str
+) -> None:
+    channel, user = "esc\x1b[2J", "mallory\x1b[31m"
+    async with start_server(model=two_calendar_calls()) as h:
+        await h.user_says("이번 주 일정", channel=channel, user=user, members=[user, "truloop-assistant"])
+        first, second = await h.rpc_requests(2, channel=channel)
+        events = {"events": [{**WEEK["events"][0], "title": ESC_TITLE}]}
+        assert (await h.answer(first["id"], result=events, user=user)).status_code == 202
+        error = {"code": -32002, "message": "UserCanceled\x1b[2J\x9b0m"}
+        assert (await h.answer(second["id"], error=error, user=user)).status_code == 202
+        await h.replies(1, channel=channel)
+        await h.idle()
+
+    text = inspect(redis_url, channel)
+    assert not any(c in text for c in "\x1b\x07\x9b")
+    assert "\\u001b]0;owned\\u0007\\u001b[2J\\u009b31mred" in text  # shown, escaped (as JSON)
+    assert "UserCanceled\\x1b[2J\\x9b0m" in text
+    assert "conversation esc\\x1b[2J" in text and "mallory\\x1b[31m" in text
+
+    # --json: the same values, every control character a JSON escape.
+    raw = inspect(redis_url, channel, "--json")
+    assert not any(c in raw for c in "\x1b\x07\x9b")
+    [turn] = json.loads(raw)["turns"]
+    assert turn["user_id"] == user
+    calls = {c["call_id"]: c for c in turn["calls"]}
+    assert calls[first["id"]]["result"]["events"][0]["title"] == ESC_TITLE
+    assert calls[first["id"]]["args"]["notification_message"] == "\x1b[8m hidden"
+    assert calls[second["id"]]["error"].startswith("UserCanceled\x1b[2J\x9b0m")

@@ -102,8 +102,9 @@ async def test_a_member_sees_who_someone_is_but_not_how_to_reach_them(
     )
     assert seojun["email"] is None and seojun["phone"] is None
     assert seojun["contact_hidden"] == (
-        "email and phone not shown: contact details are visible only to the person, people who share "
-        "an event with them and admins, unless the person shares them"
+        "email and phone not shown: contact details are visible only to the person, admins, the people "
+        "they invited to an event and organizers whose invitation they answered, unless the person "
+        "shares them"
     )
     own = content(await ask(directory, "get_user_profile", store=store))
     assert own["phone"] == "010-1234-5678" and own["contact_hidden"] is None
@@ -131,31 +132,41 @@ async def test_an_admin_sees_everyones_contact_details(
     assert all(u["email"] and u["phone"] and u["contact_hidden"] is None for u in found["users"])
 
 
-async def test_people_who_share_an_event_see_each_others_contact_details(
+async def test_an_event_shows_contact_details_only_where_both_sides_chose_it(
     directory: RedisUserDirectory, store: RedisEventStore
 ) -> None:
-    await store.create("jeff", title="1:1", invitee_user_ids=["seojun"], **TOMORROW)
+    one_on_one = await store.create("jeff", title="1:1", invitee_user_ids=["seojun"], **TOMORROW)
     await store.create("mina", title="디자인 리뷰", invitee_user_ids=["jiwoo", "yuna"], **TOMORROW)
+    seojun = ("seojun.lee@example.com", "010-3456-7890")
 
-    # The organizer and an invitee, both ways; two invitees of one event.
-    assert await contacts_seen(directory, store, "jeff", "seojun") == (
-        "seojun.lee@example.com",
-        "010-3456-7890",
-    )
+    # Invitees see their organizer's; inviting someone shows nothing of them, nor of the others invited.
     assert await contacts_seen(directory, store, "seojun", "jeff") == (
         "jeff.kim@example.com",
         "010-1234-5678",
     )
+    assert await contacts_seen(directory, store, "yuna", "mina") == ("mina.park@example.com", "010-2345-6789")
+    assert await contacts_seen(directory, store, "jeff", "seojun") == (None, None)
+    assert await contacts_seen(directory, store, "mina", "yuna") == (None, None)
+    assert await contacts_seen(directory, store, "jiwoo", "yuna") == (None, None)
+
+    # An invitee who answered the invitation (even with no date) may be reached by its organizer only.
+    await store.set_availability(one_on_one.event_id, "seojun", [])
+    await store.set_availability((await store.list_invited("yuna"))[0].event_id, "yuna", ["2026-11-27"])
+    assert await contacts_seen(directory, store, "jeff", "seojun") == seojun
     assert await contacts_seen(directory, store, "mina", "yuna") == ("yuna.han@example.com", "02-555-0199")
-    assert await contacts_seen(directory, store, "jiwoo", "yuna") == ("yuna.han@example.com", "02-555-0199")
-    # Nobody else.
-    assert await contacts_seen(directory, store, "jeff", "yuna") == (None, None)
-    assert await contacts_seen(directory, store, "seojun", "jiwoo") == (None, None)
+    assert await contacts_seen(directory, store, "jiwoo", "yuna") == (None, None)
     assert await contacts_seen(directory, store, "david", "seojun") == (None, None)
 
     found = content(await ask(directory, "search_users", store=store, query="engineering", by="group"))
     phones = {u["user_id"]: u["phone"] for u in found["users"]}
     assert phones == {"jeff": "010-1234-5678", "seojun": "010-3456-7890", "hyunwoo": None}
+
+    # Taken off the event, or the event cancelled: hidden again.
+    await store.update(one_on_one.event_id, invitee_user_ids=[])
+    assert await contacts_seen(directory, store, "jeff", "seojun") == (None, None)
+    await store.cancel(one_on_one.event_id)
+    assert await contacts_seen(directory, store, "jeff", "seojun") == (None, None)
+    assert await contacts_seen(directory, store, "seojun", "jeff") == (None, None)
 
 
 async def test_someone_outside_the_directory_sees_no_contact_details(

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any
+
+from ..operations.terminal import json_text, printable
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -139,7 +140,7 @@ async def _list(redis: Redis, ledger: Ledger, channel_url: str | None, *, as_jso
             "count": count,
             "dead_letters": [_as_json(url, d) for url, letters in found.items() for d in letters],
         }
-        print(json.dumps(body, ensure_ascii=False, indent=2))
+        print(json_text(body))
         return 0
     if not count:
         print("no dead letters" + (f" in {channel_url!r}" if channel_url else " in any conversation"))
@@ -147,10 +148,10 @@ async def _list(redis: Redis, ledger: Ledger, channel_url: str | None, *, as_jso
     conversations = f" in {len(found)} conversations" if len(found) > 1 else ""
     print(f"{count} dead letter{'s' if count > 1 else ''}{conversations}, newest first")
     for url, letters in found.items():
-        print(url)
+        print(printable(url))
         for dead in letters:
-            print(f"  {dead.id}  {_iso(dead.at)}  {_event_line(dead)}")
-            print(f"      {_short(dead.error)}")
+            print(printable(f"  {dead.id}  {_iso(dead.at)}  {_event_line(dead)}"))
+            print(printable(f"      {_short(dead.error)}"))
     print(
         "once the cause is fixed: truloop-assistant dead-letters replay CHANNEL_URL --id ID (or --all)\n"
         "to drop them:            truloop-assistant dead-letters purge CHANNEL_URL --id ID (or --all)"
@@ -162,11 +163,11 @@ async def _purge(ledger: Ledger, channel_url: str, letters: list[DeadLetter], *,
     purged = await ledger.drop_dead_letters(channel_url, letters)
     if as_json:
         body = {"channel_url": channel_url, "purged": purged, "ids": [d.id for d in letters]}
-        print(json.dumps(body, ensure_ascii=False, indent=2))
+        print(json_text(body))
         return 0
     gone = len(letters) - purged
     already = f" ({gone} had gone meanwhile)" if gone else ""
-    print(f"purged {purged} dead letter{'s' if purged != 1 else ''} of {channel_url}{already}")
+    print(printable(f"purged {purged} dead letter{'s' if purged != 1 else ''} of {channel_url}{already}"))
     return 0
 
 
@@ -205,21 +206,21 @@ async def _replay(
             "kept": len(kept),
             "replays": [_replay_json(r) for r in replays],
         }
-        print(json.dumps(body, ensure_ascii=False, indent=2))
+        print(json_text(body))
     else:
         for r in replays:
-            print(f"{r.letter.id}  {_event_line(r.letter)}: {_said(r)}")
+            print(printable(f"{r.letter.id}  {_event_line(r.letter)}: {_said(r)}"))
         others = len(replays) - replayed - len(kept)
         print(
             f"replayed {replayed} of {len(replays)} dead letter{'s' if len(replays) != 1 else ''} of "
-            f"{channel_url}"
+            f"{printable(channel_url)}"
             + (f"; {others} dropped without running" if others else "")
             + (f"; {len(kept)} kept (see above)" if kept else "")
         )
         if replayed:
-            print(f"follow it with: truloop-assistant inspect {channel_url}")
+            print(printable(f"follow it with: truloop-assistant inspect {channel_url}"))
     for r in kept:
-        print(f"{PROG} replay: {r.letter.id} not replayed: {r.detail}", file=sys.stderr)
+        print(printable(f"{PROG} replay: {r.letter.id} not replayed: {r.detail}"), file=sys.stderr)
     return 1 if kept else 0
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -31,6 +30,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _run(channel_url: str, redis_url: str, *, as_json: bool) -> int:
     from ..operations import inspection
+    from ..operations.terminal import json_text
     from ..redis_client import connect
     from ..store.ledger import Ledger
 
@@ -42,9 +42,5 @@ async def _run(channel_url: str, redis_url: str, *, as_json: bool) -> int:
     if not report.known:
         print(f"truloop-assistant inspect: nothing is known of {channel_url!r}", file=sys.stderr)
         return 1
-    print(
-        json.dumps(inspection.as_json(report), ensure_ascii=False, indent=2)
-        if as_json
-        else inspection.as_text(report)
-    )
+    print(json_text(inspection.as_json(report)) if as_json else inspection.as_text(report))
     return 0

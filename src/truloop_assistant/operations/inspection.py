@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 
 from ..store import keys
 from ..store.ledger import DeadLetter, Ledger, LedgerTurn
+from .terminal import json_text, printable
 
 
 class PendingCall(BaseModel):
@@ -135,12 +136,11 @@ def _timed(entry: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def as_text(report: ConversationReport) -> str:
-    """The report for a person at a terminal."""
+    """The report for a person at a terminal (one line per entry, control characters escaped)."""
     lines = [f"conversation {report.channel_url}"]
     lines.append(f"  worker: {report.owner or 'none (idle)'}")
-    lines.append(
-        f"  inbox: {len(report.inbox)} waiting" + "".join(f"\n    {json.dumps(e)}" for e in report.inbox)
-    )
+    lines.append(f"  inbox: {len(report.inbox)} waiting")
+    lines.extend(f"    {json.dumps(e)}" for e in report.inbox)
     lines.append(f"  pending calls: {len(report.pending)}")
     for p in report.pending:
         lines.append(
@@ -168,7 +168,7 @@ def as_text(report: ConversationReport) -> str:
             lines.append(f"    {call.call_id}  {call.tool}  {call.kind}  {call.status}{ms}{error}{flag}")
             if call.result is not None or call.result_cut:
                 lines.append(f"      → {_short(call.result, cut=call.result_cut)}")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 RESULT_SHOWN = 120
@@ -179,7 +179,7 @@ def _short(result: Any, *, cut: bool) -> str:
     """A result on one line: its JSON text, shortened; ``[cut]`` when the ledger kept only part of it."""
     if result is None:
         return "(left out: the turn's results were too large) [cut]"
-    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    text = result if isinstance(result, str) else json_text(result, indent=None)
     text = " ".join(text.split())
     if len(text) > RESULT_SHOWN:
         text = text[:RESULT_SHOWN] + "…"

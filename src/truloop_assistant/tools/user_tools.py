@@ -52,8 +52,9 @@ class Person(BaseModel):
         if not hidden:
             return cls(**shown)
         note = (
-            f"{' and '.join(hidden)} not shown: contact details are visible only to the person, people "
-            "who share an event with them and admins, unless the person shares them"
+            f"{' and '.join(hidden)} not shown: contact details are visible only to the person, admins, "
+            "the people they invited to an event and organizers whose invitation they answered, unless "
+            "the person shares them"
         )
         return cls(**shown, contact_hidden=note)
 

@@ -1,9 +1,11 @@
 """Whose e-mail and phone a member may see.
 
 Names, usernames, groups, titles and ids are for every member. A person's e-mail and phone are
-shown only to themselves, to people who share an event with them in the app's event store (one
-organizes it and the other is invited, or both are invited), to admins of the directory, and to
-everyone for the fields the person marks as ``shared``.
+shown only to themselves, to admins of the directory, to everyone for the fields the person marks as
+``shared``, and through an event in the app's event store where both sides chose it: the invitees of
+an event see its organizer's (who invited them), and the organizer sees an invitee's once that
+invitee has answered the invitation (given their dates, even none). Being invited reveals nothing of
+the invitee, to the organizer or to the others invited with them: anyone can be invited.
 """
 
 from __future__ import annotations
@@ -23,17 +25,17 @@ _ALL_TIME = (datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC))
 
 
 async def event_peers(events: EventStore, user_id: str) -> set[str]:
-    """The organizers and invitees of every event the user organizes or is invited to.
+    """The people whose contact details the user sees through events: the organizers of the events
+    they are invited to, and the invitees who answered the events they organize.
 
     Two reads of the store however many people are asked about; events count while the store keeps
-    them (until ``keys.EVENT_RETENTION_S`` after they end).
+    them (until ``keys.EVENT_RETENTION_S`` after they end) and are not cancelled.
     """
     invited, organized = await asyncio.gather(
         events.list_invited(user_id), events.list_events(user_id, *_ALL_TIME)
     )
-    peers = {
-        person for event in (*invited, *organized) for person in (event.owner_id, *event.invitee_user_ids)
-    }
+    peers = {event.owner_id for event in invited}
+    peers.update(p for event in organized for p in event.guest_availability if event.is_invited(p))
     peers.discard(user_id)
     return peers
 
