@@ -84,8 +84,9 @@ async def test_inspect_shows_each_call_with_a_short_rendering_of_its_result(
     assert kept["result_cut"] is True and kept["result"].startswith('{"events": [{"id": "e0"')
 
 
-ESC_TITLE = "\x1b]0;owned\x07\x1b[2J\x9b31mred"
-"""A title that would retitle the operator's terminal, clear it and turn it red (ESC, BEL, C1 CSI)."""
+ESC_TITLE = "\x1b]0;owned\x07\x1b[2J\x9b31mred\u202e"
+"""A title that would retitle the operator's terminal, clear it, turn it red (ESC, BEL, C1 CSI) and
+show what follows it right to left (a bidirectional override)."""
 
 
 def two_calendar_calls() -> FunctionModel:
@@ -120,14 +121,14 @@ async def test_control_characters_in_results_errors_and_arguments_reach_the_term
         await h.idle()
 
     text = inspect(redis_url, channel)
-    assert not any(c in text for c in "\x1b\x07\x9b")
-    assert "\\u001b]0;owned\\u0007\\u001b[2J\\u009b31mred" in text  # shown, escaped (as JSON)
+    assert not any(c in text for c in "\x1b\x07\x9b\u202e")
+    assert "\\u001b]0;owned\\u0007\\u001b[2J\\u009b31mred\\u202e" in text  # shown, escaped (as JSON)
     assert "UserCanceled\\x1b[2J\\x9b0m" in text
     assert "conversation esc\\x1b[2J" in text and "mallory\\x1b[31m" in text
 
     # --json: the same values, every control character a JSON escape.
     raw = inspect(redis_url, channel, "--json")
-    assert not any(c in raw for c in "\x1b\x07\x9b")
+    assert not any(c in raw for c in "\x1b\x07\x9b\u202e")
     [turn] = json.loads(raw)["turns"]
     assert turn["user_id"] == user
     calls = {c["call_id"]: c for c in turn["calls"]}

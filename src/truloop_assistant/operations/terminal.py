@@ -12,17 +12,20 @@ import json
 import re
 from typing import Any
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_C1 = re.compile("[\x7f-\x9f]")
-"""What ``json.dumps`` leaves raw (it escapes only C0): DEL and the C1 controls."""
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_C1 = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What ``json.dumps`` leaves raw (it escapes only C0): DEL, the C1 controls and the bidirectional
+overrides and isolates (which reorder what the operator reads)."""
 
 
 def _escaped(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def printable(text: str) -> str:
-    """``text`` on one line with every control character shown as ``\\xNN`` (newlines too)."""
+    """``text`` on one line with every control character shown as ``\\xNN`` (newlines too) and every
+    bidirectional override as ``\\uNNNN``."""
     return _CONTROL.sub(_escaped, text)
 
 
