@@ -88,8 +88,10 @@ def webhook_payload(
     message_id: int = 1,
     members: list[str] | None = None,
     mentions: list[str] | None = None,
+    created_at: int | None = None,
 ) -> dict[str, Any]:
-    """A ``group_channel:message_send`` delivery; by default in a 1:1 channel of ``user`` and the bot."""
+    """A ``group_channel:message_send`` delivery; by default in a 1:1 channel of ``user`` and the bot,
+    sent now (``created_at``: when it was sent, in milliseconds)."""
     everyone = [user, BOT] if members is None else members
     return {
         "members": [{"user_id": m, "nickname": m} for m in everyone],
@@ -105,7 +107,7 @@ def webhook_payload(
             "custom_type": "",
             "message": text,
             "translations": {},
-            "created_at": 1540798555343,
+            "created_at": int(time.time() * 1000) if created_at is None else created_at,
             "data": "",
         },
         "channel": {"name": "assistant", "channel_url": channel, "custom_type": "", "is_distinct": True},

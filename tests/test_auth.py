@@ -7,6 +7,8 @@ import base64
 import hashlib
 import hmac
 import json
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -17,7 +19,7 @@ import pytest
 from jwt.algorithms import RSAAlgorithm
 
 from tests.fakes.jwks import FakeJwks, SigningKey
-from tests.support import calendar_model, serve
+from tests.support import JWT_SECRET, calendar_model, serve
 from truloop_assistant.auth import Principal, TokenVerifier, issue_token
 from truloop_assistant.config import ConfigError, load_settings
 from truloop_assistant.errors import Unauthorized
@@ -46,6 +48,7 @@ def verifier(
     jwks: FakeJwks | None = None, *, secret: str | None = SECRET, url: str | None = None, **kw: Any
 ) -> TokenVerifier:
     refetch = {k: kw.pop(k) for k in ("jwks_ttl_s", "jwks_min_refetch_s") if k in kw}
+    kw.setdefault("jwt_any_audience", not kw.get("jwt_audience"))
     settings = load_settings(
         channel="local", jwt_secret=secret, jwt_jwks_url=url or (jwks.url if jwks else None), **kw
     )
@@ -169,6 +172,46 @@ async def test_audience_and_issuer_when_configured(jwks: FakeJwks) -> None:
     assert "'iss'" in await rejected(v, RSA.sign({**good, "iss": None}))
     # Unset = not checked.
     assert await verifier(jwks).verify(f"Bearer {RSA.sign({'aud': 'anything', 'iss': 'anyone'})}")
+
+
+def test_a_jwks_url_without_an_audience_refuses_to_start() -> None:
+    url = "https://id.example.com/.well-known/jwks.json"
+    with pytest.raises(ConfigError) as info:
+        load_settings(channel="local", jwt_jwks_url=url)
+    assert "TRULOOP_JWT_AUDIENCE must be set when TRULOOP_JWT_JWKS_URL is" in str(info.value)
+    assert "TRULOOP_JWT_ANY_AUDIENCE=true" in str(info.value)
+    env = {"PATH": "/usr/bin:/bin", "TRULOOP_CHANNEL": "local", "TRULOOP_JWT_JWKS_URL": url}
+    proc = subprocess.run(
+        [sys.executable, "-m", "truloop_assistant.cli", "serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "TRULOOP_JWT_AUDIENCE must be set when TRULOOP_JWT_JWKS_URL is" in proc.stderr
+    # Said on purpose, or with an audience, it starts.
+    assert load_settings(channel="local", jwt_jwks_url=url, jwt_any_audience=True).jwt_jwks_url == url
+    assert load_settings(channel="local", jwt_jwks_url=url, jwt_audience="truloop").jwt_audience == "truloop"
+
+
+async def test_with_an_audience_a_token_for_another_app_is_refused_even_as_admin(jwks: FakeJwks) -> None:
+    v = verifier(jwks, secret=None, jwt_audience="truloop-devices")
+    assert (await v.verify(f"Bearer {RSA.sign({'aud': 'truloop-devices', 'role': 'admin'})}")).is_admin
+    for other in ({"aud": "another-app"}, {"aud": ["another-app"]}, {"aud": None}):
+        assert "'aud'" in await rejected(v, RSA.sign({"role": "admin", **other}))
+
+
+async def test_a_token_valid_for_longer_than_the_maximum_is_refused(jwks: FakeJwks) -> None:
+    v, now = verifier(jwks, jwt_max_ttl_s=3600), int(time.time())
+    assert await v.verify(f"Bearer {RSA.sign({'exp': now + 3600})}")
+    assert await v.verify(f"Bearer {issue_token(SECRET, 'jeff', ttl_s=3600)}")
+    for token in (RSA.sign({"exp": now + 3600 + 120}), issue_token(SECRET, "jeff", ttl_s=7200)):
+        message = await rejected(v, token)
+        assert "TRULOOP_JWT_MAX_TTL_S" in message and "3600" in message
+    # The default is 30 days: an 'exp' of 10^12 (the year 33658) is no device token.
+    message = await rejected(verifier(jwks), RSA.sign({"exp": 10**12}))
+    assert "valid for longer than" in message
 
 
 # --- attacks ------------------------------------------------------------------------------------
@@ -348,7 +391,7 @@ def test_https_and_local_jwks_urls_are_fine(url: str) -> None:
 async def test_tool_message_accepts_a_jwks_token_and_refuses_the_confused_one(
     start_server: Any, jwks: FakeJwks
 ) -> None:
-    async with start_server(model=calendar_model(), jwt_jwks_url=jwks.url) as h:
+    async with start_server(model=calendar_model(), jwt_jwks_url=jwks.url, jwt_any_audience=True) as h:
         await h.user_says("calendar")
         [rpc] = await h.rpc_requests(1)
         body = json.dumps({"jsonrpc": "2.0", "id": rpc["id"], "result": {"events": []}}).encode()
@@ -363,3 +406,14 @@ async def test_tool_message_accepts_a_jwks_token_and_refuses_the_confused_one(
         r = await h.post_tool_message(body, token=RSA.sign())
         assert r.status_code == 202 and r.json() == {"status": "resuming"}, r.text
         await h.replies(1)
+
+
+async def test_an_overlong_token_is_401_on_an_authenticated_endpoint(start_server: Any) -> None:
+    async with start_server(jwt_max_ttl_s=24 * 3600) as h:
+        calls = "/api/v1/agent/calls"
+        day = issue_token(JWT_SECRET, "jeff", ttl_s=24 * 3600)
+        assert (await h.http.get(calls, headers={"authorization": f"Bearer {day}"})).status_code == 200
+        forever = jwt.encode({"sub": "jeff", "exp": 10**12, "role": "admin"}, JWT_SECRET)
+        r = await h.http.get(calls, headers={"authorization": f"Bearer {forever}"})
+        assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_token"
+        assert "TRULOOP_JWT_MAX_TTL_S" in r.json()["error"]["message"]

@@ -230,6 +230,7 @@ class TokenVerifier:
         self.secret = settings.jwt_secret
         self.audience = settings.jwt_audience or None
         self.issuer = settings.jwt_issuer or None
+        self.max_ttl_s = settings.jwt_max_ttl_s
         self.jwks = (
             JwksKeys(settings.jwt_jwks_url, ttl_s=jwks_ttl_s, min_refetch_s=jwks_min_refetch_s)
             if settings.jwt_jwks_url
@@ -260,11 +261,17 @@ class TokenVerifier:
             raise _invalid("the token's 'sub' claim must be a non-empty string")
         if not _valid_unicode(sub):  # a lone surrogate ("\ud800") can neither key Redis nor be compared
             raise _invalid("the token's 'sub' claim is not valid Unicode")
+        exp = int(claims["exp"])
+        if exp - time.time() > self.max_ttl_s + _LEEWAY_S:
+            raise _invalid(
+                f"the token is valid for longer than TRULOOP_JWT_MAX_TTL_S allows ({self.max_ttl_s} s): "
+                "mint device tokens that expire sooner"
+            )
         role = claims.get("role")
         principal = Principal(user_id=sub, role=role if isinstance(role, str) else None)
         # The JWKS keys the token was just checked against (no await since: still the current ones).
         keys = self.jwks.keys if alg != "HS256" and self.jwks is not None else None
-        self._remember(token, _Verified(principal, int(claims["exp"]), keys))
+        self._remember(token, _Verified(principal, exp, keys))
         return principal
 
     async def _known(self, token: str) -> Principal | None:

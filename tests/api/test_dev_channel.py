@@ -228,3 +228,10 @@ async def test_the_dev_token_carries_the_configured_audience_and_issuer(start_se
         token = (await h.http.post("/dev/api/token", json={"user_id": "jeff"})).json()["token"]
         r = await h.http.get("/api/v1/agent/calls", headers={"authorization": f"Bearer {token}"})
         assert r.status_code == 200 and r.json() == {"calls": []}
+
+
+async def test_the_dev_pages_token_is_accepted_under_a_short_token_lifetime(start_server: Any) -> None:
+    async with start_server(channel="local", jwt_max_ttl_s=3600) as h:
+        token = (await h.http.post("/dev/api/token", json={"user_id": "jeff"})).json()["token"]
+        r = await h.http.get("/api/v1/agent/calls", headers={"authorization": f"Bearer {token}"})
+        assert r.status_code == 200, r.text

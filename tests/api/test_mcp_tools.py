@@ -183,6 +183,27 @@ async def test_a_server_that_is_down_costs_only_its_own_tools_and_comes_back(
     assert all("MCP server 'crm'" in line for line in outages)
 
 
+async def test_the_server_url_is_logged_without_its_secrets(
+    start_server: Any, crm: CrmServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(mcp_tools, "RETRY_DOWN_S", 0.0)
+    caplog.set_level(logging.INFO, logger="truloop_assistant")
+    url = crm.url.replace("http://", "http://bob:pa55word@") + "?token=t0p-s3cret"
+    servers = {"mcp_servers": [{"url": url, "prefix": "crm"}]}
+    async with start_server(model=replies_with_results(crm_plan, []), **servers) as h:
+        await h.user_says("find mina")  # down: one line says so
+        await h.replies(1)
+        crm.start()
+        await h.user_says("find mina")  # back: one line lists its tools
+        [_, found] = await h.replies(2)
+        assert "crm_lookup_customer success" in found.text
+    lines = [r.getMessage() for r in caplog.records if "MCP server 'crm'" in r.getMessage()]
+    assert any("unreachable" in line for line in lines) and any("tools:" in line for line in lines), lines
+    assert all(f"({crm.url})" in line for line in lines), lines
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert not any(word in logged for word in ("pa55word", "t0p-s3cret", "bob")), logged
+
+
 async def test_the_tool_list_is_asked_for_again_after_refresh_s(start_server: Any, crm: CrmServer) -> None:
     crm.start()
     seen: list[set[str]] = []

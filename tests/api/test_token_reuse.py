@@ -48,7 +48,9 @@ def decodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def verifier(jwks: FakeJwks | None = None, **kw: Any) -> TokenVerifier:
-    settings = load_settings(channel="local", jwt_secret=SECRET, jwt_jwks_url=jwks.url if jwks else None)
+    settings = load_settings(
+        channel="local", jwt_secret=SECRET, jwt_jwks_url=jwks.url if jwks else None, jwt_any_audience=True
+    )
     return TokenVerifier(settings, **kw)
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import time
 from typing import Any
 
+import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -223,3 +226,34 @@ async def test_a_picture_in_a_one_to_one_channel_gets_a_short_text_only_answer(s
         await h.idle()
         assert "text" in notice.text and "텍스트" in notice.text
         assert prompts == [] and len(h.sendbird.messages) == 1
+
+
+async def test_a_signed_message_older_than_the_de_duplication_window_is_not_run_again(
+    start_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A captured delivery replayed once its message id's de-duplication mark (24 h) is gone."""
+    prompts: list[str] = []
+    now_ms, hour_ms = int(time.time() * 1000), 3600 * 1000
+    caplog.set_level(logging.WARNING, logger="truloop_assistant")
+    async with start_server(model=echo_model(prompts)) as h:
+        captured = webhook_payload("delete my events", channel="ch-old", message_id=70)
+        captured["payload"]["created_at"] = now_ms - 25 * hour_ms
+        picture = {**webhook_payload("", channel="ch-old", message_id=71), "type": "FILE"}
+        picture["payload"]["created_at"] = now_ms - 48 * hour_ms
+        for payload in (captured, picture):
+            r = await h.post_webhook(payload)
+            assert r.status_code == 200 and r.json() == {"status": "ignored"}, r.text
+        await h.idle()
+        assert prompts == [] and h.sendbird.messages == []
+        replays = [r.getMessage() for r in caplog.records if "ch-old" in r.getMessage()]
+        assert len(replays) == 2 and all("older than" in line for line in replays), replays
+
+        # A late delivery within the window, and a message that does not say when it was sent, run.
+        late = webhook_payload("late", channel="ch-late", message_id=72, created_at=now_ms - 22 * hour_ms)
+        undated = webhook_payload("undated", channel="ch-undated", message_id=73)
+        del undated["payload"]["created_at"]
+        for payload in (late, undated):
+            assert (await h.post_webhook(payload)).json() == {"status": "queued"}
+        await h.replies(1, channel="ch-late")
+        await h.replies(1, channel="ch-undated")
+        assert sorted(prompts) == ["late", "undated"]

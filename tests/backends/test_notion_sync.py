@@ -318,6 +318,28 @@ async def test_server_errors_and_timeouts_are_tried_again(notion: FakeNotion, re
         await sync(notion, redis)
 
 
+async def test_a_huge_retry_after_is_waited_for_a_bounded_time(
+    notion: FakeNotion, redis: Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(notion_api, "RETRY_AFTER_MAX_S", 0.2)  # 60 s in use
+    monkeypatch.setattr(notion_api, "RATE_LIMITED_TOTAL_S", 1.0)  # 10 minutes in use
+    workspace(notion)
+    notion.fail_next(429, times=2, retry_after="1000000000")  # about 32 years
+    started = time.monotonic()
+    async with asyncio.timeout(10):
+        report = await sync(notion, redis)
+    assert report.read == 7
+    assert 0.4 <= time.monotonic() - started < 5  # each wait was cut to 0.2 s, and waited
+
+    # More waits in all than the sync allows: it stops and says so, without waiting them out.
+    notion.fail_next(429, times=8, retry_after="1000000000")
+    started = time.monotonic()
+    with pytest.raises(NotionError, match=r"held .* back for more than 1 s .* run the sync again later"):
+        async with asyncio.timeout(10):
+            await sync(notion, redis)
+    assert time.monotonic() - started < 2
+
+
 async def test_a_page_deleted_while_the_sync_runs_is_skipped(notion: FakeNotion, redis: Redis) -> None:
     pages = workspace(notion)
     await sync(notion, redis)

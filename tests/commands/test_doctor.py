@@ -183,6 +183,32 @@ async def test_each_mcp_server_is_checked(tmp_path: Path, redis_url: str, crm: C
     assert lines[-1].endswith("until then the assistant works without its tools")
 
 
+async def test_mcp_urls_are_shown_without_their_secrets(
+    tmp_path: Path, redis_url: str, crm: CrmServer
+) -> None:
+    crm.start()
+    port = free_port()
+    secret = "?token=t0p-s3cret&x=1"
+    servers = [
+        {"url": crm.url.replace("http://", "http://bob:pa55word@") + secret, "prefix": "crm"},
+        {"url": f"http://carol:pa55word@127.0.0.1:{port}/mcp{secret}", "prefix": "erp"},
+    ]
+    env = {
+        "TRULOOP_REDIS_URL": redis_url,
+        "TRULOOP_CHANNEL": "local",
+        "TRULOOP_JWT_SECRET": SECRET,
+        "TRULOOP_MCP_SERVERS": json.dumps(servers),
+    }
+
+    code, lines = await doctor(tmp_path, **env)
+
+    assert code == 1
+    assert lines[-2].startswith(f"ok    mcp crm: {crm.url} answers with 2 tools")
+    assert lines[-1].startswith(f"FAIL  mcp erp: cannot list the tools of http://127.0.0.1:{port}/mcp (")
+    output = "\n".join(lines)
+    assert not any(word in output for word in ("pa55word", "t0p-s3cret", "bob", "carol")), output
+
+
 async def test_a_refused_or_unreachable_notion_token(
     tmp_path: Path, redis_url: str, notion: FakeNotion
 ) -> None:

@@ -123,3 +123,20 @@ def test_the_secret_may_come_from_dot_env_and_a_short_one_is_refused(
     assert main(["token", "jeff"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "TRULOOP_JWT_SECRET is too short" in captured.err
+
+
+def test_a_ttl_beyond_the_maximum_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TRULOOP_JWT_SECRET", JWT_SECRET)
+    month = claims(mint(capsys, "jeff", "--ttl", str(30 * 24 * 3600)))  # the default maximum: 30 days
+    assert month["exp"] - month["iat"] == 30 * 24 * 3600
+    assert main(["token", "jeff", "--ttl", str(10**12)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("truloop-assistant token: --ttl 1000000000000 is longer than")
+    assert "TRULOOP_JWT_MAX_TTL_S (2592000 s)" in captured.err
+    monkeypatch.setenv("TRULOOP_JWT_MAX_TTL_S", "600")
+    assert main(["token", "jeff", "--ttl", "601"]) == 2
+    assert "TRULOOP_JWT_MAX_TTL_S (600 s)" in capsys.readouterr().err
+    assert claims(mint(capsys, "jeff", "--ttl", "600"))["sub"] == "jeff"

@@ -26,6 +26,8 @@ router = APIRouter(prefix="/dev", tags=["dev"])
 
 MAX_POSTED_CHARS = 100_000
 """What the channel stores at most; a message over ``TRULOOP_MAX_MESSAGE_CHARS`` is shown and explained."""
+DEV_TOKEN_TTL_S = 24 * 3600
+"""How long the dev page's device tokens are valid (less when ``TRULOOP_JWT_MAX_TTL_S`` is less)."""
 
 
 class PostMessage(BaseModel):
@@ -254,6 +256,10 @@ async def token(body: TokenRequest, services: ServicesDep) -> dict[str, str]:
     assert settings.jwt_secret is not None
     return {
         "token": issue_token(
-            settings.jwt_secret, body.user_id, audience=settings.jwt_audience, issuer=settings.jwt_issuer
+            settings.jwt_secret,
+            body.user_id,
+            ttl_s=min(DEV_TOKEN_TTL_S, settings.jwt_max_ttl_s),
+            audience=settings.jwt_audience,
+            issuer=settings.jwt_issuer,
         )
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import time
 
 from fastapi import APIRouter, Request
@@ -13,6 +14,7 @@ from ..channels.base import AGENT_RPC, InboundMessage
 from ..config import reveal
 from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
+from ..pipeline.admission import outlived_its_mark
 from ..pipeline.audience import one_to_one
 from ..protocol.jsonrpc import load_json
 from ..protocol.webhook_payload import FileMessageEvent, UserMessageEvent, event_errors, parse_webhook
@@ -21,6 +23,8 @@ from . import openapi
 from .body import read_body
 from .budget import redis_budget
 from .deps import services_of
+
+log = logging.getLogger(__name__)
 
 router = APIRouter()
 
@@ -72,6 +76,9 @@ async def _receive(request: Request, services: Services) -> dict[str, str]:
         ) from None
 
     bot = services.settings.sendbird_bot_user_id
+    if isinstance(event, (UserMessageEvent, FileMessageEvent)) and _too_old(event):
+        WEBHOOKS.labels("too_old").inc()
+        return {"status": "ignored"}
     if isinstance(event, UserMessageEvent):
         message = to_message(event, bot_user_id=bot)
         if message is not None:
@@ -97,6 +104,21 @@ async def _take(
     # Never an error to Sendbird for a message we will not run (too long, over the rate limit, too
     # many waiting): it would only re-send it. The user is told in the channel instead.
     return {"status": status if status in ("queued", "duplicate") else "ignored"}
+
+
+def _too_old(event: UserMessageEvent | FileMessageEvent) -> bool:
+    """Whether the message was sent so long ago that its re-delivery mark may be gone (a replay)."""
+    payload = event.payload
+    if payload is None or (age := outlived_its_mark(payload.created_at)) is None:
+        return False
+    log.warning(
+        "ignored message %s in %s: sent %.1f h ago, older than a re-delivery is remembered "
+        "(a delivery replayed?)",
+        payload.message_id,
+        event.channel.channel_url if event.channel is not None else "(no channel)",
+        age / 3600,
+    )
+    return True
 
 
 async def _text_only(services: Services, event: FileMessageEvent, *, bot_user_id: str) -> None:

@@ -27,7 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=_seconds,
         default=DEFAULT_TTL_S,
         metavar="SECONDS",
-        help=f"how long the token is valid (default {DEFAULT_TTL_S})",
+        help=f"how long the token is valid (default {DEFAULT_TTL_S}; at most TRULOOP_JWT_MAX_TTL_S)",
     )
     command.add_argument(
         "--admin", action="store_true", help='add role: "admin" (the admin rate limit and admin endpoints)'
@@ -35,7 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the token; 2 when this server cannot sign one (no HS256 secret) or the settings are invalid."""
+    """Print the token; 2 when this server cannot sign one (no HS256 secret), the settings are invalid or
+    ``--ttl`` is longer than the server accepts."""
     from ..auth import issue_token
     from ..config import given_settings, load_settings
 
@@ -49,6 +50,14 @@ def run(args: argparse.Namespace) -> int:
     # Checked as the server checks them (a too-short secret, a bad audience), without the model or channel.
     settings = load_settings(channel="local", model="offline")
     assert settings.jwt_secret is not None  # given above, and kept by load_settings
+    if args.ttl > settings.jwt_max_ttl_s:
+        print(
+            f"truloop-assistant token: --ttl {args.ttl} is longer than TRULOOP_JWT_MAX_TTL_S "
+            f"({settings.jwt_max_ttl_s} s) allows, and the server would refuse the token: use a shorter "
+            "--ttl (or raise TRULOOP_JWT_MAX_TTL_S)",
+            file=sys.stderr,
+        )
+        return 2
     token = issue_token(
         settings.jwt_secret,
         args.user_id,

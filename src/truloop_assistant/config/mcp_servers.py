@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -14,7 +15,8 @@ class McpServer(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    url: AnyHttpUrl
+    url: AnyHttpUrl = Field(repr=False)
+    """May carry secrets (a user and password, a token in the query): shown as :attr:`shown_url`."""
     prefix: str = Field(pattern=r"^[a-z][a-z0-9]{0,19}$")
     """Its tools are named ``<prefix>_<tool>`` (lower-case letters and digits, so the name stays clear)."""
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
@@ -26,3 +28,20 @@ class McpServer(BaseModel):
     needs the user's confirmation too; ``[]`` confirms every tool. ``confirm`` still applies."""
     refresh_s: float = Field(default=60.0, gt=0)
     """How long its tool list is used before it is asked for again."""
+
+    @property
+    def shown_url(self) -> str:
+        """The URL as logs and ``doctor`` show it: ``scheme://host:port/path``, no user, password or query."""
+        parts = urlsplit(str(self.url))
+        return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+
+    def redact(self, text: str) -> str:
+        """``text`` (an error message, say) with the URL's secret parts taken out."""
+        full = str(self.url)
+        parts = urlsplit(full)
+        text = text.replace(full, self.shown_url)
+        userinfo = parts.netloc.rpartition("@")[0]
+        for secret in (f"{userinfo}@" if userinfo else "", f"?{parts.query}" if parts.query else ""):
+            if secret:
+                text = text.replace(secret, "")
+        return text

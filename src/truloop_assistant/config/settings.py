@@ -35,6 +35,11 @@ class Settings(SendbirdSettings):
     jwt_jwks_url: str | None = None
     jwt_audience: str | None = None
     jwt_issuer: str | None = None
+    jwt_any_audience: bool = False
+    """Accept tokens signed by the JWKS's keys whatever their ``aud`` (only when those keys sign for
+    this server alone): without it, ``TRULOOP_JWT_JWKS_URL`` needs ``TRULOOP_JWT_AUDIENCE``."""
+    jwt_max_ttl_s: int = Field(default=30 * 24 * 3600, ge=1)
+    """The longest a device token may still be valid for: a token whose ``exp`` is further away is refused."""
 
     pending_call_ttl_s: int = Field(default=3600, ge=1)
     unhandled_call_wait_s: float = Field(default=30.0, gt=0)
@@ -145,6 +150,13 @@ class Settings(SendbirdSettings):
             raise ValueError(
                 "TRULOOP_JWT_SECRET (HS256) or TRULOOP_JWT_JWKS_URL must be set: "
                 "tool results from devices are authenticated with it"
+            )
+        if self.jwt_jwks_url and not self.jwt_audience and not self.jwt_any_audience:
+            raise ValueError(
+                "TRULOOP_JWT_AUDIENCE must be set when TRULOOP_JWT_JWKS_URL is: without it any token the "
+                "JWKS's keys signed is accepted, one minted for another app included; set it to the 'aud' "
+                "your backend puts in device tokens (or TRULOOP_JWT_ANY_AUDIENCE=true when those keys sign "
+                "for this server alone)"
             )
         if self.jwt_secret is not None and len(reveal(self.jwt_secret).encode()) < 32:
             raise ValueError(

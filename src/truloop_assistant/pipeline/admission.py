@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 
 from redis.asyncio import Redis
@@ -29,6 +30,18 @@ log = logging.getLogger(__name__)
 
 ROLE_LOOKUP_S = 0.5
 """How long admission waits for the directory to say whether someone is an admin (then: not one)."""
+REPLAY_MARGIN_S = 3600
+"""A message is run only while its re-delivery mark (``keys.SEEN_TTL_S``) would last this much longer."""
+
+
+def outlived_its_mark(created_at_ms: int | None, *, now: float | None = None) -> float | None:
+    """How old (in seconds) a message sent at ``created_at_ms`` is, when it is too old to be run: its
+    re-delivery mark may be gone, so the same delivery could run again. None otherwise (and for a
+    message that does not say when it was sent)."""
+    if created_at_ms is None:
+        return None
+    age = (time.time() if now is None else now) - created_at_ms / 1000
+    return age if age > keys.SEEN_TTL_S - REPLAY_MARGIN_S else None
 
 
 @dataclass(frozen=True)

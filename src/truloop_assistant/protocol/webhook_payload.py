@@ -7,6 +7,7 @@ other category is acknowledged and ignored.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -55,10 +56,21 @@ class Sender(_Lenient):
     user_id: NonEmpty
 
 
+def _millis(value: Any) -> int | None:
+    """A time in milliseconds since the epoch; anything else (a string, a bool, 0) says nothing."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return int(value) if value > 0 else None
+
+
 class Payload(_Lenient):
     message_id: MessageId
     message: str = ""
     custom_type: str = ""
+    created_at: Annotated[int | None, BeforeValidator(_millis)] = None
+    """When the message was sent (milliseconds), None when the delivery does not say."""
 
 
 class Channel(_Lenient):

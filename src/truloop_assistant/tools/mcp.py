@@ -68,7 +68,7 @@ class McpServerTools(AbstractToolset[AgentDeps]):
 
     @property
     def label(self) -> str:
-        return f"MCP server {self.server.prefix!r} ({self.server.url})"
+        return f"MCP server {self.server.prefix!r} ({self.server.shown_url})"
 
     async def __aenter__(self) -> McpServerTools:
         # Nothing to open for a run: the server is reached when its tools are listed or called, so a
@@ -139,7 +139,7 @@ class McpServerTools(AbstractToolset[AgentDeps]):
         self._retry_at = time.monotonic() + self._retry_s
         self._retry_s = min(self._retry_s * 2, RETRY_DOWN_MAX_S)
         if not self._down:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            reason = self.server.redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             log.warning(
                 "%s is unreachable (%s): its tools are left out until it answers", self.label, reason[:200]
             )

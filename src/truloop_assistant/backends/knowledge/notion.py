@@ -2,7 +2,8 @@
 
 Every request carries ``Authorization: Bearer <token>`` and ``Notion-Version: 2022-06-28`` and first
 waits its turn in a token bucket (Notion allows about three requests a second on average, with short
-bursts). A 429 holds every request for its ``Retry-After`` seconds; a 5xx, a timeout or a lost
+bursts). A 429 holds every request for its ``Retry-After`` seconds (at most a minute each time, and
+ten minutes in all for one client, so a sync cannot be held back for ever); a 5xx, a timeout or a lost
 connection is tried again after 1, 2 and 4 s. What trying again cannot fix is a :class:`NotionError`
 whose message says what to do::
 
@@ -34,6 +35,10 @@ RETRIES = 3
 BACKOFF_S = 1.0
 RATE_LIMITED_MAX = 10
 """429s in a row for one request before the sync gives up."""
+RETRY_AFTER_MAX_S = 60.0
+"""The longest one 429's ``Retry-After`` is waited for (a longer one is tried again after this long)."""
+RATE_LIMITED_TOTAL_S = 600.0
+"""The most a client waits for 429s in all (one sync) before it gives up."""
 TIMEOUT_S = 30.0
 PAGE_SIZE = 100
 """Results per request of a list (Notion's maximum)."""
@@ -107,6 +112,10 @@ class NotionClient:
         self.api_url = api_url.rstrip("/")
         self.limiter = limiter or RateLimiter()
         self.requests = 0
+        self.held_s = 0.0
+        """How long 429s have held this client's requests, in all."""
+        # Read when built, not when defined, so a test may shorten them.
+        self._hold_max_s, self._held_max_s = RETRY_AFTER_MAX_S, RATE_LIMITED_TOTAL_S
         self._retries = retries
         self._backoff_s = backoff_s
         self._http = httpx.AsyncClient(
@@ -210,7 +219,17 @@ class NotionClient:
                         status=429,
                         code="rate_limited",
                     )
-                self.limiter.hold(_retry_after(response))
+                hold = min(_retry_after(response), self._hold_max_s)
+                if self.held_s + hold > self._held_max_s:
+                    raise NotionError(
+                        f"Notion has held this sync back for more than {self._held_max_s:g} s in all "
+                        f"(429 rate limited, last to {method} {path}); another integration may share its "
+                        "limit: run the sync again later",
+                        status=429,
+                        code="rate_limited",
+                    )
+                self.held_s += hold
+                self.limiter.hold(hold)
                 continue
             if response.status_code >= 500:
                 failures += 1

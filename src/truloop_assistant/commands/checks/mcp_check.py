@@ -27,12 +27,13 @@ def check_mcp(server: McpServer) -> Check:
     try:
         names = asyncio.run(tools())
     except Exception as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        reason = server.redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return Check(
             name,
             "FAIL",
-            f"cannot list the tools of {server.url} ({reason[:200]}): start it or fix TRULOOP_MCP_SERVERS; "
+            f"cannot list the tools of {server.shown_url} ({reason[:200]}): start it or fix "
+            "TRULOOP_MCP_SERVERS; "
             "until then the assistant works without its tools",
         )
     listed = ", ".join(f"{server.prefix}_{n}" for n in names) or "none"
-    return Check(name, "ok", f"{server.url} answers with {len(names)} tools: {listed}")
+    return Check(name, "ok", f"{server.shown_url} answers with {len(names)} tools: {listed}")
