@@ -114,7 +114,8 @@ async def test_a_group_channel_answers_mentions_and_keeps_the_rest_as_context(st
         await h.idle()
         assert len(seen) == 3
         # The turn saw what the two said to each other, and who said it.
-        assert "mina: lunch at noon?" in seen[1] and "jeff: sure" in seen[1]
+        assert '{"by": "user", "user_id": "mina", "text": "lunch at noon?"}' in seen[1]
+        assert '{"by": "user", "user_id": "jeff", "text": "sure"}' in seen[1]
         texts = [m["message"] for m in await channel_messages(h, "team") if m["user_id"] == BOT]
         assert texts == ["answer 1", "answer 2", "answer 3"]
 
