@@ -128,23 +128,28 @@ async def test_your_own_new_message_still_cuts_your_pending_call(start_server: A
         assert r.status_code == 410 and r.json()["error"]["code"] == "call_superseded"
 
 
-DOOR_CODE = "door code is 4417"
+SECRET_TITLE = "Layoff planning 4417"
+PLANNING = {
+    "title": SECRET_TITLE,
+    "start_time": "2026-12-02T12:00:00+09:00",
+    "end_time": "2026-12-02T13:00:00+09:00",
+}
 
 
-def remembering(seen: list[str]) -> FunctionModel:
-    """Save a memory (it needs the person's confirmation), then say only whether it was saved."""
+def planning(seen: list[str]) -> FunctionModel:
+    """Create an event (it needs the person's confirmation), then say only whether it was made."""
 
     def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         returned = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
         if returned:
             seen.extend(str(p.content) for p in returned)
             return ModelResponse(
-                parts=[TextPart("Done." if returned[0].outcome == "success" else "Not saved.")]
+                parts=[TextPart("Done." if returned[0].outcome == "success" else "Not done.")]
             )
         if any(p.part_kind == "retry-prompt" for p in messages[-1].parts):
             seen.append(str(messages[-1].parts))
-            return ModelResponse(parts=[TextPart("Not saved.")])
-        return ModelResponse(parts=[ToolCallPart("save_memory", {"text": f"My {DOOR_CODE}"})])
+            return ModelResponse(parts=[TextPart("Not done.")])
+        return ModelResponse(parts=[ToolCallPart("create_event", PLANNING)])
 
     return FunctionModel(fn)
 
@@ -156,12 +161,12 @@ def bearer(user: str) -> dict[str, str]:
 async def test_in_a_group_a_confirmation_is_asked_in_the_persons_private_chat(
     start_server: Any, directory: Any
 ) -> None:
-    async with start_server(model=remembering([])) as h:
-        await h.user_says("@Truloop remember my door code", channel="team", members=GROUP, mentions=[BOT])
+    async with start_server(model=planning([])) as h:
+        await h.user_says("@Truloop plan the meeting", channel="team", members=GROUP, mentions=[BOT])
         [rpc] = await private_requests(h, 1)
         direct = h.direct_channel("jeff")
         assert direct is not None and direct != "team"
-        assert rpc["method"] == "interaction.confirm" and DOOR_CODE in json.dumps(rpc["params"])
+        assert rpc["method"] == "interaction.confirm" and SECRET_TITLE in json.dumps(rpc["params"])
         # The group hears only where the request went, in jeff's language, with none of it.
         [line] = await h.replies(1, channel="team")
         assert line.text == "Jeff Kim, I've sent you something to confirm in our private chat."
@@ -181,33 +186,33 @@ async def test_in_a_group_a_confirmation_is_asked_in_the_persons_private_chat(
         assert (state["state"], state["channel_url"]) == ("answered", direct)
         await h.idle()
         posted = [json.dumps(m.shown) for m in h.sendbird.in_channel("team")]
-        assert posted and not any(DOOR_CODE in p or "agent-rpc" in p for p in posted)
+        assert posted and not any(SECRET_TITLE in p or "agent-rpc" in p for p in posted)
 
 
 async def test_in_a_group_a_request_that_cannot_go_private_is_not_posted_there(
     start_server: Any, directory: Any
 ) -> None:
     told: list[str] = []
-    async with start_server(model=remembering(told)) as h:
+    async with start_server(model=planning(told)) as h:
         h.sendbird.channel_failures = [(400, {"error": True, "code": 400201, "message": '"User" not found.'})]
-        await h.user_says("@Truloop remember my door code", channel="team", members=GROUP, mentions=[BOT])
+        await h.user_says("@Truloop plan the meeting", channel="team", members=GROUP, mentions=[BOT])
         replies = await h.replies(2, channel="team")
         assert replies[0].text == (
             "Jeff Kim, I couldn't send that to our private chat, so I didn't post it here either."
         )
-        assert replies[-1].text == "Not saved."  # the model was told the request never went out ...
+        assert replies[-1].text == "Not done."  # the model was told the request never went out ...
         assert "private" in told[-1]
         await h.idle()
         assert not any(m.is_rpc for m in h.sendbird.messages)  # ... and it was posted nowhere
         posted = [json.dumps(m.shown) for m in h.sendbird.in_channel("team")]
-        assert not any(DOOR_CODE in p for p in posted)
+        assert not any(SECRET_TITLE in p for p in posted)
 
 
 async def test_in_a_one_to_one_channel_the_request_is_asked_right_there(
     start_server: Any, directory: Any
 ) -> None:
-    async with start_server(model=remembering([])) as h:
-        await h.user_says("remember my door code", channel="ch-1")
+    async with start_server(model=planning([])) as h:
+        await h.user_says("plan the meeting", channel="ch-1")
         [rpc] = await h.rpc_requests(1, channel="ch-1")
         await h.answer(rpc["id"], result={"confirmed": True})
         [reply] = await h.replies(1, channel="ch-1")
