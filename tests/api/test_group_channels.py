@@ -123,9 +123,12 @@ async def test_your_own_new_message_still_cuts_your_pending_call(start_server: A
         await h.user_says("@Truloop my calendar please", channel="team", members=GROUP, mentions=[BOT])
         [rpc] = await private_requests(h, 1)
         await h.user_says("@Truloop never mind", channel="team", members=GROUP, mentions=[BOT])
-        await h.replies(1, channel="team")
+        await h.replies(2, channel="team")  # where the request went, then the answer
         r = await h.answer(rpc["id"], result={"events": []})
         assert r.status_code == 410 and r.json()["error"]["code"] == "call_superseded"
+        # The request's message, in jeff's 1:1 channel, says it ended.
+        [update] = await h.sendbird.wait_updates(1, h.direct_channel("jeff"))
+        assert update.settled["state"] == "superseded"
 
 
 SECRET_TITLE = "Layoff planning 4417"

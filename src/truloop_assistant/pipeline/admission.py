@@ -56,6 +56,8 @@ class Admission:
         )
         if heard == "overheard":
             await self.transcript.add(message.channel_url, Line(user_id=message.user_id, text=message.text))
+        elif heard == "turn" and listed:  # the turn decides where its device requests go by them
+            await self.members.listed(message.channel_url, listed)
         return heard == "turn"
 
     async def queue(self, message: InboundMessage) -> str:
