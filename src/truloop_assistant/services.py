@@ -19,6 +19,7 @@ from .agent.agents import Agents, MemberAgent, build_guest_agent, build_member_a
 from .agent.inviter import DirectInviter
 from .agent.models import resolve_model
 from .agent.notifier import Notifier
+from .agent.private_requests import PrivateRequests
 from .agent.runner import TurnRunner
 from .agent.turn_limits import TurnLimits
 from .auth import TokenVerifier
@@ -231,6 +232,12 @@ class Services:
             tool_descriptions=lambda: {k: v for tools, _ in servers for k, v in tools.descriptions.items()},
             callbacks=self.callbacks,
             clock=utcnow,
+            private=PrivateRequests(
+                members=self.members,
+                relay=self.relay,
+                users=self.backends.users,
+                bot_user_id=settings.sendbird_bot_user_id,
+            ),
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:

@@ -21,13 +21,20 @@ async def says(h: Harness, words: str, *, user: str, channel: str, **kwargs: Any
 
 
 async def confirms(h: Harness, words: str, *, user: str, channel: str, **kwargs: Any) -> tuple[str, str]:
-    """``user`` asks for something that needs their yes, and says yes: the dialog's text and the answer."""
-    asked, answered = len(await h.rpc_requests(0, channel=channel)), len(h.texts(channel))
+    """``user`` asks for something that needs their yes, and says yes: the dialog's text and the answer.
+
+    In a group (``mentions`` given) the dialog is asked in the user's 1:1 channel, and the group first
+    hears that it went there.
+    """
+    asked, answered = sum(m.is_rpc for m in h.sendbird.messages), len(h.texts(channel))
     await h.user_says(words, user=user, channel=channel, **kwargs)
-    rpc = (await h.rpc_requests(asked + 1, channel=channel))[asked]
-    assert rpc["method"] == "interaction.confirm"
-    await h.answer(rpc["id"], result={"confirmed": True}, user=user)
-    return rpc["params"]["message"], (await h.replies(answered + 1, channel=channel))[answered].text
+    await h.sendbird.wait_for(lambda msgs: sum(m.is_rpc for m in msgs) > asked)
+    sent = [m for m in h.sendbird.messages if m.is_rpc][asked]
+    assert sent.channel_url == (h.direct_channel(user) if "mentions" in kwargs else channel)
+    assert sent.rpc["method"] == "interaction.confirm"
+    await h.answer(sent.rpc["id"], result={"confirmed": True}, user=user)
+    answered += "mentions" in kwargs
+    return sent.rpc["params"]["message"], (await h.replies(answered + 1, channel=channel))[answered].text
 
 
 async def test_a_guest_is_invited_answers_with_dates_and_hears_of_the_cancellation(

@@ -7,10 +7,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import BOT, Harness, calendar_model
+from tests.support import BOT, CALENDAR_ARGS, Harness, calendar_model
 
 CHANNEL = "demo"
 
@@ -236,3 +236,33 @@ async def test_the_dev_pages_token_is_accepted_under_a_short_token_lifetime(star
         token = (await h.http.post("/dev/api/token", json={"user_id": "jeff"})).json()["token"]
         r = await h.http.get("/api/v1/agent/calls", headers={"authorization": f"Bearer {token}"})
         assert r.status_code == 200, r.text
+
+
+def calendar_when_asked(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Ask the phone for the calendar when the message is about it; then (or else) answer briefly."""
+    if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+        return ModelResponse(parts=[TextPart("two events")])
+    prompt = next(p.content for p in reversed(messages[-1].parts) if p.part_kind == "user-prompt")
+    if "calendar" in str(prompt):
+        return ModelResponse(parts=[ToolCallPart("get_calendar_events", CALENDAR_ARGS)])
+    return ModelResponse(parts=[TextPart("hello")])
+
+
+async def test_in_a_group_the_page_shows_a_request_in_the_persons_own_channel(start_server: Any) -> None:
+    async with start_server(model=FunctionModel(calendar_when_asked), channel="local") as h:
+        await post(h, "hi", user="mina", channel="team")
+        await post(h, f"@{BOT} what's on my calendar this week?", channel="team")
+        direct = f"relay-{BOT}-jeff"
+        [asked] = await rpc_messages(h, 1, channel=direct)
+        assert asked["call"] == {"state": "pending", "user_id": "jeff"}
+        assert (await h.answer(json.loads(asked["data"])["id"], result={"events": []})).status_code == 202
+        await h.idle()
+        team = await channel_messages(h, "team")
+        assert [m["message"] for m in team if m["user_id"] == BOT] == [
+            "hello",
+            "jeff, I've sent a request for your phone to our private chat.",
+            "two events",
+        ]
+        assert not any(m["custom_type"] in REQUESTS or m["data"] for m in team)
+        [settled] = await rpc_messages(h, 1, channel=direct)
+        assert settled["custom_type"] == "agent-rpc-settled"

@@ -224,14 +224,17 @@ async def test_the_failure_breaker_counts_per_person_and_not_their_refusals(star
         await h.replies(4, "mina-dm")
 
         # Her phone fails again in the group: her calendar is off (everywhere), Jeff's is not.
+        # (In the group each request goes to the person's 1:1 channel; the group hears it went there.)
         await h.user_says("@bot calendar", user="mina", **group)
-        [rpc] = await h.rpc_requests(1, "team")
-        await h.answer(rpc["id"], error=required, user="mina")
         await h.replies(1, "team")
-        await h.user_says("@bot my calendar", **group)
-        [_, for_jeff] = await h.rpc_requests(2, "team")
-        assert (await h.answer(for_jeff["id"], result={"events": []})).status_code == 202
+        [rpc] = await h.rpc_requests(1, h.direct_channel("mina") or "")
+        await h.answer(rpc["id"], error=required, user="mina")
         await h.replies(2, "team")
+        await h.user_says("@bot my calendar", **group)
+        await h.replies(3, "team")
+        [for_jeff] = await h.rpc_requests(1, h.direct_channel("jeff") or "")
+        assert (await h.answer(for_jeff["id"], result={"events": []})).status_code == 202
+        await h.replies(4, "team")
         await h.user_says("calendar", user="mina", channel="mina-dm")
         replies = await h.replies(5, "mina-dm")
         assert replies[-1].text.startswith("failed: get_calendar_events failed 2 times in a row")

@@ -34,6 +34,7 @@ from ..tools.callbacks import ToolCallbacks
 from .agents import Agents
 from .model_step import ModelStep, StepInputs
 from .people import Person, PersonLookup
+from .private_requests import PrivateRequests
 from .recorder import LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .step_endings import StepEndings, TurnStep
@@ -63,6 +64,7 @@ class TurnRunner:
         tool_descriptions: Callable[[], Mapping[str, str]],
         callbacks: ToolCallbacks,
         clock: Callable[[], datetime],
+        private: PrivateRequests | None = None,
     ) -> None:
         self.store = store
         self.history = history
@@ -75,6 +77,7 @@ class TurnRunner:
             limits=limits,
             backends=backends,
             tool_descriptions=tool_descriptions,
+            private=private,
         )
         self.model_step = ModelStep(
             agents=agents,

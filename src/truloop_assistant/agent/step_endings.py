@@ -16,18 +16,21 @@ from pydantic_ai import DeferredToolRequests, RunUsage
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 
 from ..backends import Backends
-from ..deferred.approvals import ApprovalContext
-from ..i18n import Text, language_of
+from ..channels.relay import RelayError
+from ..deferred.approvals import CONFIRM_METHOD, ApprovalContext
+from ..i18n import Language, Text, language_of, texts
 from ..logs import log_context
 from ..protocol.declarations import DeclaredTool
+from ..store.answers import ServerFailure
 from ..store.history import History
 from ..store.inbox import Consumed
 from ..store.ledger import LedgerCall, TurnState
-from ..store.outbox import TextOut
+from ..store.outbox import RpcOut, TextOut
 from ..store.reads import Write
 from ..store.records import AgentRole, PausedTurn
 from ..store.turns import TurnStore
 from .paused_calls import call_refs, failed_locally
+from .private_requests import PrivateRequests
 from .recorder import KnownRecord, LedgerWriter, StepRecord, sent_calls
 from .requests import device_requests
 from .results import REQUESTS
@@ -66,6 +69,7 @@ class StepEndings:
         limits: TurnLimits,
         backends: Backends,
         tool_descriptions: Callable[[], Mapping[str, str]],
+        private: PrivateRequests | None = None,
     ) -> None:
         self.store = store
         self.history = history
@@ -74,6 +78,9 @@ class StepEndings:
         self.backends = backends
         self.tool_descriptions = tool_descriptions
         """Descriptions of tools the server did not define (MCP servers'), for their dialogs."""
+        self.private = private
+        """Sends a turn's requests in a channel of several people to the person's 1:1 channel (None:
+        every request is posted in the conversation's channel)."""
 
     async def record(
         self,
@@ -146,7 +153,9 @@ class StepEndings:
     ) -> bool:
         """Store the paused turn and send its device requests (their dialogs say when in ``timezone``,
         the person's own; a tool whose devices failed too often in a row, ``client_failures``, is
-        failed by the server instead).
+        failed by the server instead). In a channel of several people they go to the person's 1:1
+        channel with the assistant, the group being told so; when that channel cannot be had, none
+        goes anywhere: the calls fail (the model is told) and the group hears only that.
 
         Returns True when no call went out (the server failed them all): the turn is stored with its
         event still on the inbox, to be resumed at once.
@@ -158,6 +167,16 @@ class StepEndings:
             max_calls=self.limits.max_calls_per_turn,
             max_failures=self.limits.max_client_failures,
         )
+        language = language_of(turn.prompt)
+        private: str | None = None  # the person's 1:1 channel, where this group turn's requests go
+        notes: list[TextOut] = []
+        if self.private is not None and any(ref.call_id not in failed for ref in refs):
+            try:
+                private = await self.private.channel_for(turn.channel_url, turn.user_id)
+            except RelayError as exc:
+                log.warning("no 1:1 channel with %s for turn %s: %s", turn.user_id, turn.turn_id, exc)
+                failed |= {ref.call_id: _NOT_SENT for ref in refs if ref.call_id not in failed}
+                notes = [await self._note(turn, texts.NOT_SENT_PRIVATELY, language, "not-sent")]
         paused = PausedTurn(
             turn_id=turn.turn_id,
             step=turn.step,
@@ -181,16 +200,34 @@ class StepEndings:
                 log.info("asking the phone: %s (%s) for %s", ref.method, ref.tool_name, ref.tool_call_id)
         recorded = await self.record(turn, "paused", began, turn.used, calls)
         if not paused.sent_calls:  # nothing to wait for: go on at once
-            await self.store.save_paused(paused, recorded=recorded)
+            await self.store.save_paused(paused, outbox=notes, recorded=recorded)
             return True
         context = ApprovalContext(
-            language=language_of(paused.prompt),
+            language=language,
             timezone=timezone,
             backends=self.backends,
             user_id=paused.user_id,
             descriptions=self.tool_descriptions(),
         )
-        await self.store.save_paused(
-            paused, outbox=await device_requests(paused, context), consumed=consumed, recorded=recorded
-        )
+        asking = await device_requests(paused, context)
+        outbox: list[TextOut | RpcOut] = [*asking]
+        if private is not None:
+            outbox = [item.model_copy(update={"channel_url": private}) for item in asking]
+            confirm = any(item.request.method == CONFIRM_METHOD for item in asking)
+            said = texts.SENT_PRIVATELY_CONFIRM if confirm else texts.SENT_PRIVATELY
+            outbox.append(await self._note(turn, said, language, "sent-privately"))
+        await self.store.save_paused(paused, outbox=outbox, consumed=consumed, recorded=recorded)
         return False
+
+    async def _note(self, turn: TurnStep, text: Text, language: Language, kind: str) -> TextOut:
+        """A line for the conversation's channel naming the person, without anything the requests ask."""
+        assert self.private is not None
+        name = await self.private.name_of(turn.user_id)
+        return TextOut(text=text(language, name=name), dedup_id=f"{turn.turn_id}:{turn.step}:{kind}")
+
+
+_NOT_SENT = ServerFailure(
+    failed="This request could not be delivered to the user's private 1:1 chat with the assistant, and "
+    "it was not shown in this group channel either, so nothing was asked or done. Tell the user; they "
+    "can ask again in their 1:1 chat with the assistant."
+)

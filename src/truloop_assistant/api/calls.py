@@ -83,7 +83,7 @@ def _call(view: CallView) -> Call:
         method=view.method,
         params=view.request.params,
         message=view.request.message,
-        channel_url=view.channel_url,
+        channel_url=view.request.channel_url or view.channel_url,
         state=view.state,
         created_at=_utc(view.created_at),
         expires_at=_utc(view.expires_at),

@@ -27,6 +27,10 @@ class Members(Protocol):
         """The member user ids, or None when they cannot be known right now."""
         ...
 
+    async def listed(self, channel_url: str, ids: list[str]) -> None:
+        """The members a delivery carried, so that the turn it starts finds them without a look-up."""
+        ...
+
 
 class SendbirdMembers:
     """``GET /v3/group_channels/{url}?show_member=true``, cached in Redis for ``keys.MEMBERS_TTL_S``."""
@@ -34,6 +38,10 @@ class SendbirdMembers:
     def __init__(self, client: PlatformClient, redis: Redis) -> None:
         self._client = client
         self._redis = redis
+
+    async def listed(self, channel_url: str, ids: list[str]) -> None:
+        key = keys.members(keys.conversation_tag(channel_url))
+        await self._redis.set(key, json.dumps(ids), ex=keys.MEMBERS_TTL_S)
 
     async def of(self, channel_url: str) -> list[str] | None:
         key = keys.members(keys.conversation_tag(channel_url))
@@ -68,6 +76,9 @@ class LocalMembers:
             pipe.sadd(key, user_id)
             pipe.expire(key, keys.LOCAL_MESSAGES_TTL_S)
             await pipe.execute()
+
+    async def listed(self, channel_url: str, ids: list[str]) -> None:
+        """Nothing to keep: the dev channel's members are who wrote there."""
 
     async def of(self, channel_url: str) -> list[str] | None:
         raw = cast(

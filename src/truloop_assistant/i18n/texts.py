@@ -36,6 +36,21 @@ CALL_CANCELLED = Text(
     en="Cancelled: none of your devices could do this.",
 )
 
+# -- in a channel of several people: a request went to the person's 1:1 channel, never to the group
+
+SENT_PRIVATELY_CONFIRM = Text(
+    ko="{name} 님, 확인하실 내용을 저와의 1:1 채팅으로 보냈어요.",
+    en="{name}, I've sent you something to confirm in our private chat.",
+)
+SENT_PRIVATELY = Text(
+    ko="{name} 님, 휴대폰에서 처리할 요청을 저와의 1:1 채팅으로 보냈어요.",
+    en="{name}, I've sent a request for your phone to our private chat.",
+)
+NOT_SENT_PRIVATELY = Text(
+    ko="{name} 님, 저와의 1:1 채팅으로 요청을 보내지 못했어요. 이 채팅방에도 올리지 않았어요.",
+    en="{name}, I couldn't send that to our private chat, so I didn't post it here either.",
+)
+
 # -- notices: why a message was not answered
 
 SENDING_TOO_FAST = Text(

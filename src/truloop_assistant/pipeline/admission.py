@@ -78,6 +78,8 @@ class Admission:
                     *channel_writes(message.user_id, message.channel_url),
                 ],
             )
+        elif heard == "turn" and listed:  # the turn decides where its device requests go by them
+            await self.members.listed(message.channel_url, listed)
         return heard == "turn"
 
     async def queue(self, message: InboundMessage) -> str:

@@ -121,22 +121,28 @@ class Deliverer:
                 await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
             case RpcOut(request=request, notification=notification, dedup_id=dedup_id, recipient=recipient):
                 message_id = await self.channel.send_rpc(
-                    channel_url, request, notification=notification, dedup_id=dedup_id, recipient=recipient
+                    item.channel_url or channel_url,
+                    request,
+                    notification=notification,
+                    dedup_id=dedup_id,
+                    recipient=recipient,
                 )
-                if message_id is not None:  # the update of its request names it
-                    return RpcMessage(request.id, message_id)
+                if message_id is not None:  # the update of its request names it (and its channel)
+                    return RpcMessage(request.id, message_id, item.channel_url)
             case SettleOut():
                 return await self._settle(channel_url, item)
         return None
 
     async def _settle(self, channel_url: str, item: SettleOut) -> RpcMessage | None:
         """Update the call's request message; one that was never delivered (or noted) has none to update."""
-        message_id = await self.outbox.rpc_message(channel_url, item.call_id)
-        if message_id is None:
+        posted = await self.outbox.rpc_message(channel_url, item.call_id)
+        if posted is None:
             log.info("no message to update for %s in %s (%s)", item.call_id, channel_url, item.state)
             return None
         data = json.dumps({"id": item.call_id, "state": item.state, "method": item.method})
-        await self.channel.settle_rpc(channel_url, message_id, data=data, text=settled_text(item))
+        await self.channel.settle_rpc(
+            posted.channel_url, posted.message_id, data=data, text=settled_text(item)
+        )
         return RpcMessage(item.call_id, None)  # updated for good: its id is no longer needed
 
 

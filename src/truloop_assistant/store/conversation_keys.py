@@ -127,13 +127,15 @@ def effects(tag: str, turn_id: str) -> str:
 
 def call_request(tag: str, call_id: str) -> str:
     """What a call asked: JSON ``{"params", "message"}`` (the request's params and the text shown with
-    it), for as long as its id is remembered; apart from its record, which stays small (Redis keeps a
-    hash of short values compactly)."""
+    it; and ``channel_url`` when it was posted outside the conversation's channel), for as long as its
+    id is remembered; apart from its record, which stays small (Redis keeps a hash of short values
+    compactly)."""
     return _conv(tag, "request", call_id)
 
 
 def rpc_message(tag: str, call_id: str) -> str:
-    """The channel's message id of a call's ``agent-rpc`` message (to update it once the call settles).
+    """The channel's message id of a call's ``agent-rpc`` message (to update it once the call settles),
+    followed by a space and the channel's URL when it was posted outside the conversation's channel.
 
     Written when the request is delivered; gone once the update is delivered (or the call forgotten).
     """

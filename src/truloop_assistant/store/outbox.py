@@ -43,6 +43,9 @@ class RpcOut(_Outgoing):
     notification: str
     recipient: str = ""
     """The user whose phone is to answer it (mentioned in the message); empty in older records."""
+    channel_url: str = ""
+    """Where it is posted when not in the conversation's channel (the person's 1:1 channel with the
+    assistant, for a turn in a channel of several people); empty: the conversation's channel."""
 
 
 class SettleOut(_Outgoing):
@@ -111,6 +114,16 @@ class RpcMessage:
 
     call_id: str
     message_id: int | None
+    channel_url: str = ""
+    """The channel the request was posted in, when not the conversation's (its update goes there)."""
+
+
+@dataclass(frozen=True)
+class PostedRequest:
+    """Where a call's request message is: its channel and the channel's id of the message."""
+
+    channel_url: str
+    message_id: int
 
 
 @dataclass(frozen=True)
@@ -140,12 +153,16 @@ class Outbox:
         self._to_back = redis.register_script(_TO_BACK)
         self._forget = redis.register_script(_FORGET)
 
-    async def rpc_message(self, channel_url: str, call_id: str) -> int | None:
-        """The channel's message id of a call's request, if it was delivered (and noted)."""
+    async def rpc_message(self, channel_url: str, call_id: str) -> PostedRequest | None:
+        """Where a call's request message is, if it was delivered (and noted): in the conversation's
+        channel unless it was posted elsewhere."""
         raw = cast(
             bytes | None, await self.redis.get(keys.rpc_message(keys.conversation_tag(channel_url), call_id))
         )
-        return None if raw is None else int(raw)
+        if raw is None:
+            return None
+        message_id, _, elsewhere = raw.decode().partition(" ")
+        return PostedRequest(elsewhere or channel_url, int(message_id))
 
     async def head(self, channel_url: str) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
         """The oldest undelivered message (with its stored bytes, to remove it once sent)."""
@@ -167,10 +184,10 @@ class Outbox:
         outbox = keys.outbox(tag)
         args: list[str | bytes | int] = [raw, ""]
         if note is not None:
+            # "<message id>", or "<message id> <channel>" for a request posted in another channel.
+            posted = f"{note.message_id} {note.channel_url}".rstrip()
             args = (
-                [raw, "set", note.message_id, self.rpc_message_ttl_s]
-                if note.message_id is not None
-                else [raw, "del"]
+                [raw, "set", posted, self.rpc_message_ttl_s] if note.message_id is not None else [raw, "del"]
             )
         rpc = keys.rpc_message(tag, note.call_id) if note is not None else outbox
         return _item(await self._pop(keys=[outbox, keys.outbox_failures(tag), rpc], args=args))

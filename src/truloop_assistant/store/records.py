@@ -78,6 +78,8 @@ class Asked(BaseModel):
 
     params: dict[str, Any] = {}
     message: str = ""
+    channel_url: str = ""
+    """Where it was posted, when not in the conversation's channel (empty: there)."""
 
 
 class CallView(BaseModel):

@@ -68,7 +68,11 @@ class TurnStore:
         deadline = now + ttl
         trace = current_traceparent()  # the step's (it runs in its span): the resume continues it
         asked = {
-            item.request.id: {"params": item.request.params, "message": item.notification}
+            item.request.id: {
+                "params": item.request.params,
+                "message": item.notification,
+                **({"channel_url": item.channel_url} if item.channel_url else {}),
+            }
             for item in outbox
             if isinstance(item, RpcOut)
         }
