@@ -91,7 +91,7 @@ async def test_the_rs256_example_and_its_jwks_are_accepted(
     port = free_port()
     async with serve(jwks.app(), port):
         url = f"http://127.0.0.1:{port}/jwks.json"
-        async with start_server(jwt_secret=None, jwt_jwks_url=url, jwt_any_audience=True) as h:
+        async with start_server(jwt_secret=None, jwt_jwks_url=url, jwt_audience=example["AUDIENCE"]) as h:
             r = await tool_message(h, example["device_token"]("jeff"))
             assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_call"
             admin = {"authorization": f"Bearer {example['device_token']('ops', admin=True)}"}
