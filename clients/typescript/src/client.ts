@@ -79,8 +79,8 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     if (!(typeof userId === "function" || (typeof userId === "string" && userId !== ""))) {
       throw new TypeError(
         "userId is required: the signed-in user's Sendbird user id, or a function returning it " +
-          "(e.g. () => auth.userId). In a group channel every member's app receives each request; " +
-          "without it this app would act on requests meant for another member.",
+          "(e.g. () => auth.userId). A request meant for another member of a group channel may reach " +
+          "this app; without it this app would act on requests meant for another member.",
       );
     }
     const deviceId: unknown = options.deviceId;
@@ -250,7 +250,8 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
    *
    * - A request that mentions another user than the signed-in one (the `userId` option): `{status:
    *   "ignored", reason: "not_for_me", request}`; the handler does not run and nothing is posted.
-   *   In a group channel every member's app receives each request; only the mentioned user's acts.
+   *   Only the mentioned user's app acts (the server posts a group's requests in the asking
+   *   person's 1:1 channel; one that reaches another member is still ignored).
    * - A request handled before (or being handled) is answered once: the later call gets the same
    *   result and the handler does not run twice. One whose answer failed may be handled again:
    *   after a retryable failure (the server unreachable, rate limits) the same answer is sent

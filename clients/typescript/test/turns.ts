@@ -176,17 +176,21 @@ describe("answering the assistant", () => {
     assert.match((await dev().nextAnswer(channel, rpc.message_id)).message, /팀 미팅/);
   });
 
-  test("in a group channel only the mentioned member's phone acts on a request; another member's ignores it without running or posting anything", async () => {
+  test("in a group channel a request goes to the person's 1:1 channel; another member's phone ignores it without running or posting anything", async () => {
     const channel = freshChannel("group");
     const hello = await dev().post(channel, "jeff", "지금 몇 시야?");
     await dev().nextAnswer(channel, hello); // jeff alone: every message is a turn
     await dev().post(channel, "mina", "안녕하세요", "not_addressed"); // two people now: only mentions are
     const asked = await dev().post(channel, "jeff", "@truloop-assistant 이번 주 일정 알려줘");
-    const rpc = await dev().nextRpc(channel, asked);
+    // the request goes to jeff's own channel with the assistant; the group sees only a line saying so
+    const rpc = await dev().nextRpc("relay-truloop-assistant-jeff", asked);
+    const pointer = await dev().nextAnswer(channel, asked);
+    assert.equal(pointer.data ?? "", "");
+    assert.match(pointer.message, /1:1/);
     assert.deepEqual(rpc.mentioned_users, [{ user_id: "jeff" }]);
     const callId = (JSON.parse(rpc.data) as { id: string }).id;
 
-    // mina's app receives the request too: it ignores it, asking for no token and posting nothing
+    // should mina's app receive the request, it ignores it, asking for no token and posting nothing
     const sent: string[] = [];
     const recording: FetchLike = (url, init) => {
       sent.push(`${init.method} ${url}`);
@@ -230,7 +234,7 @@ describe("answering the assistant", () => {
     assert.equal(handled.status, "resuming");
     assert.equal(jeffRan, 1);
     assert.equal(handled.request.recipient, "jeff");
-    const answer = await dev().nextAnswer(channel, rpc.message_id);
+    const answer = await dev().nextAnswer(channel, pointer.message_id);
     assert.match(answer.message, /팀 미팅/);
     assert.deepEqual(await dev().call(callId), { state: "answered", user_id: "jeff" });
     assert.equal(minaRan, false);
