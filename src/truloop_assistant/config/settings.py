@@ -68,6 +68,13 @@ class Settings(SendbirdSettings):
     queue_name: str = "truloop"
     worker_heartbeat_s: int = Field(default=15, ge=1)
 
+    api_docs: bool = True
+    """``/docs``, its Swagger UI files and ``/openapi.json`` on the API port (``TRULOOP_API_DOCS``)."""
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """``serve`` answers ``/metrics`` on this port instead of the API's (``TRULOOP_METRICS_PORT``)."""
+    metrics_host: str = "127.0.0.1"
+    """Where ``TRULOOP_METRICS_PORT`` listens (``TRULOOP_METRICS_HOST``)."""
+
     @field_validator("redis_url")
     @classmethod
     def _redis_scheme(cls, value: str) -> str:
