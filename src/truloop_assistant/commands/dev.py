@@ -67,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
             return 2
         settings = settings.model_copy(update={"redis_url": redis_server.url})
     try:
-        _announce(settings.redis_url, embedded=redis_server is not None, own_secret=not given.get("jwt_secret"))
+        _announce(
+            settings.redis_url, embedded=redis_server is not None, own_secret=not given.get("jwt_secret")
+        )
         keys.use_prefix(settings.key_prefix)
         users_file = settings.users_file or str(SAMPLE_USERS_FILE)
         imported = asyncio.run(import_users(settings.redis_url, load_users_file(users_file)))
@@ -124,5 +126,9 @@ def _announce(redis_url: str, *, embedded: bool, own_secret: bool) -> None:
         for name, ignored in (("redis_url", embedded), ("jwt_secret", own_secret))
         if ignored and name in dotenv
     ]
-    note = f" ({' and '.join(unused)} of .env not used: dev takes them from the environment only)" if unused else ""
+    note = (
+        f" ({' and '.join(unused)} of .env not used: dev takes them from the environment only)"
+        if unused
+        else ""
+    )
     logger.info("dev: %s; %s%s", redis, signer, note)
