@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         channel="local",
         jwt_secret=given.get("jwt_secret") or secrets.token_urlsafe(32),
         redis_url=given.get("redis_url") or Settings.model_fields["redis_url"].default,
+        metrics_port=None,  # one process, one port: /metrics stays beside the API
     )
     redis_server = None
     if given.get("redis_url"):

@@ -145,8 +145,8 @@ class Settings(SendbirdSettings):
             if missing := self.missing_sendbird():
                 raise ValueError(
                     f"{' and '.join(missing)} must be set when TRULOOP_CHANNEL=sendbird "
-                    "(the API token also verifies webhook signatures); use TRULOOP_CHANNEL=local "
-                    "or `truloop-assistant dev` for local development"
+                    "(the API token also verifies webhook signatures); for local development run "
+                    "`truloop-assistant dev` (the local channel)"
                 )
         if not reveal(self.jwt_secret) and not self.jwt_jwks_url:
             raise ValueError(
