@@ -139,7 +139,9 @@ async def start_server(redis: Redis, redis_url: str, sendbird: FakeSendbird) -> 
         *, model: Any = None, agent: MemberAgent | None = None, **overrides: Any
     ) -> AsyncIterator[Harness]:
         settings = make_settings(redis_url, sendbird.url, **overrides)  # type: ignore[attr-defined]
-        app = create_app(settings, embedded_worker=True, model=model, agent=agent)
+        # The local channel's /dev routes, as `truloop-assistant dev` mounts them.
+        dev_routes = settings.channel == "local"
+        app = create_app(settings, embedded_worker=True, model=model, agent=agent, dev_routes=dev_routes)
         port = free_port()
         async with (
             serve(app, port),

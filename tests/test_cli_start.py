@@ -18,6 +18,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import httpx
+import jwt
 import pytest
 import redis
 from prometheus_client.metrics_core import Metric
@@ -113,6 +114,18 @@ def run(started: list[Command], *args: str, cwd: Path, **env: str) -> Command:
 
 def local_env(redis_url: str) -> dict[str, str]:
     return {"TRULOOP_REDIS_URL": redis_url, "TRULOOP_CHANNEL": "local", "TRULOOP_JWT_SECRET": SECRET}
+
+
+def serve_env(redis_url: str) -> dict[str, str]:
+    """What ``serve`` needs: the Sendbird channel (an application nobody answers for) and a secret."""
+    return {
+        "TRULOOP_REDIS_URL": redis_url,
+        "TRULOOP_CHANNEL": "sendbird",
+        "TRULOOP_SENDBIRD_APP_ID": "test-app",
+        "TRULOOP_SENDBIRD_API_TOKEN": "token",
+        "TRULOOP_SENDBIRD_API_URL": f"http://127.0.0.1:{free_port()}",
+        "TRULOOP_JWT_SECRET": SECRET,
+    }
 
 
 def dead_url(password: str = PASSWORD) -> tuple[int, str]:
@@ -253,15 +266,7 @@ def test_serve_announces_itself_and_logs_uvicorn_alike(
     tmp_path: Path, started: list[Command], redis_url: str
 ) -> None:
     port = free_port()
-    env = {
-        "TRULOOP_REDIS_URL": redis_url,
-        "TRULOOP_CHANNEL": "sendbird",
-        "TRULOOP_SENDBIRD_APP_ID": "test-app",
-        "TRULOOP_SENDBIRD_API_TOKEN": "token",
-        "TRULOOP_SENDBIRD_API_URL": f"http://127.0.0.1:{free_port()}",
-        "TRULOOP_JWT_SECRET": SECRET,
-    }
-    serve = run(started, "serve", "--port", str(port), cwd=tmp_path, **env)
+    serve = run(started, "serve", "--port", str(port), cwd=tmp_path, **serve_env(redis_url))
 
     summary = serve.wait_for("serve: ")
     assert re.fullmatch(
@@ -284,7 +289,7 @@ def test_serve_announces_itself_and_logs_uvicorn_alike(
 
 def test_serve_waits_for_redis_and_stops_on_ctrl_c(tmp_path: Path, started: list[Command]) -> None:
     port, url = dead_url()
-    serve = run(started, "serve", "--port", str(free_port()), cwd=tmp_path, **local_env(url))
+    serve = run(started, "serve", "--port", str(free_port()), cwd=tmp_path, **serve_env(url))
 
     serve.wait_for(
         rf"WARNING truloop_assistant\.cli: Redis at redis://:\*\*\*@127\.0\.0\.1:{port}/0 is unreachable"
@@ -292,28 +297,98 @@ def test_serve_waits_for_redis_and_stops_on_ctrl_c(tmp_path: Path, started: list
     code, elapsed = serve.stop(signal.SIGINT)
 
     assert code == 0 and elapsed < 2, elapsed
-    assert len(serve.lines) == 3 and serve.lines[-1].endswith("stopped before Redis answered")
+    lines = [
+        line for line in serve.lines if "TRULOOP_MODEL=offline" not in line
+    ]  # the offline model's warning
+    assert len(lines) == 3 and lines[-1].endswith("stopped before Redis answered")
 
 
-def test_dev_uses_the_redis_url_of_dotenv(tmp_path: Path, started: list[Command]) -> None:
+def test_serve_refuses_the_local_channel_and_names_dev(
+    tmp_path: Path, started: list[Command], redis_url: str
+) -> None:
+    port = free_port()
+    serve = run(started, "serve", "--port", str(port), cwd=tmp_path, **local_env(redis_url))
+
+    assert serve.finish(timeout=30) == 2
+    assert len(serve.lines) == 1 and "TRULOOP_CHANNEL=local" in serve.lines[0], serve.lines
+    assert "`truloop-assistant dev`" in serve.lines[0]
+    with pytest.raises(httpx.ConnectError):  # nothing listens: no /dev/api/token to ask
+        httpx.post(f"http://127.0.0.1:{port}/dev/api/token", json={"user_id": "jeff"}, timeout=2)
+
+
+def test_serve_with_a_metrics_port_answers_metrics_there_and_not_on_the_api_port(
+    tmp_path: Path, started: list[Command], redis_url: str
+) -> None:
+    port, metrics_port = free_port(), free_port()
+    env = {**serve_env(redis_url), "TRULOOP_METRICS_PORT": str(metrics_port)}
+    serve = run(started, "serve", "--port", str(port), cwd=tmp_path, **env)
+    serve.wait_for(rf"metrics at http://127\.0\.0\.1:{metrics_port}/metrics")
+    serve.wait_for("startup complete")
+    base, metrics = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{metrics_port}"
+
+    assert httpx.post(f"{base}/api/v1/webhooks/sendbird", content=b"{}", timeout=5).status_code == 401
+    scraped = httpx.get(f"{metrics}/metrics", timeout=5)
+    assert scraped.status_code == 200
+    assert _unsigned_webhooks(text_string_to_metric_families(scraped.text)) == 1
+    on_api = httpx.get(f"{base}/metrics", timeout=5)
+    assert on_api.status_code == 404 and on_api.json()["error"]["code"] == "not_found"
+    elsewhere = httpx.get(f"{metrics}/readyz", timeout=5)
+    assert elsewhere.status_code == 404 and elsewhere.json()["error"]["code"] == "not_found"
+    serve.stop()
+    assert not any("Traceback" in line for line in serve.lines), "\n".join(serve.lines)
+
+
+def dev_token(port: int) -> str:
+    """A device token for jeff, from the dev server's /dev page API."""
+    r = httpx.post(f"http://127.0.0.1:{port}/dev/api/token", json={"user_id": "jeff"}, timeout=10)
+    assert r.status_code == 200, r.text
+    return str(r.json()["token"])
+
+
+def test_dev_uses_the_redis_and_secret_of_its_environment(tmp_path: Path, started: list[Command]) -> None:
     port = free_port()
     with RedisServer() as server:
-        (tmp_path / ".env").write_text(f"TRULOOP_REDIS_URL={server.url}\n")
-        dev = run(started, "dev", "--port", str(port), cwd=tmp_path)
+        env = {"TRULOOP_REDIS_URL": server.url, "TRULOOP_JWT_SECRET": SECRET}
+        dev = run(started, "dev", "--port", str(port), cwd=tmp_path, **env)
         dev.wait_for(r"Uvicorn running on")
 
         assert httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10).status_code == 200
         assert redis.Redis.from_url(server.url).dbsize() > 0  # the sample users went there
+        assert jwt.decode(dev_token(port), SECRET, algorithms=["HS256"])["sub"] == "jeff"
         dev.stop(signal.SIGINT)
 
+    said = dev.wait_for(r"INFO truloop_assistant\.cli: dev: ")
+    assert f"Redis {server.url} from TRULOOP_REDIS_URL in the environment" in said
+    assert "device tokens signed with TRULOOP_JWT_SECRET from the environment" in said
     assert not any("embedded Redis" in line for line in dev.lines)
-    assert any(f"Redis: {server.url}" in line for line in dev.lines)
+
+
+def test_dev_leaves_the_redis_and_secret_of_dotenv_alone(tmp_path: Path, started: list[Command]) -> None:
+    port = free_port()
+    deployed_secret = "d" * 32
+    with RedisServer() as deployed:
+        (tmp_path / ".env").write_text(
+            f"TRULOOP_REDIS_URL={deployed.url}\nTRULOOP_JWT_SECRET={deployed_secret}\n"
+        )
+        dev = run(started, "dev", "--port", str(port), cwd=tmp_path)
+        dev.wait_for(r"Uvicorn running on")
+
+        token = dev_token(port)
+        with pytest.raises(jwt.InvalidSignatureError):  # a token of dev's is no good for the deployment
+            jwt.decode(token, deployed_secret, algorithms=["HS256"])
+        assert redis.Redis.from_url(deployed.url).dbsize() == 0  # no sample users (or anything) there
+        dev.stop(signal.SIGINT)
+
+    said = dev.wait_for(r"INFO truloop_assistant\.cli: dev: ")
+    assert re.search(r"dev: started an embedded Redis at redis://127\.0\.0\.1:\d+/0; ", said), said
+    assert "device tokens signed with a secret made for this run" in said
+    assert "TRULOOP_REDIS_URL and TRULOOP_JWT_SECRET of .env not used" in said
+    assert deployed.url not in "\n".join(dev.lines)
 
 
 def test_dev_refuses_an_unreachable_redis_url(tmp_path: Path, started: list[Command]) -> None:
     port, url = dead_url()
-    (tmp_path / ".env").write_text(f"TRULOOP_REDIS_URL={url}\n")
-    dev = run(started, "dev", "--port", str(free_port()), cwd=tmp_path)
+    dev = run(started, "dev", "--port", str(free_port()), cwd=tmp_path, TRULOOP_REDIS_URL=url)
 
     assert dev.finish() == 2
     assert len(dev.lines) == 1
@@ -393,7 +468,7 @@ def test_serve_with_two_processes_answers_metrics_with_their_sum(
     tmp_path: Path, started: list[Command], redis_url: str, given: bool
 ) -> None:
     port = free_port()
-    env = {**local_env(redis_url), "TMPDIR": str(tmp_path)}
+    env = {**serve_env(redis_url), "TMPDIR": str(tmp_path)}
     if given:
         shared = tmp_path / "metrics"
         shared.mkdir()

@@ -199,7 +199,14 @@ def api(redis_url: str, tmp_path: Path) -> Iterator[int]:
     """``truloop-assistant serve`` on a free port, ready."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
-    env |= {"TRULOOP_REDIS_URL": redis_url, "TRULOOP_CHANNEL": "local", "TRULOOP_JWT_SECRET": "s" * 32}
+    env |= {
+        "TRULOOP_REDIS_URL": redis_url,
+        "TRULOOP_CHANNEL": "sendbird",
+        "TRULOOP_SENDBIRD_APP_ID": "test-app",
+        "TRULOOP_SENDBIRD_API_TOKEN": "token",
+        "TRULOOP_SENDBIRD_API_URL": f"http://127.0.0.1:{free_port()}",
+        "TRULOOP_JWT_SECRET": "s" * 32,
+    }
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(

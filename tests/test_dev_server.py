@@ -59,3 +59,15 @@ def test_waiting_for_a_message_returns_as_soon_as_it_arrives(dev_server: str) ->
     assert [m["user_id"] for m in answered.json()["messages"]][:1] == ["truloop-assistant"]
     too_long = httpx.get(f"{dev_server}/dev/api/channels/waits/messages?wait=31", timeout=5)
     assert too_long.status_code == 400 and "wait" in too_long.json()["error"]["message"]  # at most 30 s
+
+
+def test_only_requests_addressed_to_loopback_are_answered(dev_server: str) -> None:
+    port = dev_server.rpartition(":")[2]
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "localhost"):
+        assert httpx.get(f"{dev_server}/dev/api/users", headers={"Host": host}).status_code == 200, host
+    # A page elsewhere reaching the dev server under a name of its own that resolves to 127.0.0.1.
+    for host in (f"rebind.example:{port}", "127.0.0.1.nip.io", "localhost.example.com"):
+        r = httpx.post(f"{dev_server}/dev/api/token", json={"user_id": "jeff"}, headers={"Host": host})
+        assert r.status_code == 400, (host, r.text)
+        assert r.json()["error"]["code"] == "invalid_host" and "token" not in r.json()
+    assert httpx.get(f"{dev_server}/dev", headers={"Host": "rebind.example"}).status_code == 400

@@ -5,6 +5,7 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import cast
 
 import pytest
@@ -12,7 +13,8 @@ import redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
 
-from truloop_assistant.local.embedded_redis import RedisClusterServer, RedisServer, find_redis_server
+from truloop_assistant.local.embedded_redis import ENV_BIN, RedisClusterServer, RedisServer, find_redis_server
+from truloop_assistant.local.redis_launch import redis_version
 from truloop_assistant.redis_client import connect
 
 
@@ -202,3 +204,57 @@ def test_cli_prints_the_url_first_and_stops_on_sigterm(args: list[str]) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def fake_redis_server(directory: Path, version: str) -> Path:
+    """A ``redis-server`` in ``directory`` that only reports ``version``, as the real one does."""
+    directory.mkdir(parents=True, exist_ok=True)
+    binary = directory / "redis-server"
+    binary.write_text(
+        f"#!/bin/sh\necho 'Redis server v={version} sha=00000000:0 malloc=libc bits=64 build=0'\n"
+    )
+    binary.chmod(0o755)
+    return binary
+
+
+def test_the_newest_redis_server_is_chosen_over_an_older_one_earlier_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ENV_BIN, raising=False)
+    old = fake_redis_server(tmp_path / "venv-bin", "6.2.14")  # the bundled Redis copied into a venv
+    new = fake_redis_server(tmp_path / "usr-bin", "7.4.2")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(old.parent), str(new.parent)]))
+    assert find_redis_server() == str(new)
+
+    # An older one on PATH does not win over the bundled 6.2.14 either.
+    older = fake_redis_server(tmp_path / "old-bin", "5.0.7")
+    monkeypatch.setenv("PATH", str(older.parent))
+    chosen = find_redis_server()
+    assert chosen != str(older) and redis_version(chosen) == (6, 2, 14)
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses of the TCP sockets listening on ``port`` (IPv4 and IPv6), from /proc."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, _, hex_port = local.partition(":")
+                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    if len(address) == 8:
+                        found.add(socket.inet_ntop(socket.AF_INET, bytes.fromhex(address)[::-1]))
+                    else:
+                        words = [bytes.fromhex(address[i : i + 8])[::-1] for i in range(0, 32, 8)]
+                        found.add(socket.inet_ntop(socket.AF_INET6, b"".join(words)))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/net")
+def test_the_embedded_server_listens_on_loopback_only_in_protected_mode() -> None:
+    with RedisServer() as server:
+        assert listening_addresses(server.port) == {"127.0.0.1"}
+        client = redis.Redis.from_url(server.url)
+        assert client.config_get("protected-mode") == {"protected-mode": "yes"}
+        assert client.config_get("bind")["bind"].split() == ["127.0.0.1"]
+        client.close()

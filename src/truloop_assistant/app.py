@@ -57,10 +57,13 @@ def create_app(
     model: Model | None = None,
     agent: MemberAgent | None = None,
     settle_collector: bool = False,
+    dev_routes: bool = False,
 ) -> FastAPI:
     """Build the app. ``embedded_worker`` also consumes the queue in this process (dev and tests);
     ``settle_collector`` sets the process's garbage collector for serving (:mod:`.runtime.collector`),
-    once the app has started: only for a process that runs this one app until it exits."""
+    once the app has started: only for a process that runs this one app until it exits.
+    ``dev_routes`` mounts ``/dev`` (the local channel's page and API, which mints device tokens for
+    anyone): only ``truloop-assistant dev`` sets it, never ``serve``."""
     settings = settings or get_settings()
 
     @asynccontextmanager
@@ -97,8 +100,10 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,  # served by mount_docs, without a CDN
         redoc_url=None,
+        openapi_url="/openapi.json" if settings.api_docs else None,
     )
-    mount_docs(app)
+    if settings.api_docs:
+        mount_docs(app)
     # The dev server runs its worker in this process too: one service then.
     if tracing.configure("truloop-assistant" if embedded_worker else "truloop-assistant-api"):
         tracing.instrument_app(app)
@@ -110,7 +115,9 @@ def create_app(
     app.include_router(me.router)
     app.include_router(admin.router)
     app.include_router(health.router)
-    if settings.channel == "local":
+    if settings.metrics_port is None:
+        app.include_router(health.metrics_router)
+    if dev_routes:
         app.include_router(dev_channel.router)
 
     @app.exception_handler(AppError)

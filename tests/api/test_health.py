@@ -35,3 +35,10 @@ async def test_readyz_is_503_when_redis_is_unreachable(sendbird: Any) -> None:
         assert (await http.get("/healthz")).status_code == 200
         r = await http.get("/readyz")
         assert r.status_code == 503 and r.json()["error"]["code"] == "redis_unreachable"
+
+
+async def test_metrics_are_not_on_the_api_port_when_they_have_a_port_of_their_own(start_server: Any) -> None:
+    async with start_server(metrics_port=free_port()) as h:
+        r = await h.http.get("/metrics")
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+        assert (await h.http.get("/readyz")).json() == {"status": "ready"}

@@ -78,3 +78,11 @@ async def test_the_client_tools_endpoint_is_described_in_full(start_server: Any)
     assert set(put["responses"]) == {"200", "400", "401", "409", "413", "422", "429", "503"}
     assert put["responses"]["409"]["content"]["application/json"]["schema"] == ERROR
     assert set(document["paths"]["/api/v1/agent/client-tools"]) == {"put", "get", "delete"}
+
+
+async def test_the_api_reference_and_its_files_are_gone_when_turned_off(start_server: Any) -> None:
+    async with start_server(api_docs=False) as h:
+        for path in ("/docs", "/docs/static/swagger-ui-bundle.js", "/openapi.json"):
+            r = await h.http.get(path)
+            assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", path
+        assert (await h.http.get("/healthz")).status_code == 200  # the API itself is still there

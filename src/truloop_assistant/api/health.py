@@ -1,4 +1,5 @@
-"""Liveness, readiness and metrics."""
+"""Liveness, readiness and metrics (``metrics_router``: on the API port unless ``TRULOOP_METRICS_PORT``
+moves it to a port of its own)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .budget import redis_budget
 from .deps import RedisDep
 
 router = APIRouter(tags=["ops"])
+metrics_router = APIRouter(tags=["ops"])
 
 
 @router.get("/healthz")
@@ -32,7 +34,7 @@ async def readyz(redis: RedisDep) -> JSONResponse:
     return JSONResponse({"status": "ready"})
 
 
-@router.get("/metrics")
+@metrics_router.get("/metrics")
 async def metrics() -> Response:
     """Prometheus text format (under ``serve --workers N``, the sum of every HTTP process's figures)."""
     return Response(exposition(), media_type=CONTENT_TYPE_LATEST)

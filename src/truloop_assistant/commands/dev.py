@@ -1,15 +1,23 @@
 """``truloop-assistant dev``: the API and a worker in one process, the local channel, an embedded Redis
-unless ``TRULOOP_REDIS_URL`` names one, and the sample users."""
+unless ``TRULOOP_REDIS_URL`` names one, and the sample users.
+
+Its Redis and the secret that signs its device tokens come from the process's environment only
+(``TRULOOP_REDIS_URL``, ``TRULOOP_JWT_SECRET``), never from a ``.env``, which may be a deployment's:
+else an embedded Redis and a secret made for the run. It answers only requests addressed to loopback
+or to its ``--host`` (:mod:`..api.dev_hosts`)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import secrets
 import signal
 import sys
 
 from .startup import PACKAGE
+
+logger = logging.getLogger("truloop_assistant.cli")
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,17 +29,24 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from ..api.dev_hosts import DevHosts
     from ..api.http_limits import LimitedHttpToolsProtocol
     from ..app import create_app
     from ..backends.users import SAMPLE_USERS_FILE, load_users_file
-    from ..config import given_settings, load_settings, masked_url
+    from ..config import Settings, environment_settings, load_settings, masked_url
     from ..local.embedded_redis import RedisServer
     from ..store import keys
     from .doctor import RedisProblem, ping_redis
     from .users import import_users
 
-    given = given_settings()
-    settings = load_settings(channel="local", jwt_secret=given.get("jwt_secret") or secrets.token_urlsafe(32))
+    # Only what the environment itself says: a .env beside it may be a deployment's (its Redis, its secret).
+    given = environment_settings()
+    settings = load_settings(
+        channel="local",
+        jwt_secret=given.get("jwt_secret") or secrets.token_urlsafe(32),
+        redis_url=given.get("redis_url") or Settings.model_fields["redis_url"].default,
+        metrics_port=None,  # one process, one port: /metrics stays beside the API
+    )
     redis_server = None
     if given.get("redis_url"):
         try:
@@ -40,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             where = masked_url(settings.redis_url)
             print(
                 f"{PACKAGE}: TRULOOP_REDIS_URL={where}: no usable Redis there ({exc}). "
-                "Start Redis at that address, or unset TRULOOP_REDIS_URL (in the environment and .env) "
+                "Start Redis at that address, or unset TRULOOP_REDIS_URL in the environment "
                 "and dev starts an embedded Redis of its own",
                 file=sys.stderr,
             )
@@ -52,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{PACKAGE}: {exc}", file=sys.stderr)
             return 2
         settings = settings.model_copy(update={"redis_url": redis_server.url})
-        print(f"started an embedded Redis at {redis_server.url}")
     try:
+        _announce(
+            settings.redis_url, embedded=redis_server is not None, own_secret=not given.get("jwt_secret")
+        )
         keys.use_prefix(settings.key_prefix)
         users_file = settings.users_file or str(SAMPLE_USERS_FILE)
         imported = asyncio.run(import_users(settings.redis_url, load_users_file(users_file)))
@@ -74,8 +91,10 @@ truloop-assistant dev server — model: {settings.model}, channel: local, Redis:
         )
         # uvicorn re-raises the signal that stopped it; make SIGTERM an exception so cleanup runs.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        app = create_app(settings, embedded_worker=True, settle_collector=True, dev_routes=True)
+        app.add_middleware(DevHosts, bind_host=args.host)
         uvicorn.run(
-            create_app(settings, embedded_worker=True, settle_collector=True),
+            app,
             host=args.host,
             port=args.port,
             http=LimitedHttpToolsProtocol,
@@ -86,3 +105,31 @@ truloop-assistant dev server — model: {settings.model}, channel: local, Redis:
         if redis_server is not None:
             redis_server.stop()
     return 0
+
+
+def _announce(redis_url: str, *, embedded: bool, own_secret: bool) -> None:
+    """The one line saying which Redis ``dev`` uses and what signs its device tokens."""
+    from ..config import given_settings, masked_url
+
+    redis = (
+        f"started an embedded Redis at {redis_url}"
+        if embedded
+        else f"Redis {masked_url(redis_url)} from TRULOOP_REDIS_URL in the environment"
+    )
+    signer = (
+        "device tokens signed with a secret made for this run"
+        if own_secret
+        else "device tokens signed with TRULOOP_JWT_SECRET from the environment"
+    )
+    dotenv = given_settings(strict=False)  # the environment's too, but those are used when set
+    unused = [
+        f"TRULOOP_{name.upper()}"
+        for name, ignored in (("redis_url", embedded), ("jwt_secret", own_secret))
+        if ignored and name in dotenv
+    ]
+    note = (
+        f" ({' and '.join(unused)} of .env not used: dev takes them from the environment only)"
+        if unused
+        else ""
+    )
+    logger.info("dev: %s; %s%s", redis, signer, note)

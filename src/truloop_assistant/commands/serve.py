@@ -26,10 +26,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import load_settings
+    from ..config import ConfigError, load_settings
     from .doctor import RedisProblem
 
     settings = load_settings()  # fail here, with a readable message, rather than inside every HTTP worker
+    if settings.channel == "local":
+        raise ConfigError(
+            "TRULOOP_CHANNEL=local: the local channel is for `truloop-assistant dev` (its /dev page mints "
+            "device tokens for anyone); serve needs TRULOOP_CHANNEL=sendbird"
+        )
     workers = f"{args.workers} HTTP worker process{'es' if args.workers != 1 else ''}"
     announce("serve", settings, f"listening on http://{args.host}:{args.port} ({workers})")
     try:
@@ -53,6 +58,22 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"{PACKAGE}: {exc}", file=sys.stderr)
         return 2
+    if settings.metrics_port is not None:
+        from ..runtime.metrics_server import serve_metrics
+
+        where = f"{settings.metrics_host}:{settings.metrics_port}"
+        try:
+            serve_metrics(settings.metrics_port, settings.metrics_host)
+        except OSError as exc:
+            print(
+                f"{PACKAGE}: TRULOOP_METRICS_PORT={settings.metrics_port}: cannot listen on {where} "
+                f"({exc.strerror or exc})",
+                file=sys.stderr,
+            )
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
+            return 2
+        logger.info("metrics at http://%s/metrics, not on the API's port", where)
     try:
         uvicorn.run(
             "truloop_assistant.app:serve_app",

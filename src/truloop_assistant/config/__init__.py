@@ -13,7 +13,13 @@ from .log_settings import LogSettings
 from .mcp_servers import McpServer
 from .model_strings import MODEL_CHECK_S, RENAMED_PREFIXES, VALID_MODELS, model_problem
 from .rates import parse_limit
-from .reading import get_settings, given_settings, load_log_settings, load_settings
+from .reading import (
+    environment_settings,
+    get_settings,
+    given_settings,
+    load_log_settings,
+    load_settings,
+)
 from .secret import reveal
 from .sendbird_settings import SendbirdSettings
 from .settings import Settings
@@ -29,6 +35,7 @@ __all__ = [
     "McpServer",
     "SendbirdSettings",
     "Settings",
+    "environment_settings",
     "get_settings",
     "given_settings",
     "load_log_settings",

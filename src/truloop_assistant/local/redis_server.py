@@ -79,7 +79,7 @@ class RedisServer:
             "--appendonly", "yes" if self.appendonly else "no",
             "--dir", self.data_dir,
             "--daemonize", "no",
-            "--protected-mode", "no",
+            "--protected-mode", "yes",  # no password: it answers loopback clients only, whatever the bind
             *self.extra_args,
         ]  # fmt: skip
         self._log = open(self.log_path, "ab")  # closed in _stop_process
