@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from ..errors import BadRequest, Unprocessable, first_problem, repeated
 from .jsonrpc import load_json
+from .schema_limits import SchemaTooCostly, check_work, schema_cost
 
 MAX_TOOLS = 32
 MAX_SCHEMA_BYTES = 16 * 1024
@@ -161,6 +162,10 @@ def parse_declaration(body: bytes) -> Declaration:
 
 def _check_schema(schema: dict[str, Any], where: str) -> None:
     try:
+        schema_cost(schema)
+    except SchemaTooCostly as exc:
+        raise Unprocessable(f"{where}: {exc}", code="invalid_schema") from None
+    try:
         jsonschema_rs.meta.validate(schema)
         compiled(_compact(schema))
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
@@ -170,13 +175,36 @@ def _check_schema(schema: dict[str, Any], where: str) -> None:
 
 @lru_cache(maxsize=512)
 def compiled(schema_json: str) -> jsonschema_rs.Validator:
-    """A validator for a schema given as JSON; references to other documents are never fetched."""
-    return jsonschema_rs.validator_for(json.loads(schema_json), offline=True)
+    """A validator for a schema given as JSON; references to other documents are never fetched, and
+    patterns are matched in linear time (no look-around or back-references)."""
+    return jsonschema_rs.validator_for(
+        json.loads(schema_json), offline=True, pattern_options=jsonschema_rs.RegexOptions()
+    )
+
+
+@lru_cache(maxsize=512)
+def _checker(schema_json: str) -> tuple[jsonschema_rs.Validator, int] | str:
+    """The schema's validator and cost, or why it cannot be used (one kept before today's bounds)."""
+    try:
+        return compiled(schema_json), schema_cost(json.loads(schema_json))
+    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+        return str(exc).split("\n", 1)[0]
 
 
 def schema_problem(schema_json: str, instance: Any) -> str | None:
-    """The first way ``instance`` does not fit the schema (``where: what``), or None when it fits."""
-    for error in compiled(schema_json).iter_errors(instance):
+    """The first way ``instance`` does not fit the schema (``where: what``), or None when it fits.
+
+    The work is bounded (:mod:`.schema_limits`): a value too large for the schema is refused unchecked.
+    """
+    checker = _checker(schema_json)
+    if isinstance(checker, str):
+        return f"the declared schema cannot be used: {checker}"
+    validator, cost = checker
+    if too_much := check_work(cost, instance):
+        return too_much
+    try:
+        validator.validate(instance)  # stops at the first error (iter_errors finds them all)
+    except jsonschema_rs.ValidationError as error:
         where = "/".join(str(p) for p in error.instance_path)
         return f"{where or 'result'}: {error.message}"
     return None
