@@ -8,8 +8,8 @@ compiled once per process (the same declaration is read on every step of the use
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
+from functools import cached_property, lru_cache
 from typing import Annotated, Any
 
 import jsonschema_rs
@@ -22,6 +22,10 @@ from .schema_limits import SchemaTooCostly, check_work, schema_cost
 MAX_TOOLS = 32
 MAX_SCHEMA_BYTES = 16 * 1024
 MAX_BUILTIN = 64
+MAX_OFFERED_TOOLS = 64
+"""Declared tools a person's turns are offered at most, all their devices' declarations together."""
+MAX_OFFERED_BYTES = 64 * 1024
+"""What those tools add to each model request at most: names, descriptions and parameters, as compact JSON."""
 MAX_DEPTH = 64
 """How deeply a declaration's JSON may nest (schemas nest twice per level of the data they describe)."""
 TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
@@ -73,6 +77,12 @@ class DeclaredTool(BaseModel):
         schema["required"] = [NOTIFICATION, *schema.get("required", [])]
         return schema
 
+    @cached_property
+    def offered_bytes(self) -> int:
+        """What the tool adds to each model request of the person's turns (its definition as JSON)."""
+        offered = {"name": self.name, "description": self.description, "parameters": self.model_parameters()}
+        return len(_compact(offered).encode())
+
     def result_schema(self) -> str | None:
         """The result schema as compact JSON (kept with each call sent), or None."""
         return None if self.result is None else _compact(self.result)
@@ -119,18 +129,61 @@ def merged(declarations: Sequence[Declaration]) -> Declaration | None:
     """What a user's turns are offered: every tool any of their devices declared (on a name two
     devices declared, the later declaration's), and every built-in method any of them supports.
 
-    ``declarations`` oldest first; None when there are none.
+    ``declarations`` oldest first; None when there are none. Tools past ``MAX_OFFERED_TOOLS`` or
+    ``MAX_OFFERED_BYTES`` (kept before those bounds were checked) are left out, older devices' first.
     """
     if not declarations:
         return None
-    if len(declarations) == 1:
+    latest = _latest_tools(declarations)
+    if len(declarations) == 1 and _within_bounds(latest.values()):
         return declarations[0]
-    tools = {tool.name: tool for declaration in declarations for tool in declaration.tools}
+    tools: list[DeclaredTool] = []
+    size = 0
+    for tool in latest.values():
+        if len(tools) < MAX_OFFERED_TOOLS and size + tool.offered_bytes <= MAX_OFFERED_BYTES:
+            tools.append(tool)
+            size += tool.offered_bytes
     lists = [d.builtin for d in declarations]
     builtin = (
         None if any(b is None for b in lists) else list(dict.fromkeys(m for b in lists for m in b or ()))
     )
-    return Declaration.model_construct(tools=list(tools.values()), builtin=builtin, device_id=None)
+    return Declaration.model_construct(tools=tools, builtin=builtin, device_id=None)
+
+
+def check_offered(declarations: Sequence[Declaration]) -> None:
+    """422 when a person's devices' declarations together (oldest first) would pass the bounds of
+    what their turns are offered."""
+    tools = _latest_tools(declarations)
+    fix = "declare fewer or shorter tools, or remove another device's declaration (DELETE with its device_id)"
+    if len(tools) > MAX_OFFERED_TOOLS:
+        raise Unprocessable(
+            f"with this declaration the user's devices would declare {len(tools)} tools together; "
+            f"their turns are offered at most {MAX_OFFERED_TOOLS} tools: {fix}",
+            code="too_many_declared_tools",
+        )
+    size = sum(tool.offered_bytes for tool in tools.values())
+    if size > MAX_OFFERED_BYTES:
+        raise Unprocessable(
+            f"with this declaration the user's devices' tools would add {size} bytes to each model "
+            f"request (names, descriptions and parameters); at most {MAX_OFFERED_BYTES} bytes: {fix}",
+            code="too_many_declared_tools",
+        )
+
+
+def _latest_tools(declarations: Sequence[Declaration]) -> dict[str, DeclaredTool]:
+    """Each declared name once, as the newest declaration that has it declares it; newest first."""
+    tools: dict[str, DeclaredTool] = {}
+    for declaration in reversed(declarations):
+        for tool in declaration.tools:
+            tools.setdefault(tool.name, tool)
+    return tools
+
+
+def _within_bounds(tools: Iterable[DeclaredTool]) -> bool:
+    count = size = 0
+    for tool in tools:
+        count, size = count + 1, size + tool.offered_bytes
+    return count <= MAX_OFFERED_TOOLS and size <= MAX_OFFERED_BYTES
 
 
 def parse_declaration(body: bytes) -> Declaration:
