@@ -96,7 +96,12 @@ async def test_the_costliest_accepted_schema_checks_an_answer_quickly_while_heal
     start_server: Any,
 ) -> None:
     schema = costliest_accepted()
-    heavy = {"name": "get_readings", "description": "The sensor readings", "method": "sensor.read"}
+    heavy = {
+        "name": "get_readings",
+        "description": "The sensor readings",
+        "method": "sensor.read",
+        "read_only": True,
+    }
     heavy |= {"parameters": {"type": "object"}, "result": schema}
     async with start_server(model=calls_once("get_readings")) as h:
         r = await declare(h, {"tools": [heavy]})

@@ -188,7 +188,7 @@ class StepEndings:
             timezone=timezone,
             backends=self.backends,
             user_id=paused.user_id,
-            descriptions=self.tool_descriptions(),
+            descriptions={**self.tool_descriptions(), **{n: t.description for n, t in declared.items()}},
         )
         await self.store.save_paused(
             paused, outbox=await device_requests(paused, context), consumed=consumed, recorded=recorded

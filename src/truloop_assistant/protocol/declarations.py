@@ -13,7 +13,15 @@ from functools import cached_property, lru_cache
 from typing import Annotated, Any
 
 import jsonschema_rs
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from ..errors import BadRequest, Unprocessable, first_problem, repeated
 from .jsonrpc import load_json
@@ -55,6 +63,11 @@ class DeclaredTool(BaseModel):
     """JSON Schema (``type: object``) of the call's ``params``."""
     result: dict[str, Any] | None = None
     """JSON Schema the phone's ``result`` must fit; any result is taken when absent."""
+    read_only: StrictBool | None = None
+    """True: the tool only reads on the phone (then it is not confirmed unless ``confirm`` says so)."""
+    confirm: StrictBool | None = None
+    """Whether each call first asks the user's yes in an ``interaction.confirm`` dialog; absent: unless
+    ``read_only``."""
 
     @field_validator("description")
     @classmethod
@@ -69,6 +82,11 @@ class DeclaredTool(BaseModel):
         if schema is not None and len(_compact(schema).encode()) > MAX_SCHEMA_BYTES:
             raise ValueError(f"a schema may take at most {MAX_SCHEMA_BYTES} bytes as compact JSON")
         return schema
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """Whether a call waits for the user's yes before it is sent to the phone."""
+        return self.confirm if self.confirm is not None else not self.read_only
 
     def model_parameters(self) -> dict[str, Any]:
         """The schema the model is given: the declared parameters plus ``notification_message``."""

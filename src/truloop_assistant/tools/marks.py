@@ -14,6 +14,9 @@ DESTRUCTIVE: dict[str, Any] = {**CHANGES, "destructive": True}
 
 DECLARED: dict[str, Any] = {"declared": True}
 """A device tool the user's app declared (not one of the server's own)."""
+CONFIRMED_DECLARED: dict[str, Any] = {**DECLARED, "confirmed": True}
+"""A declared tool the app marked to confirm: a call whose arguments fit asks the user's yes (an
+``interaction.confirm`` dialog), and goes to the phone only after it."""
 DEVICE: dict[str, Any] = {"device": True}
 """A built-in device tool: it runs on the user's phone (the call is deferred)."""
 
@@ -25,6 +28,11 @@ not apply."""
 def is_destructive(tool_def: ToolDefinition) -> bool:
     """Whether the tool was defined with ``metadata=DESTRUCTIVE``."""
     return bool((tool_def.metadata or {}).get("destructive"))
+
+
+def asks_first(tool_def: ToolDefinition) -> bool:
+    """Whether a call of the tool waits for the user's yes: destructive tools and confirmed declared ones."""
+    return is_destructive(tool_def) or bool((tool_def.metadata or {}).get("confirmed"))
 
 
 def changes_something(tool_def: ToolDefinition) -> bool:
