@@ -1,8 +1,9 @@
 """Device tools an app declares for its user (``PUT /api/v1/agent/client-tools``).
 
 A declaration is JSON Schemas written by another team: it is checked here once, when it arrives
-(shape and limits -> 400, a schema that is not valid JSON Schema -> 422), and its schemas are
-compiled once per process (the same declaration is read on every step of the user's turns).
+(shape and limits -> 400, a schema that is not valid JSON Schema or too costly to check, see
+:mod:`.schema_limits` -> 422), and its schemas are compiled once per process (the same declaration
+is read on every step of the user's turns).
 """
 
 from __future__ import annotations
