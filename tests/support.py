@@ -376,6 +376,7 @@ LOCATION_TOOL: dict[str, Any] = {
     "name": "get_current_location",
     "description": "The user's current location from their phone: latitude, longitude and a place name",
     "method": "location.getCurrent",
+    "read_only": True,
     "parameters": {
         "type": "object",
         "properties": {"accuracy": {"type": "string", "enum": ["coarse", "fine"]}},

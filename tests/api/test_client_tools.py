@@ -251,6 +251,7 @@ SCAN = {
     "name": "scan_qr_code",
     "description": "Scan a QR code with the camera and return its text.",
     "method": "camera.scanQr",
+    "read_only": True,
     "parameters": {"type": "object", "properties": {}},
 }
 

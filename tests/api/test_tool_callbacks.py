@@ -134,6 +134,7 @@ async def test_callbacks_hear_of_every_kind_of_call_and_a_bad_one_holds_up_nothi
             "name": "get_current_location",
             "description": "Where the user is",
             "method": "location.get",
+            "read_only": True,
         }
         declared = {"tools": [{**location, "parameters": {"type": "object"}}]}
         token = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'jeff')}"}

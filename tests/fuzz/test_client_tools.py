@@ -23,7 +23,7 @@ CODES = {
     400: {"invalid_json", "invalid_declaration", "json_too_deep"},
     409: {"tool_name_taken", "method_taken"},
     413: {"payload_too_large"},
-    422: {"invalid_schema"},
+    422: {"invalid_schema", "too_many_declared_tools"},
 }
 KEYWORDS = [
     "type", "properties", "required", "items", "enum", "const", "pattern", "patternProperties",

@@ -133,11 +133,21 @@ export interface ClientToolDeclaration {
   parameters: JsonSchema & { type: "object" };
   /** JSON Schema the result is checked against (422 when it does not fit). */
   result?: JsonSchema;
+  /** True when the tool only reads: then its calls are not confirmed (unless `confirm` is true). */
+  read_only?: boolean;
+  /**
+   * Whether each call first asks the user's yes (an `interaction.confirm` dialog) before the request
+   * is sent; absent: confirmed unless `read_only`.
+   */
+  confirm?: boolean;
 }
 
 /** The whole declaration: it replaces the previous one and is kept for 30 days. */
 export interface ClientToolsDeclaration {
-  /** At most 32; each schema at most 16 KiB. */
+  /**
+   * At most 32; each schema at most 16 KiB. All of the user's devices together: at most 64 tools and
+   * 64 KiB of names, descriptions and parameters.
+   */
   tools: ClientToolDeclaration[];
   /**
    * The built-in methods this app version supports; absent: all of them. Names the server does not

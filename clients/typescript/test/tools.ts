@@ -20,6 +20,7 @@ export const LOCATION_TOOL: ClientToolDeclaration = {
   name: "get_current_location",
   description: "The user's current location from the phone's GPS",
   method: "location.getCurrent",
+  read_only: true,
   parameters: { type: "object", properties: {} },
   result: {
     type: "object",
@@ -32,6 +33,7 @@ export const STEPS_TOOL: ClientToolDeclaration = {
   name: "get_step_count",
   description: "How many steps the user walked on a day",
   method: "health.getSteps",
+  read_only: true,
   parameters: { type: "object", properties: { date: { type: "string" } }, required: ["date"] },
 };
 

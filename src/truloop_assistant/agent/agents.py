@@ -25,7 +25,7 @@ from ..tools.call_records import CallRecordToolset
 from ..tools.callback_toolset import CallbackToolset
 from ..tools.declared import DeclaredToolset
 from ..tools.failures import FailureResultToolset
-from ..tools.marks import asks_itself, is_destructive
+from ..tools.marks import asks_first, asks_itself, is_destructive
 from ..tools.once import OnceToolset
 from ..tools.server_tools import merged
 from ..tools.time_limits import TimeLimitToolset
@@ -81,7 +81,7 @@ def app_can_serve(ctx: RunContext[AgentDeps], tool_def: ToolDefinition) -> bool:
     handler = HANDLERS.get(tool_def.name)
     if handler is not None and not declaration.supports(handler.method):
         return False
-    return not (is_destructive(tool_def) and not declaration.supports(CONFIRM_METHOD))
+    return not (asks_first(tool_def) and not declaration.supports(CONFIRM_METHOD))
 
 
 def _agent(

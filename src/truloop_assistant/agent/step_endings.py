@@ -207,7 +207,7 @@ class StepEndings:
             timezone=timezone,
             backends=self.backends,
             user_id=paused.user_id,
-            descriptions=self.tool_descriptions(),
+            descriptions={**self.tool_descriptions(), **{n: t.description for n, t in declared.items()}},
         )
         asking = await device_requests(paused, context)
         outbox: list[TextOut | RpcOut] = [*asking]

@@ -182,6 +182,10 @@ CLIENT_TOOLS_PUT_ERRORS: dict[int | str, Any] = {
     ),
     409: _error("a tool name or method is the server's own (rename it)"),
     413: _error("over 1 MiB"),
-    422: _error("a schema is not valid JSON Schema, or parameters is not type object (fix it)"),
+    422: _error(
+        "a schema is not valid JSON Schema, parameters is not type object, or a schema is too costly to "
+        "check (a $ref outside it or back into itself, too many branches or levels): invalid_schema; "
+        "the user's devices together would declare over 64 tools or 64 KiB: too_many_declared_tools"
+    ),
     **AUTH_ERRORS,
 }

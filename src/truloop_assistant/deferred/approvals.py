@@ -40,7 +40,7 @@ class ApprovalContext:
     backends: Backends | None = None
     user_id: str = ""
     descriptions: Mapping[str, str] = field(default_factory=dict)
-    """Tool name -> description, for tools the server did not define (e.g. an MCP server's)."""
+    """Tool name -> description, for tools the server did not define (MCP servers', apps' declared ones)."""
 
 
 Describer = Callable[[dict[str, Any], ApprovalContext], Awaitable[ConfirmParams]]
@@ -257,7 +257,8 @@ async def _generic(
     args: dict[str, Any], ctx: ApprovalContext, tool_name: str = "this action"
 ) -> ConfirmParams:
     """The tool's name and arguments, and what the tool says it does (its description's first line)."""
-    details = ", ".join(f"{k}: {v}" for k, v in args.items()) or "-"
+    # What the phone is asked to do: a device tool's notification_message is never sent.
+    details = ", ".join(f"{k}: {v}" for k, v in args.items() if k != "notification_message") or "-"
     title = texts.GENERIC_TITLE(ctx.language, action=tool_name.replace("_", " "))
     message = texts.GENERIC(ctx.language, tool=tool_name, details=details)
     if described := (ctx.descriptions.get(tool_name) or "").strip():

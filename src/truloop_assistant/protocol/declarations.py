@@ -1,26 +1,40 @@
 """Device tools an app declares for its user (``PUT /api/v1/agent/client-tools``).
 
 A declaration is JSON Schemas written by another team: it is checked here once, when it arrives
-(shape and limits -> 400, a schema that is not valid JSON Schema -> 422), and its schemas are
-compiled once per process (the same declaration is read on every step of the user's turns).
+(shape and limits -> 400, a schema that is not valid JSON Schema or too costly to check, see
+:mod:`.schema_limits` -> 422), and its schemas are compiled once per process (the same declaration
+is read on every step of the user's turns).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from functools import lru_cache
+from collections.abc import Iterable, Sequence
+from functools import cached_property, lru_cache
 from typing import Annotated, Any
 
 import jsonschema_rs
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from ..errors import BadRequest, Unprocessable, first_problem, repeated
 from .jsonrpc import load_json
+from .schema_limits import SchemaTooCostly, check_work, schema_cost
 
 MAX_TOOLS = 32
 MAX_SCHEMA_BYTES = 16 * 1024
 MAX_BUILTIN = 64
+MAX_OFFERED_TOOLS = 64
+"""Declared tools a person's turns are offered at most, all their devices' declarations together."""
+MAX_OFFERED_BYTES = 64 * 1024
+"""What those tools add to each model request at most: names, descriptions and parameters, as compact JSON."""
 MAX_DEPTH = 64
 """How deeply a declaration's JSON may nest (schemas nest twice per level of the data they describe)."""
 TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
@@ -50,6 +64,11 @@ class DeclaredTool(BaseModel):
     """JSON Schema (``type: object``) of the call's ``params``."""
     result: dict[str, Any] | None = None
     """JSON Schema the phone's ``result`` must fit; any result is taken when absent."""
+    read_only: StrictBool | None = None
+    """True: the tool only reads on the phone (then it is not confirmed unless ``confirm`` says so)."""
+    confirm: StrictBool | None = None
+    """Whether each call first asks the user's yes in an ``interaction.confirm`` dialog; absent: unless
+    ``read_only``."""
 
     @field_validator("description")
     @classmethod
@@ -65,12 +84,23 @@ class DeclaredTool(BaseModel):
             raise ValueError(f"a schema may take at most {MAX_SCHEMA_BYTES} bytes as compact JSON")
         return schema
 
+    @property
+    def needs_confirmation(self) -> bool:
+        """Whether a call waits for the user's yes before it is sent to the phone."""
+        return self.confirm if self.confirm is not None else not self.read_only
+
     def model_parameters(self) -> dict[str, Any]:
         """The schema the model is given: the declared parameters plus ``notification_message``."""
         schema = dict(self.parameters)
         schema["properties"] = {**schema.get("properties", {}), NOTIFICATION: NOTIFICATION_SCHEMA}
         schema["required"] = [NOTIFICATION, *schema.get("required", [])]
         return schema
+
+    @cached_property
+    def offered_bytes(self) -> int:
+        """What the tool adds to each model request of the person's turns (its definition as JSON)."""
+        offered = {"name": self.name, "description": self.description, "parameters": self.model_parameters()}
+        return len(_compact(offered).encode())
 
     def result_schema(self) -> str | None:
         """The result schema as compact JSON (kept with each call sent), or None."""
@@ -118,18 +148,61 @@ def merged(declarations: Sequence[Declaration]) -> Declaration | None:
     """What a user's turns are offered: every tool any of their devices declared (on a name two
     devices declared, the later declaration's), and every built-in method any of them supports.
 
-    ``declarations`` oldest first; None when there are none.
+    ``declarations`` oldest first; None when there are none. Tools past ``MAX_OFFERED_TOOLS`` or
+    ``MAX_OFFERED_BYTES`` (kept before those bounds were checked) are left out, older devices' first.
     """
     if not declarations:
         return None
-    if len(declarations) == 1:
+    latest = _latest_tools(declarations)
+    if len(declarations) == 1 and _within_bounds(latest.values()):
         return declarations[0]
-    tools = {tool.name: tool for declaration in declarations for tool in declaration.tools}
+    tools: list[DeclaredTool] = []
+    size = 0
+    for tool in latest.values():
+        if len(tools) < MAX_OFFERED_TOOLS and size + tool.offered_bytes <= MAX_OFFERED_BYTES:
+            tools.append(tool)
+            size += tool.offered_bytes
     lists = [d.builtin for d in declarations]
     builtin = (
         None if any(b is None for b in lists) else list(dict.fromkeys(m for b in lists for m in b or ()))
     )
-    return Declaration.model_construct(tools=list(tools.values()), builtin=builtin, device_id=None)
+    return Declaration.model_construct(tools=tools, builtin=builtin, device_id=None)
+
+
+def check_offered(declarations: Sequence[Declaration]) -> None:
+    """422 when a person's devices' declarations together (oldest first) would pass the bounds of
+    what their turns are offered."""
+    tools = _latest_tools(declarations)
+    fix = "declare fewer or shorter tools, or remove another device's declaration (DELETE with its device_id)"
+    if len(tools) > MAX_OFFERED_TOOLS:
+        raise Unprocessable(
+            f"with this declaration the user's devices would declare {len(tools)} tools together; "
+            f"their turns are offered at most {MAX_OFFERED_TOOLS} tools: {fix}",
+            code="too_many_declared_tools",
+        )
+    size = sum(tool.offered_bytes for tool in tools.values())
+    if size > MAX_OFFERED_BYTES:
+        raise Unprocessable(
+            f"with this declaration the user's devices' tools would add {size} bytes to each model "
+            f"request (names, descriptions and parameters); at most {MAX_OFFERED_BYTES} bytes: {fix}",
+            code="too_many_declared_tools",
+        )
+
+
+def _latest_tools(declarations: Sequence[Declaration]) -> dict[str, DeclaredTool]:
+    """Each declared name once, as the newest declaration that has it declares it; newest first."""
+    tools: dict[str, DeclaredTool] = {}
+    for declaration in reversed(declarations):
+        for tool in declaration.tools:
+            tools.setdefault(tool.name, tool)
+    return tools
+
+
+def _within_bounds(tools: Iterable[DeclaredTool]) -> bool:
+    count = size = 0
+    for tool in tools:
+        count, size = count + 1, size + tool.offered_bytes
+    return count <= MAX_OFFERED_TOOLS and size <= MAX_OFFERED_BYTES
 
 
 def parse_declaration(body: bytes) -> Declaration:
@@ -161,6 +234,10 @@ def parse_declaration(body: bytes) -> Declaration:
 
 def _check_schema(schema: dict[str, Any], where: str) -> None:
     try:
+        schema_cost(schema)
+    except SchemaTooCostly as exc:
+        raise Unprocessable(f"{where}: {exc}", code="invalid_schema") from None
+    try:
         jsonschema_rs.meta.validate(schema)
         compiled(_compact(schema))
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
@@ -170,13 +247,36 @@ def _check_schema(schema: dict[str, Any], where: str) -> None:
 
 @lru_cache(maxsize=512)
 def compiled(schema_json: str) -> jsonschema_rs.Validator:
-    """A validator for a schema given as JSON; references to other documents are never fetched."""
-    return jsonschema_rs.validator_for(json.loads(schema_json), offline=True)
+    """A validator for a schema given as JSON; references to other documents are never fetched, and
+    patterns are matched in linear time (no look-around or back-references)."""
+    return jsonschema_rs.validator_for(
+        json.loads(schema_json), offline=True, pattern_options=jsonschema_rs.RegexOptions()
+    )
+
+
+@lru_cache(maxsize=512)
+def _checker(schema_json: str) -> tuple[jsonschema_rs.Validator, int] | str:
+    """The schema's validator and cost, or why it cannot be used (one kept before today's bounds)."""
+    try:
+        return compiled(schema_json), schema_cost(json.loads(schema_json))
+    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
+        return str(exc).split("\n", 1)[0]
 
 
 def schema_problem(schema_json: str, instance: Any) -> str | None:
-    """The first way ``instance`` does not fit the schema (``where: what``), or None when it fits."""
-    for error in compiled(schema_json).iter_errors(instance):
+    """The first way ``instance`` does not fit the schema (``where: what``), or None when it fits.
+
+    The work is bounded (:mod:`.schema_limits`): a value too large for the schema is refused unchecked.
+    """
+    checker = _checker(schema_json)
+    if isinstance(checker, str):
+        return f"the declared schema cannot be used: {checker}"
+    validator, cost = checker
+    if too_much := check_work(cost, instance):
+        return too_much
+    try:
+        validator.validate(instance)  # stops at the first error (iter_errors finds them all)
+    except jsonschema_rs.ValidationError as error:
         where = "/".join(str(p) for p in error.instance_path)
         return f"{where or 'result'}: {error.message}"
     return None

@@ -8,7 +8,7 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from ..protocol.declarations import Declaration, load_declaration, merged
+from ..protocol.declarations import Declaration, check_offered, load_declaration, merged
 from . import keys
 from .reads import Read
 
@@ -44,11 +44,17 @@ class ClientTools:
         """Replace the device's declaration (its 30 days start again); other devices' stay as they are.
 
         Beyond ``CLIENT_TOOLS_DEVICES_MAX`` devices, the one that declared longest ago is dropped.
+        ``Unprocessable`` (and nothing written) when the devices kept would declare more together than
+        a turn is offered (:func:`~..protocol.declarations.check_offered`).
         """
         key = keys.client_tools(user_id)
+        device = declaration.device_id or ""
+        others = [d for other, d in await self._devices(user_id) if other != device]
+        kept = others[max(0, len(others) - (keys.CLIENT_TOOLS_DEVICES_MAX - 1)) :]  # the newest
+        check_offered([*kept, declaration])
         raw = f"{time.time()!r}|{declaration.model_dump_json(exclude_none=True)}"
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(key, declaration.device_id or "", raw)
+            pipe.hset(key, device, raw)
             pipe.expire(key, keys.CLIENT_TOOLS_TTL_S)
             await pipe.execute()
         devices = await self._devices(user_id)

@@ -2,7 +2,9 @@
 
 They are offered in that user's turns only, and work like the built-in device tools: a call whose
 arguments fit the declared schema raises ``CallDeferred`` (it goes to the phone as a JSON-RPC
-request with the declared method); one that does not goes back to the model to fix.
+request with the declared method); one that does not goes back to the model to fix. A tool the app
+marked to confirm (the default unless it is read-only) first raises ``ApprovalRequired``: the user
+sees the ``interaction.confirm`` dialog of the confirmation gate, and only their yes sends the call.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import CallDeferred, ModelRetry, RunContext, WrapperToolset
+from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, WrapperToolset
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
 from ..protocol.declarations import DeclaredTool, schema_problem
 from .agent_deps import AgentDeps
-from .marks import DECLARED
+from .marks import CONFIRMED_DECLARED, DECLARED, asks_first
 
 _ANY_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
 MAX_DEFINITIONS = 4096
@@ -84,7 +86,7 @@ class DeclaredToolset(WrapperToolset[AgentDeps]):
             name=tool.name,
             description=tool.description,
             parameters_json_schema=tool.model_parameters(),
-            metadata=DECLARED,
+            metadata=CONFIRMED_DECLARED if tool.needs_confirmation else DECLARED,
             toolset_id=self.id,  # as pydantic-ai marks a tool of a toolset with an id
         )
         self._definitions[id(tool)] = (weakref.ref(tool), definition)
@@ -98,4 +100,7 @@ class DeclaredToolset(WrapperToolset[AgentDeps]):
         schema = json.dumps(tool.tool_def.parameters_json_schema, separators=(",", ":"), sort_keys=True)
         if problem := schema_problem(schema, tool_args):
             raise ModelRetry(f"the arguments do not fit {name}'s parameters: {problem}")
+        if asks_first(tool.tool_def) and not ctx.tool_call_approved:
+            # As the confirmation gate asks (agents.gated), once the arguments are known to fit.
+            raise ApprovalRequired()
         raise CallDeferred()

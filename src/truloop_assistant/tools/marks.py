@@ -19,6 +19,9 @@ raising ``ApprovalRequired(metadata=...)``; the gate's wrapper leaves it to the 
 
 DECLARED: dict[str, Any] = {"declared": True}
 """A device tool the user's app declared (not one of the server's own)."""
+CONFIRMED_DECLARED: dict[str, Any] = {**DECLARED, "confirmed": True}
+"""A declared tool the app marked to confirm: a call whose arguments fit asks the user's yes (an
+``interaction.confirm`` dialog), and goes to the phone only after it."""
 DEVICE: dict[str, Any] = {"device": True}
 """A built-in device tool: it runs on the user's phone (the call is deferred)."""
 
@@ -35,6 +38,11 @@ def is_destructive(tool_def: ToolDefinition) -> bool:
 def asks_itself(tool_def: ToolDefinition) -> bool:
     """Whether the tool was defined with ``ASKS_ITSELF`` in its metadata."""
     return bool((tool_def.metadata or {}).get("asks_itself"))
+
+
+def asks_first(tool_def: ToolDefinition) -> bool:
+    """Whether a call of the tool waits for the user's yes: destructive tools and confirmed declared ones."""
+    return is_destructive(tool_def) or bool((tool_def.metadata or {}).get("confirmed"))
 
 
 def changes_something(tool_def: ToolDefinition) -> bool:

@@ -17,6 +17,7 @@ const SAMPLE_TOOL = {
   name: 'get_current_location',
   description: "The user's current location from their phone: latitude, longitude and a place name",
   method: 'location.getCurrent',
+  read_only: true,
   parameters: {type: 'object', properties: {accuracy: {type: 'string', enum: ['coarse', 'fine']}},
                additionalProperties: false},
   result: {type: 'object', required: ['latitude', 'longitude'],
