@@ -27,6 +27,7 @@
     │   └── RedisProblem            Redis, as a command reports it (commands.doctor)
     │       └── RedisUnreachable    nothing answered at its URL: worth retrying
     ├── EventNotFoundError          no such event (backends.events); also a ``LookupError``
+    ├── SchemaTooCostly             a declared schema too costly (protocol.schema_limits); a ``ValueError``
     └── OperatorError               what an operator's command was given cannot be used
         ├── UsersFileError          a users file (backends.users.file); also a ``ValueError``
         ├── CasesFileError          an evaluation cases file (commands.evaluation.cases)

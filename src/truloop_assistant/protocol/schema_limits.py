@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
+from ..errors import TruloopError
+
 MAX_SCHEMA_COST = 2048
 """Subschemas and listed values a schema may have once every ``$ref`` is expanded."""
 MAX_COMBINATORS = 64
@@ -39,7 +41,7 @@ _TOO_DEEP = f"nests too deep: with every $ref expanded, subschemas nest more tha
 _DYNAMIC = ("$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$recursiveAnchor")
 
 
-class SchemaTooCostly(ValueError):
+class SchemaTooCostly(TruloopError, ValueError):
     """A declared schema could make checking a value take too long; the message says why and the fix."""
 
 
