@@ -17,6 +17,8 @@
     ├── ServiceError                a service outside the process failed or refused
     │   ├── ChannelSendError        a send to the chat channel (channels.base)
     │   ├── RelayError              a message the assistant relays or an invitation (channels.relay)
+    │   │   ├── NoSuchUser          Sendbird has no user with that id: no channel was made
+    │   │   └── ChannelJoinLimit    Sendbird's limit of group channels a user may join is reached
     │   ├── PlatformTransportError  no answer from the Sendbird Platform API (channels.platform_http)
     │   ├── UserDirectoryError      the user directory (backends.users)
     │   ├── MemoryBackendError      the memory store (backends.memory)

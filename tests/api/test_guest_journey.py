@@ -419,3 +419,39 @@ async def test_only_the_organizer_can_cancel(start_server: Any, directory: Any) 
         still = "is the design lunch still on?"
         await says(h, script, still, call("get_events", **this_week()), user="jeff", channel="jeff-1")
         assert [e["event_id"] for e in script.results[still][0].json()["events"]] == [event["event_id"]]
+
+
+async def test_an_invitation_to_someone_sendbird_does_not_know_makes_no_channel_and_the_organizer_is_told(
+    start_server: Any, directory: Any
+) -> None:
+    script = Script()
+    async with start_server(model=script.model()) as h:
+        h.sendbird.application.known_users = {BOT, "jeff", "guest-kim"}
+        event = await create_lunch(h, script, guest_user_ids=["guest-ghost", "guest-kim"])
+        await h.idle()
+
+        assert event["invitations"]["guest-kim"] == "sent"
+        assert event["invitations"]["guest-ghost"].startswith("not delivered: no such user: ")
+        # No channel with the bot alone, and nothing sent into one.
+        assert all(len(c["members"]) == 2 for c in h.sendbird.channels.values()), h.sendbird.channels
+        kim = h.direct_channel("guest-kim")
+        assert {m.channel_url for m in h.sendbird.messages} == {"jeff-1", kim}
+        # The organizer reads it in the answer (the model saw it in the tool result).
+        [answer] = h.texts("jeff-1")
+        assert "guest-ghost" in answer and "no such user" in answer
+
+
+async def test_the_bots_channel_join_limit_is_told_to_the_organizer(
+    start_server: Any, directory: Any
+) -> None:
+    script = Script()
+    async with start_server(model=script.model()) as h:
+        h.sendbird.application.channel_join_limit = 1
+        h.sendbird.add_channel("elsewhere", [BOT, "someone"])  # the bot's one channel is taken
+        event = await create_lunch(h, script, guest_user_ids=["guest-kim"])
+
+        told = event["invitations"]["guest-kim"]
+        assert told.startswith(
+            f"not delivered: the assistant's bot user {BOT!r} has reached Sendbird's limit"
+        )
+        assert h.direct_channel("guest-kim") is None

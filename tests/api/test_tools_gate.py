@@ -268,6 +268,31 @@ async def test_the_relayed_text_is_the_one_the_user_approved(start_server: Any, 
         assert relayed.text == "Mina, lunch is at 1pm now." and writes == [relayed.text]
 
 
+async def test_a_message_to_someone_sendbird_does_not_know_is_not_sent_and_the_user_is_told(
+    start_server: Any, directory: Any
+) -> None:
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if "send_message_to_user" not in {t.name for t in info.function_tools}:  # the writer
+            return ModelResponse(parts=[TextPart("Mina, lunch is at 1pm now.")])
+        text = results_text(messages)
+        if text is not None:
+            return ModelResponse(parts=[TextPart(text)])
+        args = {"user_id": "mina", "request": "lunch moved to 1pm"}
+        return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
+
+    async with start_server(model=FunctionModel(fn)) as h:
+        h.sendbird.application.known_users = {"truloop-assistant", "jeff"}  # mina is only in the directory
+        await h.user_says("tell mina lunch moved to 1pm")
+        [rpc] = await h.rpc_requests(1)
+        await h.answer(rpc["id"], result={"confirmed": True})
+        [reply] = await h.replies(1)
+
+    assert reply.text.startswith("send_message_to_user failed: not sent: no such user: ")
+    assert "'mina'" in reply.text
+    assert h.sendbird.channels == {}  # no channel with the bot alone
+    assert [m.channel_url for m in h.sendbird.messages if not m.is_rpc] == ["ch-1"]
+
+
 async def test_a_failing_or_slow_tool_never_crashes_the_run(start_server: Any) -> None:
     broken: FunctionToolset[AgentDeps] = FunctionToolset()
 

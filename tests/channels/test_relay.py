@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -69,6 +70,36 @@ async def test_4xx_carries_sendbirds_message(sendbird: FakeSendbird) -> None:
         with pytest.raises(RelayError, match='"User" not found') as info:
             await r.direct_channel("ghost")
     assert (info.value.status, info.value.code) == (400, 400201)
+
+
+async def test_a_user_sendbird_does_not_know_gets_no_channel(sendbird: FakeSendbird) -> None:
+    sendbird.application.known_users = {BOT, "jeff"}
+    async with relay(sendbird.url) as r:
+        with pytest.raises(RelayError, match=r"^no such user: Sendbird has no user 'ghost'") as info:
+            await r.direct_channel("ghost")
+        assert await r.direct_channel("jeff")
+
+    assert (info.value.status, info.value.code) == (400, 400201)
+    assert [{m["user_id"] for m in c["members"]} for c in sendbird.channels.values()] == [{BOT, "jeff"}]
+
+
+async def test_the_bots_channel_join_limit_is_named_and_logged(
+    sendbird: FakeSendbird, caplog: pytest.LogCaptureFixture
+) -> None:
+    sendbird.application.channel_join_limit = 1
+    async with relay(sendbird.url) as r:
+        first = await r.direct_channel("jeff")
+        assert await r.direct_channel("jeff") == first  # the existing channel is still had
+        with caplog.at_level(logging.ERROR), pytest.raises(RelayError) as info:
+            await r.direct_channel("mina")
+
+    assert str(info.value).startswith(
+        f"the assistant's bot user {BOT!r} has reached Sendbird's limit of group channels it may join"
+    )
+    assert "ask Sendbird to raise it" in str(info.value)
+    [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert '"channel join"' in record.getMessage() and "mina" in record.getMessage()
+    assert sendbird.channels_created == 1
 
 
 async def test_unreachable_is_a_relay_error() -> None:

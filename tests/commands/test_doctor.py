@@ -80,6 +80,8 @@ async def test_all_checks_pass(
         ["ok", "model:"],
         ["ok", "notion:"],
         ["ok", "sendbird:"],
+        ["ok", "sendbird"],  # sendbird token:
+        ["ok", "sendbird"],  # sendbird messages:
     ]
     assert lines[1].startswith(f"ok    redis: {redis_url} answers (Redis ")
     assert "offline" in lines[2]
@@ -88,6 +90,34 @@ async def test_all_checks_pass(
         "(kb sync-notion can run)"
     )
     assert f"bot user {BOT!r} exists" in lines[4]
+    assert (
+        lines[5] == "ok    sendbird token: the master API token (it verifies Sendbird's webhook signatures)"
+    )
+    assert lines[6] == "ok    sendbird messages: the application's max_message_length is 5000 characters"
+
+
+async def test_a_secondary_token_is_named_with_what_breaks(
+    tmp_path: Path, redis_url: str, sendbird: FakeSendbird
+) -> None:
+    sendbird.users[BOT] = {"user_id": BOT, "nickname": "Truloop"}
+    sendbird.application.secondary_tokens.add("a-secondary-token")
+    sendbird.application.settings["max_message_length"] = 1000
+    env = sendbird_env(redis_url, sendbird, TRULOOP_SENDBIRD_API_TOKEN="a-secondary-token")
+
+    code, lines = await doctor(tmp_path, **env)
+
+    assert code == 1
+    by_name = {line[6:].split(":", 1)[0]: line for line in lines}
+    assert by_name["sendbird"].startswith("ok    sendbird: the token is accepted")
+    assert by_name["sendbird token"] == (
+        "FAIL  sendbird token: TRULOOP_SENDBIRD_API_TOKEN is a secondary API token, but Sendbird signs "
+        "webhooks with the master API token: every webhook would be refused with 401. Set it to the master "
+        "API token (dashboard: Settings > Application > General > API tokens)"
+    )
+    assert by_name["sendbird messages"] == (
+        "ok    sendbird messages: the application's max_message_length is 1000 characters"
+    )
+    assert "a-secondary-token" not in "\n".join(lines)
 
 
 async def test_each_failure_says_what_to_fix(tmp_path: Path, sendbird: FakeSendbird) -> None:
@@ -118,8 +148,8 @@ async def test_a_missing_bot_and_an_unreachable_sendbird(
     code, lines = await doctor(tmp_path, **sendbird_env(redis_url, sendbird))
 
     assert code == 1
-    assert lines[-1] == f"FAIL  sendbird: bot user {BOT!r} missing: run truloop-assistant sendbird setup"
-    assert all(line.startswith(("ok", "skip  notion:")) for line in lines[:-1]), lines
+    assert lines[-3] == f"FAIL  sendbird: bot user {BOT!r} missing: run truloop-assistant sendbird setup"
+    assert all(line.startswith(("ok", "skip  notion:")) for line in lines[:-3] + lines[-2:]), lines
 
     nowhere = f"http://127.0.0.1:{free_port()}"
     code, lines = await doctor(
@@ -249,7 +279,7 @@ async def test_secrets_from_files(tmp_path: Path, redis_url: str, sendbird: Fake
     code, lines = await doctor(tmp_path, **env)
 
     assert code == 0, lines
-    assert f"bot user {BOT!r} exists" in lines[-1]
+    assert f"bot user {BOT!r} exists" in lines[-3]
 
     missing = tmp_path / "no-such-file"
     code, lines = await doctor(tmp_path, **{**env, "TRULOOP_SENDBIRD_API_TOKEN_FILE": str(missing)})

@@ -62,6 +62,30 @@ async def test_creates_the_bot_when_missing(
     assert sendbird.users_created == 1
 
 
+async def test_turns_on_the_webhook_with_members_and_keeps_other_events(
+    env: pytest.MonkeyPatch, sendbird: FakeSendbird, capsys: pytest.CaptureFixture[str]
+) -> None:
+    point_at(env, sendbird.url)  # type: ignore[attr-defined]
+    sendbird.application.webhook["enabled_events"] = ["group_channel:join"]
+
+    assert await run_cli("--public-url", PUBLIC) == 0
+
+    assert sendbird.application.webhook == {
+        "enabled": True,
+        "url": f"{PUBLIC}/api/v1/webhooks/sendbird",
+        "include_members": True,
+        "enabled_events": ["group_channel:join", "group_channel:message_send"],
+    }
+    out = capsys.readouterr().out
+    assert "include members: on" in out
+
+    assert await run_cli("--public-url", PUBLIC) == 0  # again: the same settings, nothing doubled
+    assert sendbird.application.webhook["enabled_events"] == [
+        "group_channel:join",
+        "group_channel:message_send",
+    ]
+
+
 async def test_updates_the_bot_when_present(
     env: pytest.MonkeyPatch, sendbird: FakeSendbird, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from tests.fakes.sendbird_application import FakeApplication
 from tests.support import API_TOKEN
 
 
@@ -120,6 +121,8 @@ class FakeSendbird:
     """How long each message update is held before it is applied (a slow channel); see
     :meth:`release_updates`."""
     _release_updates: asyncio.Event | None = None
+    application: FakeApplication = field(default_factory=lambda: FakeApplication())
+    """Tokens, application settings, webhook settings, known users and the channel-join limit."""
 
     def app(self) -> Starlette:
         return Starlette(
@@ -138,6 +141,7 @@ class FakeSendbird:
                 Route("/v3/users", self._create_user, methods=["POST"]),
                 Route("/v3/users/{user_id}", self._view_user, methods=["GET"]),
                 Route("/v3/users/{user_id}", self._update_user, methods=["PUT"]),
+                *self.application.routes(self._unauthorized, master=lambda: self.api_token),
             ]
         )
 
@@ -283,7 +287,7 @@ class FakeSendbird:
 
     def _unauthorized(self, request: Request) -> JSONResponse | None:
         token = request.headers.get("api-token")
-        if token is None or token != self.api_token:
+        if token is None or token not in {self.api_token, *self.application.secondary_tokens}:
             return _error(401, 400401, 'Invalid value: "Api-Token".')
         return None
 
@@ -384,8 +388,13 @@ class FakeSendbird:
         ):
             return _error(400, 400111, '"user_ids" must be a non-empty list of user ids.')
         members = frozenset(user_ids)
+        if (refused := self.application.unknown_users(body, members, known=self.users)) is not None:
+            return refused
+        members = self.application.existing(members, known=self.users)
         if body.get("is_distinct") and members in self._distinct:
             return JSONResponse(self.channels[self._distinct[members]])
+        if (refused := self.application.join_limit(members, self._joined)) is not None:
+            return refused
         self.channels_created += 1
         channel = {
             "channel_url": f"sendbird_group_channel_{self.channels_created}",
@@ -402,6 +411,13 @@ class FakeSendbird:
         if channel["is_distinct"]:
             self._distinct[members] = channel["channel_url"]
         return JSONResponse(channel)
+
+    def _joined(self, user_id: str) -> int:
+        """How many group channels ``user_id`` is a member of."""
+        return sum(
+            any(m.get("user_id") == user_id for m in channel.get("members", []))
+            for channel in self.channels.values()
+        )
 
     async def _notify(self) -> None:
         cond = self._condition()

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Protocol
 
 from ..errors import ServiceError
 from .platform_http import PlatformClient, PlatformTransportError, Reply
 
+log = logging.getLogger(__name__)
+
 RELAY_CUSTOM_TYPE = "assistant-relay"
 RELAY_CHANNEL_NAME = "Truloop"
+
+USER_NOT_FOUND = 400201
+"""Sendbird's code for a ``strict`` creation naming a user id it does not know."""
+JOIN_LIMIT_TEXT = '"channel join" count'
+"""In Sendbird's message when a member has joined as many group channels as allowed (2,000 by
+default): ``Maximum "channel join" count reached.``. Its code is not documented, so the text decides."""
 
 
 class RelayError(ServiceError):
@@ -18,6 +27,14 @@ class RelayError(ServiceError):
         super().__init__(message)
         self.status = status
         self.code = code
+
+
+class NoSuchUser(RelayError):
+    """Sendbird has no user with that id: no channel was made."""
+
+
+class ChannelJoinLimit(RelayError):
+    """The bot (or the person) has joined as many group channels as Sendbird allows."""
 
 
 class Relay(Protocol):
@@ -35,6 +52,8 @@ async def get_or_create_direct_channel(
     body = {
         "user_ids": [bot_user_id, user_id],
         "is_distinct": True,
+        # Without it Sendbird leaves unknown ids out and makes a channel with only the bot in it.
+        "strict": True,
         "name": name,
         "custom_type": RELAY_CUSTOM_TYPE,
     }
@@ -44,14 +63,7 @@ async def get_or_create_direct_channel(
         raise RelayError(f"could not reach Sendbird: {exc}") from exc
     payload = _json(response)
     if response.status_code >= 400:
-        code = payload.get("code")
-        message = payload.get("message") or response.text[:200] or response.reason
-        raise RelayError(
-            f"Sendbird refused the direct channel for {user_id!r} "
-            f"(HTTP {response.status_code}{f', code {code}' if code else ''}): {message}",
-            status=response.status_code,
-            code=code if isinstance(code, int) else None,
-        )
+        raise _refusal(response.status_code, payload, response, bot_user_id=bot_user_id, user_id=user_id)
     channel_url = payload.get("channel_url")
     if not isinstance(channel_url, str) or not channel_url:
         status = response.status_code
@@ -90,6 +102,41 @@ class LocalRelay:
     async def direct_channel(self, user_id: str) -> str:
         """Return ``relay-<bot>-<user>``; local channels exist as soon as a message is written."""
         return local_direct_channel_url(self.bot_user_id, user_id)
+
+
+def _refusal(
+    status: int, payload: dict[str, Any], response: Reply, *, bot_user_id: str, user_id: str
+) -> RelayError:
+    """The error for Sendbird's refusal of the channel, saying what it means where that is known."""
+    raw_code = payload.get("code")
+    code = raw_code if isinstance(raw_code, int) else None
+    message = str(payload.get("message") or response.text[:200] or response.reason)
+    said = f"HTTP {status}{f', code {code}' if code else ''}: {message}"
+    if code == USER_NOT_FOUND and status < 500:
+        return NoSuchUser(
+            f"no such user: Sendbird has no user {user_id!r}, so no chat with them was made "
+            f"(check the user id; Sendbird said {said})",
+            status=status,
+            code=code,
+        )
+    if JOIN_LIMIT_TEXT in message:
+        log.error(
+            "Sendbird refused a direct channel with %r: %s. The bot user %r (or that person) is in as many "
+            "group channels as Sendbird allows; ask Sendbird to raise the limit or delete unused channels",
+            user_id,
+            message,
+            bot_user_id,
+        )
+        return ChannelJoinLimit(
+            f"the assistant's bot user {bot_user_id!r} has reached Sendbird's limit of group channels it "
+            f"may join ({message.strip()}), so no chat with {user_id!r} could be made: the operator must "
+            "ask Sendbird to raise it or delete channels no longer used",
+            status=status,
+            code=code,
+        )
+    return RelayError(
+        f"Sendbird refused the direct channel for {user_id!r} ({said})", status=status, code=code
+    )
 
 
 def _json(response: Reply) -> dict[str, Any]:

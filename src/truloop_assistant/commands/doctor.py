@@ -75,6 +75,6 @@ def checks() -> Iterator[Check]:
     if channel != "sendbird":
         yield Check("sendbird", "skip", f"TRULOOP_CHANNEL={channel}: Sendbird is not used")
     else:
-        yield check_sendbird(settings)
+        yield from check_sendbird(settings)
     for server in settings.mcp_servers if settings is not None else []:
         yield check_mcp(server)

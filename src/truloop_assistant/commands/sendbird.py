@@ -1,4 +1,8 @@
-"""``truloop-assistant sendbird setup``: create or update the bot user and print the webhook settings.
+"""``truloop-assistant sendbird setup``: create or update the bot user and turn the webhook on.
+
+The webhook settings (``PUT /v3/applications/settings/webhook``) get the server's URL, the event
+category it handles (added to those already enabled) and "include members", so a 1:1 message names
+its members and needs no channel lookup. The SDK has no call for them: they go through its HTTP client.
 
 Synchronous on purpose: it runs once from a terminal and uses the (synchronous) Sendbird Platform SDK.
 """
@@ -56,18 +60,22 @@ class SetupReport:
     nickname: str
     profile_url: str | None
     webhook_url: str
+    enabled_events: tuple[str, ...] = WEBHOOK_CATEGORIES
+    replaced_url: str | None = None
+    """The webhook URL the application had before, when it was another one."""
 
     def render(self) -> str:
         """The report as printed by the command."""
         profile = f", profile image {self.profile_url}" if self.profile_url else ""
-        categories = ", ".join(WEBHOOK_CATEGORIES)
+        replaced = f" (it was {self.replaced_url})" if self.replaced_url else ""
         return (
             f"Sendbird application {self.app_id}: bot user {self.bot_user_id!r} {self.action} "
             f"(nickname {self.nickname!r}{profile}).\n"
             "\n"
-            "Now, in the Sendbird dashboard (Settings > Chat > Webhooks):\n"
-            f"  1. turn webhooks on and set the URL to  {self.webhook_url}\n"
-            f"  2. enable the event category  {categories}\n"
+            "Webhooks (dashboard: Settings > Chat > Webhooks) are on:\n"
+            f"  URL              {self.webhook_url}{replaced}\n"
+            f"  event categories {', '.join(self.enabled_events)}\n"
+            "  include members: on\n"
             "\n"
             "Sendbird signs every webhook (x-sendbird-signature) with the application's master API token:\n"
             "TRULOOP_SENDBIRD_API_TOKEN on the server must be that master token, not a secondary one,\n"
@@ -136,6 +144,7 @@ def setup_sendbird(
             else:
                 request = CreateAUserRequest(nickname=nickname, user_id=bot, profile_url=profile_url or "")
                 users.create_a_user(create_a_user_request=request, **call)
+            before, events = _turn_on_webhook(client, base_url, call, url=url)
     except ApiException as exc:
         raise SetupError(_explain(exc, settings)) from None
     except urllib3.exceptions.HTTPError as exc:
@@ -153,14 +162,51 @@ def setup_sendbird(
         nickname=nickname,
         profile_url=profile_url or None,
         webhook_url=url,
+        enabled_events=events,
+        replaced_url=before if before and before != url else None,
     )
+
+
+def _turn_on_webhook(
+    client: Any, base_url: str, call: dict[str, Any], *, url: str
+) -> tuple[str, tuple[str, ...]]:
+    """Webhooks on, at ``url``, with "include members" and our categories added to those enabled.
+
+    Returns the URL set before and the categories now enabled.
+    """
+    path = f"{base_url}/v3/applications/settings/webhook"
+    headers = {"Api-Token": call["api_token"], "Accept": "application/json"}
+    timeout = call["_request_timeout"]
+    current = _webhook_of(client.rest_client.GET(path, headers=headers, _request_timeout=timeout))
+    enabled = current.get("enabled_events")
+    kept = [e for e in enabled if isinstance(e, str)] if isinstance(enabled, list) else []
+    events = tuple(dict.fromkeys([*kept, *WEBHOOK_CATEGORIES]))
+    body = {"enabled": True, "url": url, "include_members": True, "enabled_events": list(events)}
+    client.rest_client.PUT(
+        path,
+        headers={**headers, "Content-Type": "application/json"},
+        body=body,
+        _request_timeout=timeout,
+    )
+    before = current.get("url")
+    return (before if isinstance(before, str) else ""), events
+
+
+def _webhook_of(response: Any) -> dict[str, Any]:
+    """The ``webhook`` object of Sendbird's answer (empty when it has none)."""
+    try:
+        body = json.loads(response.data)
+    except (TypeError, ValueError):
+        return {}
+    webhook = body.get("webhook") if isinstance(body, dict) else None
+    return webhook if isinstance(webhook, dict) else {}
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``sendbird setup --public-url URL [--nickname N] [--profile-url U]``."""
     sendbird = subparsers.add_parser("sendbird", help="Sendbird administration")
     sendbird_sub = sendbird.add_subparsers(dest="sendbird_command", required=True)
-    setup = sendbird_sub.add_parser("setup", help="create or update the bot user; print the webhook settings")
+    setup = sendbird_sub.add_parser("setup", help="create or update the bot user; turn the webhook on")
     setup.add_argument(
         "--public-url", required=True, help="public base URL, e.g. https://assistant.example.com"
     )

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from pydantic_ai import ApprovalRequired, FunctionToolset, RunContext, ToolFailed
 
 from ..backends.users import UserProfile
+from ..channels.relay import RelayError
 from .agent_deps import AgentDeps, Relayed, as_requested
 from .arguments import UserId
 from .marks import ASKS_ITSELF, DESTRUCTIVE, OWN_TIME_BOUND
@@ -80,12 +81,15 @@ async def send_message_to_user(
         raise ApprovalRequired(metadata=prepared(relayed))
     # An approval kept from before messages were written ahead has no text: send the request as given.
     relayed = _approved(ctx.tool_call_metadata) or as_requested(sender_name, request)
-    await writer.send(
-        sender_id=ctx.deps.user_id,
-        recipient=recipient,
-        text=relayed.text,
-        dedup_id=f"relay:{ctx.deps.channel_url}:{ctx.tool_call_id}",
-    )
+    try:
+        await writer.send(
+            sender_id=ctx.deps.user_id,
+            recipient=recipient,
+            text=relayed.text,
+            dedup_id=f"relay:{ctx.deps.channel_url}:{ctx.tool_call_id}",
+        )
+    except RelayError as exc:  # no such user, the join limit: the user learns it did not go out, and why
+        raise ToolFailed(f"not sent: {exc}") from None
     note = (
         None
         if relayed.written
