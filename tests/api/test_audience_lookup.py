@@ -143,3 +143,20 @@ def _transcript(channel_url: str) -> str:
     from truloop_assistant.store import keys
 
     return keys.transcript(keys.conversation_tag(channel_url))
+
+
+async def test_a_lookup_that_never_answers_is_given_up_and_the_conversation_goes_on(
+    start_server: Any,
+) -> None:
+    requests: list[str] = []
+    async with start_server(model=recording(requests), sendbird_lookup_patience_s=1.5) as h:
+        h.sendbird.add_channel("dm", ["jeff", BOT])
+        h.sendbird.lookup_failures = [(503, {})] * 1000
+        await say(h, "lost", channel="dm")
+        # The next message of the conversation waits behind it, and runs once it is given up.
+        r = await h.user_says("listed", channel="dm", members=["jeff", BOT])
+        assert r.json() == {"status": "queued"}
+        [reply] = await h.replies(1, channel="dm", timeout=20)
+        assert reply.text == "ok: listed"
+        await h.idle()
+        assert h.texts("dm") == ["ok: listed"] and h.sendbird.channel_views >= 2

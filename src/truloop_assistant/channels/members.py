@@ -139,7 +139,7 @@ CHANNEL_NOT_FOUND = 400201
 """Sendbird's code for a resource not found (``"Channel" not found.``)."""
 
 
-def _decode(cached: bytes) -> Roster:
+def _decode(cached: bytes | str) -> Roster:
     """A cached roster; a plain list is one kept by an earlier version."""
     value = json.loads(cached)
     if isinstance(value, list):
@@ -184,7 +184,8 @@ class LocalMembers:
         """Nothing to keep: the dev channel's members are who wrote there."""
 
     async def roster(self, channel_url: str, *, patience_s: float) -> Roster | None:
-        return Roster(await self.of(channel_url))
+        ids = await self.of(channel_url)
+        return None if ids is None else Roster(ids)
 
     async def of(self, channel_url: str) -> list[str] | None:
         raw = cast(
