@@ -250,6 +250,7 @@ class Services:
             typing=Typing(self.channel),
             ledger=self.ledger,
             heartbeat_s=self.settings.worker_heartbeat_s,
+            audience=partial(self.admission.late, patience_s=self.settings.sendbird_lookup_patience_s),
         )
 
     @cached_property

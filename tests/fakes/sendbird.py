@@ -123,6 +123,11 @@ class FakeSendbird:
     _release_updates: asyncio.Event | None = None
     application: FakeApplication = field(default_factory=lambda: FakeApplication())
     """Tokens, application settings, webhook settings, known users and the channel-join limit."""
+    # -- channel look-ups as Sendbird answers them (see "Channel look-ups" below)
+    lookup_delay_s: float = 0.0
+    """How long each channel look-up (``GET /v3/group_channels/{url}``) takes before it is answered."""
+    lookup_failures: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    """Statuses (and headers) to answer the next channel look-ups with, before answering them."""
 
     def app(self) -> Starlette:
         return Starlette(
@@ -356,12 +361,14 @@ class FakeSendbird:
         if (denied := self._unauthorized(request)) is not None:
             return denied
         self.channel_views += 1
+        if (held := await self._lookup_held()) is not None:
+            return held
         channel = self.channels.get(unquote(request.path_params["channel_url"]))
         if channel is None:
             return _error(400, 400201, '"Channel" not found.')
         if request.query_params.get("show_member") != "true":
             return JSONResponse({k: v for k, v in channel.items() if k != "members"})
-        return JSONResponse(channel)
+        return JSONResponse(_as_viewed(channel))
 
     def add_channel(self, channel_url: str, members: list[str]) -> None:
         """A group channel with these members, as if created in the app."""
@@ -454,6 +461,58 @@ class FakeSendbird:
 
     def in_channel(self, channel_url: str | None) -> list[SentMessage]:
         return [m for m in self.messages if channel_url is None or m.channel_url == channel_url]
+
+    # -- Channel look-ups as Sendbird answers them. Based on Sendbird's docs (Platform API "View a
+    # group channel", "Rate limits": a 429 carries code 500910 and ``X-RateLimit-RetryAfter``) and the
+    # SDK's models (sendbird-platform-sdk-csharp docs/SendbirdGroupChannelDetail.md: ``is_super``,
+    # ``member_count``, ``joined_member_count``, ``members``; docs/SendbirdMember.md: ``state``).
+    async def _lookup_held(self) -> JSONResponse | None:
+        """A slow or rate-limited look-up: wait ``lookup_delay_s``, then answer the next failure, if any."""
+        if self.lookup_delay_s:
+            await asyncio.sleep(self.lookup_delay_s)
+        if self.lookup_failures:
+            status, headers = self.lookup_failures.pop(0)
+            code, text = (500910, "Too many requests.") if status == 429 else (500901, "Internal error.")
+            return JSONResponse(
+                {"error": True, "code": code, "message": text}, status_code=status, headers=headers
+            )
+        return None
+
+    def add_supergroup(self, channel_url: str, members: list[str], *, invited: tuple[str, ...] = ()) -> None:
+        """A Supergroup with these members (``invited`` ones not joined yet). Its look-up lists only
+        the first ``SUPERGROUP_PREVIEW`` members, as Sendbird's does."""
+        self.channels[channel_url] = {
+            "channel_url": channel_url,
+            "name": "Supergroup",
+            "is_super": True,
+            "is_distinct": False,
+            "member_count": len(members),
+            "joined_member_count": len([m for m in members if m not in invited]),
+            "members": [
+                {"user_id": u, "nickname": u, "state": "invited" if u in invited else "joined"}
+                for u in members
+            ],
+        }
+
+
+SUPERGROUP_PREVIEW = 10
+"""Members a Supergroup's look-up lists (Sendbird docs, "View a group channel": a Supergroup's
+``members`` is a preview of at most 10; the real size is in ``member_count``)."""
+
+
+def _as_viewed(channel: dict[str, Any]) -> dict[str, Any]:
+    """A channel as its look-up shows it: a Supergroup's members cut to the preview."""
+    if not channel.get("is_super"):
+        return channel
+    return {**channel, "members": channel["members"][:SUPERGROUP_PREVIEW]}
+
+
+def without_members(payload: dict[str, Any], *, is_super: bool = False) -> dict[str, Any]:
+    """A webhook as Sendbird sends it when "include members" is off (always for a Supergroup): no
+    ``members`` key at all (Sendbird docs, "Webhooks": members are listed only when enabled)."""
+    delivery = {k: v for k, v in payload.items() if k != "members"}
+    delivery["channel"] = {**payload["channel"], "is_super": is_super}
+    return delivery
 
 
 def _error(status: int, code: int, message: str) -> JSONResponse:

@@ -15,7 +15,7 @@ from ..config import reveal
 from ..errors import BadRequest, Unauthorized, first_problem
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.admission import outlived_its_mark
-from ..pipeline.audience import one_to_one
+from ..pipeline.audience import from_delivery, one_to_one
 from ..protocol.jsonrpc import load_json
 from ..protocol.webhook_payload import FileMessageEvent, UserMessageEvent, event_errors, parse_webhook
 from ..services import Services
@@ -93,13 +93,20 @@ async def _receive(request: Request, services: Services) -> dict[str, str]:
 async def _take(
     services: Services, event: UserMessageEvent, message: InboundMessage, *, bot_user_id: str
 ) -> dict[str, str]:
-    """Queue a user message when it is addressed to the assistant."""
+    """Queue a user message when it is addressed to the assistant, or when only a look-up of its
+    channel can say (the worker looks, without holding up Sendbird's delivery)."""
+    listed, supergroup = event.member_ids(), event.channel.is_super
+    heard = from_delivery(
+        listed=listed, mentioned=event.mentions(bot_user_id), supergroup=supergroup, bot_user_id=bot_user_id
+    )
     async with redis_budget():
-        listed, mentioned = event.member_ids(), event.mentions(bot_user_id)
-        if not await services.admission.addressed(message, listed=listed, mentioned=mentioned):
+        if heard is None:  # only a look-up can say: the worker does it, Sendbird gets its answer now
+            status = await services.admission.queue(message, undecided=True)
+        elif not await services.admission.keep(message, heard, listed=listed, supergroup=supergroup):
             WEBHOOKS.labels("not_addressed").inc()
             return {"status": "ignored"}
-        status = await services.admission.queue(message)
+        else:
+            status = await services.admission.queue(message)
     WEBHOOKS.labels(status).inc()
     # Never an error to Sendbird for a message we will not run (too long, over the rate limit, too
     # many waiting): it would only re-send it. The user is told in the channel instead.
@@ -126,14 +133,18 @@ async def _text_only(services: Services, event: FileMessageEvent, *, bot_user_id
     sender, channel, payload = event.sender, event.channel, event.payload
     if sender is None or channel is None or payload is None or sender.user_id == bot_user_id:
         return
+    if channel.is_super:
+        return  # a group
+    note = InboundMessage(
+        message_id=str(payload.message_id), channel_url=channel.channel_url, user_id=sender.user_id, text=""
+    )
     listed = event.member_ids()
-    if await one_to_one(services.members, channel.channel_url, listed=listed, bot_user_id=bot_user_id):
-        note = InboundMessage(
-            message_id=str(payload.message_id),
-            channel_url=channel.channel_url,
-            user_id=sender.user_id,
-            text="",
+    if listed is None:  # looked up in the background: the answer to Sendbird does not wait for it
+        members, url = services.members, channel.channel_url
+        services.notices.send_if(
+            note, "text_only", lambda: one_to_one(members, url, listed=None, bot_user_id=bot_user_id)
         )
+    elif await one_to_one(services.members, channel.channel_url, listed=listed, bot_user_id=bot_user_id):
         await services.notices.send(note, "text_only")
 
 

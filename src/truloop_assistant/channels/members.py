@@ -1,12 +1,18 @@
 """Who is in a channel: from the Platform API (Sendbird) or from who wrote there (the dev channel).
 
-The webhook usually carries the members; when it does not, they are looked up and cached briefly.
+The webhook carries the members only when the app lists them ("include members"; never for a
+Supergroup); else the worker looks them up, asking again while Sendbird is slow or rate-limits, and
+caches them briefly. A Supergroup's look-up lists only a preview: never taken as the whole list.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import math
+import random
+from dataclasses import dataclass
 from typing import Protocol, cast
 from urllib.parse import quote
 
@@ -15,19 +21,45 @@ from redis.asyncio import Redis
 
 from ..protocol.webhook_payload import Users
 from ..store import keys
-from .platform_http import PlatformClient, PlatformTransportError
+from .platform_http import PlatformClient, PlatformTransportError, Reply
 
 log = logging.getLogger(__name__)
 
 _USERS: TypeAdapter[Users] = TypeAdapter(Users)
 
+LOOKUP_TIMEOUT_S = 10.0
+"""One look-up's wait for Sendbird's answer (in the worker: no webhook waits for it)."""
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 10.0
+RETRY_AFTER_CAP_S = 60.0
+"""The longest a 429's ``X-RateLimit-RetryAfter`` (else ``Retry-After``; read as seconds) is waited for."""
+
+
+@dataclass(frozen=True)
+class Roster:
+    """Who is in a channel, as far as the server can tell."""
+
+    ids: list[str]
+    supergroup: bool = False
+    """A Supergroup: ``ids`` is only a preview of its members, and it is always a group."""
+
+    def full(self) -> list[str] | None:
+        """The whole member list; None for a Supergroup (never its preview) or a channel not found."""
+        return None if self.supergroup or not self.ids else self.ids
+
 
 class Members(Protocol):
     async def of(self, channel_url: str) -> list[str] | None:
-        """The member user ids, or None when they cannot be known right now."""
+        """The member user ids (one look-up at most), or None when they cannot be known right now (and
+        for a Supergroup, whose whole list is never known)."""
         ...
 
-    async def listed(self, channel_url: str, ids: list[str]) -> None:
+    async def roster(self, channel_url: str, *, patience_s: float) -> Roster | None:
+        """Who is in the channel, asking again (on 429, 5xx, timeouts) for up to ``patience_s``; None
+        when that was not enough, or the channel cannot be looked up at all."""
+        ...
+
+    async def listed(self, channel_url: str, ids: list[str], *, supergroup: bool = False) -> None:
         """The members a delivery carried, so that the turn it starts finds them without a look-up."""
         ...
 
@@ -39,27 +71,98 @@ class SendbirdMembers:
         self._client = client
         self._redis = redis
 
-    async def listed(self, channel_url: str, ids: list[str]) -> None:
-        key = keys.members(keys.conversation_tag(channel_url))
-        await self._redis.set(key, json.dumps(ids), ex=keys.MEMBERS_TTL_S)
+    async def listed(self, channel_url: str, ids: list[str], *, supergroup: bool = False) -> None:
+        await self._keep(channel_url, Roster(ids, supergroup))
 
     async def of(self, channel_url: str) -> list[str] | None:
+        roster = await self.roster(channel_url, patience_s=0.0)
+        return None if roster is None else roster.full()
+
+    async def roster(self, channel_url: str, *, patience_s: float) -> Roster | None:
         key = keys.members(keys.conversation_tag(channel_url))
         if (cached := await self._redis.get(key)) is not None:
-            return cast(list[str], json.loads(cached))
+            return _decode(cached)
+        clock = asyncio.get_running_loop().time
+        deadline = clock() + patience_s
+        attempt = 0
+        while True:
+            attempt += 1
+            # The first try always gets its full wait; later ones only what is left of the patience.
+            timeout = (
+                LOOKUP_TIMEOUT_S if attempt == 1 else max(0.1, min(LOOKUP_TIMEOUT_S, deadline - clock()))
+            )
+            found = await self._look_up(channel_url, timeout=timeout, attempt=attempt)
+            if isinstance(found, Roster):
+                await self._keep(channel_url, found)
+                return found
+            if found is None:
+                return None
+            if clock() + found >= deadline:
+                if patience_s > 0:
+                    log.warning("gave up looking up the members of %s after %d tries", channel_url, attempt)
+                return None
+            await asyncio.sleep(found)
+
+    async def _look_up(self, channel_url: str, *, timeout: float, attempt: int) -> Roster | float | None:
+        """One look-up: the roster, how long to wait before the next try, or None (no use trying again)."""
         path = f"/v3/group_channels/{quote(channel_url, safe='')}"
         try:
-            response = await self._client.request("GET", path, params={"show_member": "true"}, timeout=3.0)
-            members = response.json().get("members") if response.status_code == 200 else None
-        except (PlatformTransportError, ValueError, AttributeError) as exc:
+            response = await self._client.request(
+                "GET", path, params={"show_member": "true"}, timeout=timeout
+            )
+        except PlatformTransportError as exc:
             log.warning("could not look up the members of %s: %s", channel_url, exc)
-            return None
+            return _backoff(attempt)
+        if response.status_code == 429 or response.status_code >= 500:
+            log.warning("could not look up the members of %s: HTTP %s", channel_url, response.status_code)
+            return _retry_after(response) or _backoff(attempt)
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code == 400 and isinstance(body, dict) and body.get("code") == CHANNEL_NOT_FOUND:
+            return Roster([])  # nobody the assistant could answer
+        members = body.get("members") if response.status_code == 200 and isinstance(body, dict) else None
         if not isinstance(members, list):
             log.warning("could not look up the members of %s: HTTP %s", channel_url, response.status_code)
             return None
         ids = [member.user_id for member in _USERS.validate_python(members)]
-        await self._redis.set(key, json.dumps(ids), ex=keys.MEMBERS_TTL_S)
-        return ids
+        return Roster(ids, supergroup=body.get("is_super") is True)
+
+    async def _keep(self, channel_url: str, roster: Roster) -> None:
+        key = keys.members(keys.conversation_tag(channel_url))
+        value = {"ids": roster.ids, "super": roster.supergroup}
+        await self._redis.set(key, json.dumps(value), ex=keys.MEMBERS_TTL_S)
+
+
+CHANNEL_NOT_FOUND = 400201
+"""Sendbird's code for a resource not found (``"Channel" not found.``)."""
+
+
+def _decode(cached: bytes | str) -> Roster:
+    """A cached roster; a plain list is one kept by an earlier version."""
+    value = json.loads(cached)
+    if isinstance(value, list):
+        return Roster(cast(list[str], value))
+    return Roster(cast(list[str], value["ids"]), supergroup=bool(value.get("super")))
+
+
+def _backoff(attempt: int) -> float:
+    # Capped exponential backoff with full jitter.
+    return random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempt - 1)))
+
+
+def _retry_after(response: Reply) -> float | None:
+    """A 429's wait: Sendbird's ``X-RateLimit-RetryAfter`` (its unit is not documented: read as seconds,
+    capped, and the patience bounds the whole anyway), else ``Retry-After``."""
+    value = response.headers.get("X-RateLimit-RetryAfter") or response.headers.get("Retry-After")
+    try:
+        seconds = float(value) if value else None
+    except ValueError:
+        return None
+    if seconds is None or not math.isfinite(seconds) or seconds <= 0:
+        return None
+    return min(seconds, RETRY_AFTER_CAP_S)
 
 
 class LocalMembers:
@@ -77,8 +180,12 @@ class LocalMembers:
             pipe.expire(key, keys.LOCAL_MESSAGES_TTL_S)
             await pipe.execute()
 
-    async def listed(self, channel_url: str, ids: list[str]) -> None:
+    async def listed(self, channel_url: str, ids: list[str], *, supergroup: bool = False) -> None:
         """Nothing to keep: the dev channel's members are who wrote there."""
+
+    async def roster(self, channel_url: str, *, patience_s: float) -> Roster | None:
+        ids = await self.of(channel_url)
+        return None if ids is None else Roster(ids)
 
     async def of(self, channel_url: str) -> list[str] | None:
         raw = cast(

@@ -41,6 +41,9 @@ class Settings(SendbirdSettings):
     jwt_max_ttl_s: int = Field(default=30 * 24 * 3600, ge=1)
     """The longest a device token may still be valid for: a token whose ``exp`` is further away is refused."""
 
+    sendbird_lookup_patience_s: float = Field(default=180.0, gt=0, le=3600)
+    """How long the worker keeps asking Sendbird (429, 5xx, timeouts) who is in a channel, for a
+    message whose webhook did not list its members; after that the message is not answered."""
     pending_call_ttl_s: int = Field(default=3600, ge=1)
     unhandled_call_wait_s: float = Field(default=30.0, gt=0)
     """How long a call one device answered -32601 (method not found) waits for another device."""

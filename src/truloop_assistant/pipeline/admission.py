@@ -22,7 +22,7 @@ from ..store.inbox import seen_read
 from ..store.reads import Batch, Read, run_writes
 from ..store.transcript import Line, Transcript
 from ..store.turn_writes import channel_writes
-from .audience import hear
+from .audience import Heard, hear, unmentioned
 from .intake import Intake
 from .notices import Notices
 
@@ -59,8 +59,9 @@ class Admission:
     max_message_chars: int
 
     async def addressed(self, message: InboundMessage, *, listed: list[str] | None, mentioned: bool) -> bool:
-        """Whether the message is for the assistant; what people say to each other in its channel is
-        kept as context for its later turns there."""
+        """Whether the message is for the assistant (members ``listed``, else asked for: the dev
+        channel's); what people say to each other in its channel is kept as context for its later
+        turns there."""
         heard = await hear(
             self.members,
             message.channel_url,
@@ -68,6 +69,12 @@ class Admission:
             mentioned=mentioned,
             bot_user_id=self.bot_user_id,
         )
+        return await self.keep(message, heard, listed=listed)
+
+    async def keep(
+        self, message: InboundMessage, heard: Heard, *, listed: list[str] | None, supergroup: bool = False
+    ) -> bool:
+        """Note a message as ``heard`` (an overheard one as context); whether it is a turn."""
         if heard == "overheard":
             # Noted in the person's channels too: their lines here are erased with the rest on request.
             line = Line(user_id=message.user_id, text=message.text)
@@ -78,21 +85,49 @@ class Admission:
                     *channel_writes(message.user_id, message.channel_url),
                 ],
             )
-        elif heard == "turn" and listed:  # the turn decides where its device requests go by them
-            await self.members.listed(message.channel_url, listed)
+        elif heard == "turn" and (listed or supergroup):
+            # The turn decides where its device requests go by them (a Supergroup's: a group's way).
+            await self.members.listed(message.channel_url, listed or [], supergroup=supergroup)
         return heard == "turn"
 
-    async def queue(self, message: InboundMessage) -> str:
-        """Queue the turn unless it is refused: ``queued``, ``dropped`` or why it was refused."""
+    async def queue(self, message: InboundMessage, *, undecided: bool = False) -> str:
+        """Queue the turn unless it is refused: ``queued``, ``dropped`` or why it was refused.
+
+        ``undecided``: nobody knows yet whether the message is for the assistant; the worker finds
+        out (:meth:`late`) and only then applies the rules that answer the person (length, rate).
+        """
         # Writes nobody waits for, sent together once the message is queued or refused (without a
         # transaction: their keys may be in several slots; none is needed for recovery).
         later = Batch(self.redis)
-        status = await self.refuse(message, later) or await self.intake.message(message)
+        status = await self.refuse(message, later, undecided=undecided) or await self.intake.message(
+            message, undecided=undecided
+        )
         await later.run()
         return status
 
-    async def refuse(self, message: InboundMessage, later: Batch) -> str | None:
-        """Why this message will not be run (a re-delivery, too long, over the rate limit), or None.
+    async def late(self, message: InboundMessage, *, patience_s: float) -> bool:
+        """The worker's half for an undecided message: look the channel up (for up to ``patience_s``
+        while Sendbird is slow or rate-limits), keep the message as what it turned out to be, and
+        say whether its turn runs."""
+        roster = await self.members.roster(message.channel_url, patience_s=patience_s)
+        heard = unmentioned(roster, bot_user_id=self.bot_user_id)
+        if heard == "elsewhere":
+            log.info("message %s in %s is not for the assistant", message.message_id, message.channel_url)
+            return False
+        if heard == "turn":
+            later = Batch(self.redis)
+            role = await self._role_read(message.user_id).once(self.redis)
+            refused = await self._over_limits(message, role, later)
+            await later.run()
+            if refused is not None:
+                return False
+        line = Line(user_id=message.user_id, text=message.text, turn=heard == "turn")
+        await self.transcript.add_for(message.channel_url, message.message_id, line)
+        return heard == "turn"
+
+    async def refuse(self, message: InboundMessage, later: Batch, *, undecided: bool = False) -> str | None:
+        """Why this message will not be run (a re-delivery, too long, over the rate limit), or None;
+        of an ``undecided`` one only a re-delivery.
 
         ``later`` takes the writes that can wait until the message is queued.
         """
@@ -104,12 +139,18 @@ class Admission:
         await batch.run()
         if seen.value:
             return "duplicate"  # a re-delivery must not count against the user's rate
+        if undecided:
+            return None
+        return await self._over_limits(message, role.value, later)
+
+    async def _over_limits(self, message: InboundMessage, role: bool | None, later: Batch) -> str | None:
+        """``too_long`` or ``rate_limited`` (the person is told), or None; ``role``: as remembered."""
         if len(message.text) > self.max_message_chars:
             await self.notices.send(
                 message, "too_long", limit=self.max_message_chars, length=len(message.text)
             )
             return "too_long"
-        admin = await self.is_admin(message.user_id, role.value, later)
+        admin = await self.is_admin(message.user_id, role, later)
         rate = await self.limiter.hit(message.user_id, scope="turns", admin=admin)
         if not rate.allowed:
             window = self.limiter.window_s(admin=admin)

@@ -46,7 +46,11 @@ class ConversationDrainer:
         typing: Typing,
         ledger: Ledger,
         heartbeat_s: float,
+        audience: Callable[[InboundMessage], Awaitable[bool]] | None = None,
     ) -> None:
+        """``audience``: whether an undecided message (its delivery did not say) is a turn; without
+        it, every message is."""
+        self.audience = audience
         self.inbox = inbox
         self.drains = drains
         self.runner = runner
@@ -226,7 +230,16 @@ class ConversationDrainer:
     async def _run(
         self, channel_url: str, event: MessageEvent | ResumeEvent, consumed: Consumed
     ) -> tracing.Step | None:
-        """Run one event in its ``turn`` span; returns the span's context, for delivering its sends."""
+        """Run one event in its ``turn`` span; returns the span's context, for delivering its sends.
+
+        An undecided message is run only once its channel's look-up says it is a turn.
+        """
+        if isinstance(event, MessageEvent) and event.undecided and self.audience is not None:
+            message = InboundMessage(
+                message_id=event.message_id, channel_url=channel_url, user_id=event.user_id, text=event.text
+            )
+            if not await self.audience(message):
+                return None  # taken off the inbox by the next step of the drain
         with await self._turn_step(channel_url, event) as step:
             self.typing.start(channel_url)  # in the background: the step does not wait for it
             match event:

@@ -26,15 +26,20 @@ class Intake:
         self.drains = drains
         self.queue = queue
 
-    async def message(self, message: InboundMessage) -> Literal["queued", "duplicate", "dropped"]:
+    async def message(
+        self, message: InboundMessage, *, undecided: bool = False
+    ) -> Literal["queued", "duplicate", "dropped"]:
+        """Queue the message's turn; ``undecided``: whether it is one is for the worker to find out."""
         event = MessageEvent(
             message_id=message.message_id,
             user_id=message.user_id,
             text=message.text,
             trace=current_traceparent(),
+            undecided=undecided,
         )
-        # The turn's own words are part of what the channel said: kept with the event, when queued.
-        said = Line(user_id=message.user_id, text=message.text, turn=True)
+        # The turn's own words are part of what the channel said: kept with the event, when queued
+        # (an undecided message's, by the worker once it knows whom it was for).
+        said = None if undecided else Line(user_id=message.user_id, text=message.text, turn=True)
         status = await self._push(
             message.channel_url, event, dedup_id=message.message_id, said=said, sender=message.user_id
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -40,6 +41,25 @@ class Notices:
         task = asyncio.create_task(self._deliver(message, text, kind))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def send_if(self, message: InboundMessage, kind: str, check: Callable[[], Awaitable[bool]]) -> None:
+        """Tell the user, in the background, when ``check`` (asked there too) says so."""
+        task = asyncio.create_task(self._deliver_if(message, kind, check))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _deliver_if(
+        self, message: InboundMessage, kind: str, check: Callable[[], Awaitable[bool]]
+    ) -> None:
+        try:
+            if not await check():
+                return
+        except Exception:
+            log.exception(
+                "could not tell whether to tell %s in %s about %s", message.user_id, message.channel_url, kind
+            )
+            return
+        await self._deliver(message, _TEXTS[kind](language_of(message.text)), kind)
 
     async def _deliver(self, message: InboundMessage, text: str, kind: str) -> None:
         try:

@@ -73,8 +73,15 @@ class Payload(_Lenient):
     """When the message was sent (milliseconds), None when the delivery does not say."""
 
 
+def _flag(value: Any) -> bool:
+    """A JSON ``true``; anything else (missing, null, a string) is false."""
+    return value is True
+
+
 class Channel(_Lenient):
     channel_url: NonEmpty
+    is_super: Annotated[bool, BeforeValidator(_flag)] = False
+    """A Supergroup: Sendbird never lists its members in a delivery."""
 
 
 class _MessageSend(_Lenient):

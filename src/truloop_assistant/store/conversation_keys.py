@@ -32,6 +32,7 @@ __all__ = [
     "rate_limit_notice",
     "rpc_message",
     "seen",
+    "seen_line",
     "settled",
     "transcript",
     "turn",
@@ -144,6 +145,11 @@ def rpc_message(tag: str, call_id: str) -> str:
 
 def seen(tag: str, message_id: str) -> str:
     return _conv(tag, "seen", message_id)
+
+
+def seen_line(tag: str, message_id: str) -> str:
+    """Mark: the message's line is in the transcript (added by the worker once it knew whom it was for)."""
+    return _conv(tag, "seen", message_id, "line")
 
 
 def local_messages(tag: str) -> str:

@@ -53,6 +53,8 @@ class MessageEvent(_Event):
     message_id: str
     user_id: str
     text: str
+    undecided: bool = False
+    """The delivery did not say whom it is for: the worker looks the channel up before running it."""
 
 
 class ResumeEvent(_Event):

@@ -47,10 +47,22 @@ end
 _APPEND = APPEND_LINE + "append_line(KEYS[1], ARGV[1], ARGV[2], ARGV[3])\nreturn 1\n"
 
 
+# Append the line once per message. KEYS: its mark, the transcript. ARGV: mark ttl s, as append_args.
+_APPEND_ONCE = (
+    APPEND_LINE
+    + """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
+append_line(KEYS[2], ARGV[2], ARGV[3], ARGV[4])
+return 1
+"""
+)
+
+
 class Transcript:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self._append = redis.register_script(_APPEND)
+        self._append_once = redis.register_script(_APPEND_ONCE)
 
     async def add(self, channel_url: str, line: Line) -> None:
         await self._append(keys=[_key(channel_url)], args=append_args(line))
@@ -60,6 +72,14 @@ class Transcript:
         costs a round trip of its own, ``SCRIPT EXISTS``)."""
         key, args = _key(channel_url), append_args(line)
         return lambda pipe: pipe.eval(_APPEND, 1, key, *args)
+
+    async def add_for(self, channel_url: str, message_id: str, line: Line) -> None:
+        """Add the line of message ``message_id`` unless it was added before (the step is run again)."""
+        tag = keys.conversation_tag(channel_url)
+        await self._append_once(
+            keys=[keys.seen_line(tag, message_id), keys.transcript(tag)],
+            args=[keys.SEEN_TTL_S, *append_args(line)],
+        )
 
     async def add_once(self, channel_url: str, line: Line) -> None:
         """Add the line unless the same speaker said the same recently (a retried delivery)."""
