@@ -4,6 +4,9 @@ Sendbird refuses for good is kept as a dead letter with Sendbird's code."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -132,3 +135,23 @@ async def test_a_text_sendbird_refuses_is_kept_as_a_dead_letter_with_its_code_an
         # The conversation went on: the second turn ran though the first answer was refused.
         text_report = inspect(redis_url, "refused")
         assert "dead letters: 2" in text_report and "code 400700" in text_report
+    listed = dead_letters_list(redis_url, "refused")
+    assert "2 dead letters, newest first" in listed
+    assert (
+        f"text message {first['event']['dedup_id']} to the channel, refused, {len(text)} characters" in listed
+    )
+    assert "HTTP 400, code 400700" in listed
+
+
+def dead_letters_list(redis_url: str, *args: str) -> str:
+    """``truloop-assistant dead-letters list`` as an operator runs it, against the test's Redis."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "truloop_assistant.cli", "dead-letters", "list", *args],
+        env={**clean, "TRULOOP_REDIS_URL": redis_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

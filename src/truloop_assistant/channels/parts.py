@@ -33,7 +33,7 @@ def units(text: str) -> int:
 
 def split_text(text: str, max_chars: int) -> list[str]:
     """The text in consecutive parts of at most ``max_chars`` (UTF-16 code units); one part when it fits."""
-    parts = []
+    parts: list[str] = []
     rest = text
     while True:
         part, rest = first_part(rest, max_chars)

@@ -220,7 +220,7 @@ class Outbox:
         """Replace the oldest message by its ``first`` part and the ``rest`` behind it, each sent and
         removed in turn: a part sent is not sent again, whatever happens before the next (and the
         outbox grows by one message, however long the text). The new oldest message."""
-        args = [raw, first.model_dump_json(), rest.model_dump_json()]
+        args: list[bytes | str] = [raw, first.model_dump_json(), rest.model_dump_json()]
         return _item(
             await self._split_head(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=args)
         )
