@@ -97,14 +97,22 @@ class Services:
         relay: Relay
         members: Members
         if settings.channel == "local":
-            channel = LocalChannel(redis, bot_user_id=settings.sendbird_bot_user_id)
+            channel = LocalChannel(
+                redis,
+                bot_user_id=settings.sendbird_bot_user_id,
+                max_message_chars=settings.sendbird_max_message_chars,
+            )
             relay = LocalRelay(bot_user_id=settings.sendbird_bot_user_id)
             members = LocalMembers(redis, bot_user_id=settings.sendbird_bot_user_id)
         else:
             assert settings.sendbird_api_token is not None  # checked by Settings
             sendbird = platform_client(settings.sendbird_base_url, settings.sendbird_api_token)
             stack.push_async_callback(sendbird.aclose)
-            channel = SendbirdChannel(sendbird, bot_user_id=settings.sendbird_bot_user_id)
+            channel = SendbirdChannel(
+                sendbird,
+                bot_user_id=settings.sendbird_bot_user_id,
+                max_message_chars=settings.sendbird_max_message_chars,
+            )
             relay = SendbirdRelay(sendbird, bot_user_id=settings.sendbird_bot_user_id)
             members = SendbirdMembers(sendbird, redis)
         queue = TurnQueue(
@@ -246,7 +254,12 @@ class Services:
             inbox=self.inbox,
             drains=self.drains,
             runner=self.runner(model=model, agent=agent),
-            deliverer=Deliverer(self.outbox, self.channel),
+            deliverer=Deliverer(
+                self.outbox,
+                self.channel,
+                max_message_chars=self.settings.sendbird_max_message_chars,
+                failures=self.ledger,
+            ),
             typing=Typing(self.channel),
             ledger=self.ledger,
             heartbeat_s=self.settings.worker_heartbeat_s,

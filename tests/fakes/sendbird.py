@@ -128,6 +128,20 @@ class FakeSendbird:
     """How long each channel look-up (``GET /v3/group_channels/{url}``) takes before it is answered."""
     lookup_failures: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     """Statuses (and headers) to answer the next channel look-ups with, before answering them."""
+    # --- Outages that start part-way through a long answer ---
+    _outage_after: tuple[int, float] | None = None
+
+    # --- Message length ---
+    @property
+    def max_message_length(self) -> int:
+        """The application's ``max_message_length`` (Sendbird's default, 5,000 characters), as its
+        global settings hold it: a longer ``message`` is refused with a 400 and never shown (see
+        :meth:`_refuse_too_long`)."""
+        return int(self.application.settings["max_message_length"])
+
+    @max_message_length.setter
+    def max_message_length(self, value: int) -> None:
+        self.application.settings["max_message_length"] = value
 
     def app(self) -> Starlette:
         return Starlette(
@@ -156,6 +170,7 @@ class FakeSendbird:
 
     async def _send(self, request: Request) -> JSONResponse:
         self.requests += 1
+        self._start_outage_when_due()
         if time.monotonic() < self.down_until:
             return JSONResponse({"error": True, "code": 500901, "message": "outage"}, status_code=503)
         if self.failures:
@@ -166,6 +181,8 @@ class FakeSendbird:
         body = await request.json()
         if request.headers.get("api-token") is None:
             return JSONResponse({"error": True, "code": 400401, "message": "no token"}, status_code=401)
+        if (too_long := self._refuse_too_long(body)) is not None:
+            return too_long
         dedup = body.get("dedup_id")
         if dedup is not None and dedup in self._seen_dedup and self.refuse_repeats:
             return _error(400, 400111, f"The dedup_id {dedup!r} has already been used.")
@@ -177,6 +194,38 @@ class FakeSendbird:
             self.messages.append(SentMessage(channel_url, body, dict(request.headers), raw_path=raw_path))
             await self._notify()
         return JSONResponse({"message_id": len(self.messages), **body})
+
+    # --- Message length, and outages that start part-way through a long answer ---
+    # A `message` longer than the app's `max_message_length` is refused with HTTP 400. The code is
+    # not stated on the Platform API's error page; Sendbird's Chat SDK for .NET (SbErrorCode) names
+    # 400700 "the message is longer than the maximum message length" (among other refusals of a
+    # send), and 400110 ParameterValueLengthExceeded for a parameter that is too long in general:
+    # this fake answers 400700. The text is ours (the real one is not documented).
+    #
+    # A repeated `dedup_id`: the docs say only that "the server performs a duplicate check" (Chat
+    # SDK `dedupId`, "used to prevent the same message data from getting inserted"); what a repeat
+    # gets back is not documented. By default this fake answers it 200 and shows nothing new; with
+    # `refuse_repeats` it answers a 400 whose text names the dedup_id. The server takes both as
+    # "already sent".
+
+    def _refuse_too_long(self, body: dict[str, Any]) -> JSONResponse | None:
+        message = body.get("message")
+        if isinstance(message, str) and len(message) > self.max_message_length:
+            return _error(
+                400,
+                400700,
+                f"The message is longer than the maximum message length ({self.max_message_length}).",
+            )
+        return None
+
+    def outage_after(self, shown: int, seconds: float) -> None:
+        """Start an outage of ``seconds`` at the first send after ``shown`` messages were shown."""
+        self._outage_after = (shown, seconds)
+
+    def _start_outage_when_due(self) -> None:
+        if self._outage_after is not None and len(self.messages) >= self._outage_after[0]:
+            self.outage(self._outage_after[1])
+            self._outage_after = None
 
     async def _update(self, request: Request) -> JSONResponse:
         """``PUT .../messages/{message_id}``: change a message the channel shows (400201 if there is none)."""

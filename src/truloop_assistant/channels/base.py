@@ -68,10 +68,21 @@ class ChannelSendError(ServiceError):
     """A message could not be delivered after retries.
 
     ``retryable``: the channel was down or busy (5xx, 429, timeout), so trying later makes sense;
-    ``already_delivered``: the channel refused it as a repeat of a message it has already shown.
+    ``already_delivered``: the channel refused it as a repeat of a message it has already shown;
+    ``status`` and ``code``: the HTTP status and the channel's own error code of a refusal, if any.
     """
 
-    def __init__(self, message: str, *, retryable: bool, already_delivered: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        already_delivered: bool = False,
+        status: int | None = None,
+        code: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.already_delivered = already_delivered
+        self.status = status
+        self.code = code

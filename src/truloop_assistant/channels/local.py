@@ -13,17 +13,24 @@ from redis.exceptions import WatchError
 from ..protocol.jsonrpc import JsonRpcRequest
 from ..store import keys
 from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
+from .parts import DEFAULT_MAX_CHARS, send_in_parts
 
 log = logging.getLogger(__name__)
 
 
 class LocalChannel:
-    def __init__(self, redis: Redis, *, bot_user_id: str) -> None:
+    def __init__(self, redis: Redis, *, bot_user_id: str, max_message_chars: int = DEFAULT_MAX_CHARS) -> None:
         self.redis = redis
         self.bot_user_id = bot_user_id
+        self.max_message_chars = max_message_chars
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
-        await self.append(channel_url, user_id=self.bot_user_id, message=text, dedup_id=dedup_id)
+        """Post the text, in parts as Sendbird would take it (so dev shows what users will see)."""
+
+        async def send(part: str, part_dedup_id: str) -> None:
+            await self.append(channel_url, user_id=self.bot_user_id, message=part, dedup_id=part_dedup_id)
+
+        await send_in_parts(send, text, dedup_id=dedup_id, max_chars=self.max_message_chars)
 
     async def send_rpc(
         self,

@@ -14,6 +14,7 @@ from ..config import reveal
 from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
 from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
+from .parts import DEFAULT_MAX_CHARS, send_in_parts
 from .platform_http import PlatformClient, PlatformTransportError, Reply
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,10 @@ class SendbirdChannel:
         backoff_base_s: float = 0.2,
         backoff_cap_s: float = 5.0,
         typing_timeout_s: float = TYPING_TIMEOUT_S,
+        max_message_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:
         self.bot_user_id = bot_user_id
+        self.max_message_chars = max_message_chars
         self.typing_timeout_s = typing_timeout_s
         self.max_attempts = max_attempts
         self.backoff_base_s = backoff_base_s
@@ -61,7 +64,12 @@ class SendbirdChannel:
         self._client = client
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
-        await self._send(channel_url, {"message": text}, dedup_id=dedup_id)
+        """Post the text, as consecutive messages when it is longer than Sendbird takes."""
+
+        async def send(part: str, part_dedup_id: str) -> None:
+            await self._send(channel_url, {"message": part}, dedup_id=part_dedup_id)
+
+        await send_in_parts(send, text, dedup_id=dedup_id, max_chars=self.max_message_chars)
 
     async def send_rpc(
         self,
@@ -150,14 +158,25 @@ class SendbirdChannel:
                     return response
                 last_error = f"HTTP {response.status_code}: {response.text[:200]}"
                 if response.status_code not in _RETRY_STATUS:
-                    repeat = _names_the_dedup_id(response)
+                    code, said = _error_of(response)
+                    repeat = _is_a_repeat(code, said)
+                    refusal = f"HTTP {response.status_code}" + (f", code {code}" if code else "")
                     if not repeat:
                         SENDBIRD_FAILURES.labels("false").inc()
-                        log.error("sendbird refused a message to %s: %s", channel_url, last_error)
+                        log.error(
+                            "sendbird refused %s to %s (%s): %s (%s)",
+                            method,
+                            channel_url,
+                            refusal,
+                            said,
+                            what,
+                        )
                     raise ChannelSendError(
-                        f"Sendbird refused the message: {last_error}",
+                        f"Sendbird refused the message ({refusal}): {said}",
                         retryable=False,
                         already_delivered=repeat,
+                        status=response.status_code,
+                        code=code,
                     )
                 delay = self._retry_after(response) or self._backoff(attempt)
             if attempt < max_attempts:
@@ -194,10 +213,29 @@ class SendbirdChannel:
             return None
 
 
-def _names_the_dedup_id(response: Reply) -> bool:
-    """Sendbird's refusal of a ``dedup_id`` it has seen: the message was delivered before."""
+def _error_of(response: Reply) -> tuple[int | None, str]:
+    """Sendbird's error code and text (``{"error": true, "code": 400201, "message": "..."}``), or the
+    start of whatever else the answer says."""
     try:
-        message = str(response.json().get("message", ""))
-    except (ValueError, AttributeError):
-        return False
-    return "dedup" in message.lower()
+        body = response.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        return None, response.text[:500] or response.reason
+    code = body.get("code")
+    said = body.get("message")
+    return (
+        code if isinstance(code, int) and not isinstance(code, bool) else None,
+        said[:500] if isinstance(said, str) else response.text[:500],
+    )
+
+
+def _is_a_repeat(code: int | None, said: str) -> bool:
+    """Sendbird's refusal of a ``dedup_id`` it has seen: the message was delivered before.
+
+    What a repeated ``dedup_id`` gets is not documented ("the server performs a duplicate check"):
+    a success, or an error whose text names the dedup id or a duplicate, or 400202 (the resource
+    already exists), are all taken as "already sent".
+    """
+    text = said.lower()
+    return code == 400202 or "dedup" in text or "duplicat" in text

@@ -270,6 +270,9 @@ def _event_line(dead: DeadLetter) -> str:
             )
         case "resume":
             return f"resume of turn {event.get('turn_id')}"
+        case "text" | "rpc" | "settle":
+            chars = f", {event['chars']} characters" if "chars" in event else ""
+            return f"{event['kind']} message {event.get('dedup_id')} to the channel, refused{chars}"
     return "an event that cannot be read" + (" (cut: it was too long)" if dead.cut else "")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource
 
 from .log_settings import LogSettings
@@ -18,6 +18,12 @@ class SendbirdSettings(LogSettings):
     """The master API token: it calls the Platform API and verifies webhook signatures."""
     sendbird_api_url: str | None = None
     sendbird_bot_user_id: str = "truloop-assistant"
+    sendbird_max_message_chars: int = Field(
+        default=5000,
+        ge=50,
+        description="The Sendbird application's max_message_length (Sendbird's default is 5,000): "
+        "a longer text is sent as consecutive messages, each within it.",
+    )
 
     @classmethod
     def settings_customise_sources(

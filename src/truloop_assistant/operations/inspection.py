@@ -85,19 +85,22 @@ async def conversation_report(redis: Redis, ledger: Ledger, channel_url: str) ->
 
 
 def dead_letter_summary(dead: DeadLetter) -> dict[str, Any]:
-    """A dead letter without what the person wrote: its id, when, the event's kind and ids, the error."""
-    return {"id": dead.id, "at": dead.at, "event": _event_summary(dead.event), "error": dead.error}
+    """A dead letter without what the person wrote: its id, when, the event's kind and ids, the error
+    (and the channel's error code, for a message it refused)."""
+    summary = {"id": dead.id, "at": dead.at, "event": _event_summary(dead.event), "error": dead.error}
+    return summary if dead.code is None else {**summary, "code": dead.code}
 
 
 def _event_summary(raw: bytes | str) -> dict[str, Any]:
-    """An inbox event without what the person wrote."""
+    """An inbox event (or an outgoing message) without what the person wrote (or the text said)."""
     try:
         event = json.loads(raw)
     except ValueError:
         return {"unreadable": True}
     if not isinstance(event, dict):
         return {"unreadable": True}
-    summary = {k: event[k] for k in ("kind", "eid", "user_id", "turn_id", "message_id") if k in event}
+    named = ("kind", "eid", "user_id", "turn_id", "message_id", "dedup_id", "part")
+    summary = {k: event[k] for k in named if k in event}
     if isinstance(event.get("text"), str):
         summary["chars"] = len(event["text"])
     return summary

@@ -117,6 +117,12 @@ class DeadLetters:
         try:
             event = EVENT.validate_json(letter.event)
         except ValidationError:
+            if letter.id.startswith("out:"):
+                return Replay(
+                    letter,
+                    "unreadable",
+                    "it is a message the channel refused (see its error), not an event to run: purge it",
+                )
             why = "was cut when it was kept (too long)" if letter.cut else "cannot be read"
             return Replay(letter, "unreadable", f"its event {why}, so it cannot be replayed: purge it")
         if (skip := await self._done_meanwhile(channel_url, letter, event)) is not None:

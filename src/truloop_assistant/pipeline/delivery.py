@@ -4,9 +4,12 @@ Each message was written by a step that already ran: delivering it never runs th
 failed send leaves it at the head of the outbox and the drain schedules the next try (backoff from
 ``RETRY_BASE_S`` to ``RETRY_CAP_S``, so a message goes out within about half a minute of the
 channel's return); the conversation's later events wait behind it — except behind an update of a
-request's message, which is only a courtesy to the devices: it waits at the back instead. A
-message the channel refuses for good (a 4xx other than 429) is logged and dropped; so is one still
-undelivered after ``GIVE_UP_AFTER_S``.
+request's message, which is only a courtesy to the devices: it waits at the back instead. A text
+longer than the channel takes goes out as consecutive messages, one part at a time (the outbox keeps
+what is left, so a part is neither lost nor sent twice when a send fails between parts). A message
+the channel refuses for good (a 4xx other than 429), or one still undelivered after
+``GIVE_UP_AFTER_S``, leaves the outbox as a dead letter with the channel's reason (``inspect`` and
+``dead-letters list`` show it); the conversation goes on.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..channels.base import Channel, ChannelSendError
+from ..channels.parts import DEFAULT_MAX_CHARS, first_part, part_dedup_id
 from ..deferred.approvals import CONFIRM_METHOD
 from ..i18n import texts
+from ..store.conversation_failures import ConversationFailures
 from ..store.outbox import Outbox, Peeked, RpcMessage, RpcOut, SettleOut, TextOut
 
 log = logging.getLogger(__name__)
@@ -47,9 +52,20 @@ class Delivery:
 
 
 class Deliverer:
-    def __init__(self, outbox: Outbox, channel: Channel, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        outbox: Outbox,
+        channel: Channel,
+        *,
+        max_message_chars: int = DEFAULT_MAX_CHARS,
+        failures: ConversationFailures | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.outbox = outbox
         self.channel = channel
+        self.max_message_chars = max_message_chars
+        self.failures = failures
+        """Where a message given up is kept as a dead letter (None: only logged)."""
         self.clock = clock
         self._updates_wait: dict[str, float] = {}
         """Channel -> until when its updates are not tried (one just failed): answers go first."""
@@ -75,6 +91,17 @@ class Deliverer:
                 held.add(raw)
                 head = await self.outbox.to_back(channel_url, raw)
                 continue
+            if isinstance(item, TextOut):
+                first, rest = first_part(item.text, self.max_message_chars)
+                if rest:  # too long for one message: its first part goes now, the rest behind it
+                    index = item.part or 0
+                    head = await self.outbox.split(
+                        channel_url,
+                        raw,
+                        item.model_copy(update={"text": first, "part": index}),
+                        item.model_copy(update={"text": rest, "part": index + 1}),
+                    )
+                    continue
             note: RpcMessage | None = None
             try:
                 note = await self._send(channel_url, item)
@@ -100,13 +127,14 @@ class Deliverer:
                     continue  # the same update is at the head: held and moved back above
                 else:
                     log.error(
-                        "dropping %s for %s after %.0f s: %s (dedup_id=%s)",
+                        "dropping %s for %s after %.0f s, kept as a dead letter: %s (dedup_id=%s)",
                         item.kind,
                         channel_url,
                         age,
                         exc,
                         item.dedup_id,
                     )
+                    await self._keep(channel_url, raw, item, exc)
             if isinstance(item, SettleOut):
                 self._updates_wait.pop(channel_url, None)
             elif isinstance(item, RpcOut) and item.request.method != CONFIRM_METHOD:
@@ -117,8 +145,9 @@ class Deliverer:
     async def _send(self, channel_url: str, item: TextOut | RpcOut | SettleOut) -> RpcMessage | None:
         """Send one message; what to note of a request's message id as it leaves the outbox."""
         match item:
-            case TextOut(text=text, dedup_id=dedup_id):
-                await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
+            case TextOut(text=text, dedup_id=dedup_id, part=part):
+                sent_as = dedup_id if part is None else part_dedup_id(dedup_id, part)
+                await self.channel.send_text(channel_url, text, dedup_id=sent_as)
             case RpcOut(request=request, notification=notification, dedup_id=dedup_id, recipient=recipient):
                 message_id = await self.channel.send_rpc(
                     item.channel_url or channel_url,
@@ -133,6 +162,17 @@ class Deliverer:
                 return await self._settle(channel_url, item)
         return None
 
+    async def _keep(
+        self, channel_url: str, raw: bytes, item: TextOut | RpcOut | SettleOut, exc: ChannelSendError
+    ) -> None:
+        """Keep a message given up as a dead letter, with the channel's code and text."""
+        if self.failures is None:
+            return
+        error = f"{item.kind} not delivered: {exc}"
+        await self.failures.add_dead_letter(
+            channel_url, raw.decode(), error, eid=f"out:{_sent_as(item)}", code=exc.code
+        )
+
     async def _settle(self, channel_url: str, item: SettleOut) -> RpcMessage | None:
         """Update the call's request message; one that was never delivered (or noted) has none to update."""
         posted = await self.outbox.rpc_message(channel_url, item.call_id)
@@ -144,6 +184,13 @@ class Deliverer:
             posted.channel_url, posted.message_id, data=data, text=settled_text(item)
         )
         return RpcMessage(item.call_id, None)  # updated for good: its id is no longer needed
+
+
+def _sent_as(item: TextOut | RpcOut | SettleOut) -> str:
+    """The ``dedup_id`` the message is sent under (a part's own)."""
+    if isinstance(item, TextOut) and item.part is not None:
+        return part_dedup_id(item.dedup_id, item.part)
+    return item.dedup_id
 
 
 _SETTLED_TEXTS = {

@@ -52,10 +52,13 @@ class DeadLetter:
     at: float
     error: str
     event: str
-    """The inbox event's JSON (what the person wrote included), whole unless ``cut``."""
+    """The inbox event's JSON (what the person wrote included), whole unless ``cut``; or, for a
+    message the channel refused (id ``out:<dedup_id>``), the outgoing message's JSON."""
     cut: bool
     stored: bytes
     """The entry as Redis keeps it, to remove exactly this one."""
+    code: int | None = None
+    """The channel's own error code (Sendbird's ``code``), when it refused a message."""
 
     @classmethod
     def read(cls, stored: bytes) -> DeadLetter:
@@ -68,6 +71,7 @@ class DeadLetter:
             event=str(entry.get("event", "")),
             cut=bool(entry.get("cut", False)),
             stored=stored,
+            code=entry["code"] if isinstance(entry.get("code"), int) else None,
         )
 
 
@@ -79,11 +83,16 @@ class ConversationFailures:
         self._add_dead = redis.register_script(_ADD_DEAD)
         self._forget_dead = redis.register_script(_FORGET_IF_UNCHANGED)
 
-    async def add_dead_letter(self, channel_url: str, event: str, error: str, *, eid: str) -> None:
+    async def add_dead_letter(
+        self, channel_url: str, event: str, error: str, *, eid: str, code: int | None = None
+    ) -> None:
         """Keep an event given up after its retries, with why, under its push's id (bounded, newest
-        first; once per id), and name its conversation in the index of dead letters."""
+        first; once per id), and name its conversation in the index of dead letters. ``code``: the
+        channel's error code, for a message it refused."""
         now = time.time()
         entry: dict[str, Any] = {"id": eid, "at": now, "error": error[:ERROR_KEPT], "event": event}
+        if code is not None:
+            entry["code"] = code
         if len(event) > DEAD_EVENT_CHARS:
             entry.update(event=event[:DEAD_EVENT_CHARS], cut=True)
         key = keys.dead_letters(keys.conversation_tag(channel_url))

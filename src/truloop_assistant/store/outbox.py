@@ -33,6 +33,9 @@ class TextOut(_Outgoing):
 
     kind: Literal["text"] = "text"
     text: str
+    part: int | None = None
+    """None: a whole text, sent under ``dedup_id``. A number: what is left of a longer text, from its
+    part of this index on (each part is sent under its own id, derived from ``dedup_id``)."""
 
 
 class RpcOut(_Outgoing):
@@ -82,6 +85,18 @@ _TO_BACK = """
 if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
   redis.call('LPOP', KEYS[1])
   redis.call('RPUSH', KEYS[1], ARGV[1])
+end
+return redis.call('LINDEX', KEYS[1], 0)
+"""
+
+
+# Replace the oldest message (a text longer than the channel takes) by its first part and what follows
+# it, if it is still the oldest; return the new oldest. KEYS: outbox. ARGV: the message, the first
+# part, the rest.
+_SPLIT_HEAD = """
+if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+  redis.call('LSET', KEYS[1], 0, ARGV[3])
+  redis.call('LPUSH', KEYS[1], ARGV[2])
 end
 return redis.call('LINDEX', KEYS[1], 0)
 """
@@ -151,6 +166,7 @@ class Outbox:
         self.rpc_message_ttl_s = pending_ttl_s + keys.SETTLED_TTL_S
         self._pop = redis.register_script(_POP_IF_HEAD)
         self._to_back = redis.register_script(_TO_BACK)
+        self._split_head = redis.register_script(_SPLIT_HEAD)
         self._forget = redis.register_script(_FORGET)
 
     async def rpc_message(self, channel_url: str, call_id: str) -> PostedRequest | None:
@@ -197,6 +213,17 @@ class Outbox:
     ) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
         """Move a message that could not go out now behind the others; the new oldest one."""
         return _item(await self._to_back(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=[raw]))
+
+    async def split(
+        self, channel_url: str, raw: bytes, first: TextOut, rest: TextOut
+    ) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+        """Replace the oldest message by its ``first`` part and the ``rest`` behind it, each sent and
+        removed in turn: a part sent is not sent again, whatever happens before the next (and the
+        outbox grows by one message, however long the text). The new oldest message."""
+        args: list[bytes | str] = [raw, first.model_dump_json(), rest.model_dump_json()]
+        return _item(
+            await self._split_head(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=args)
+        )
 
     async def failed(self, channel_url: str) -> int:
         """Count a failed delivery; how many failed in a row. The outbox keeps its newest
