@@ -115,9 +115,23 @@ async def test_a_secondary_token_is_named_with_what_breaks(
         "API token (dashboard: Settings > Application > General > API tokens)"
     )
     assert by_name["sendbird messages"] == (
-        "ok    sendbird messages: the application's max_message_length is 1000 characters"
+        "FAIL  sendbird messages: TRULOOP_SENDBIRD_MAX_MESSAGE_CHARS=5000 is larger than the application's "
+        "max_message_length 1000: Sendbird would refuse the longer messages. Set it to 1000 or less, or "
+        "raise the application's max_message_length"
     )
     assert "a-secondary-token" not in "\n".join(lines)
+
+
+async def test_a_message_length_within_the_applications_passes(
+    tmp_path: Path, redis_url: str, sendbird: FakeSendbird
+) -> None:
+    sendbird.users[BOT] = {"user_id": BOT, "nickname": "Truloop"}
+    sendbird.application.settings["max_message_length"] = 1000
+    env = sendbird_env(redis_url, sendbird, TRULOOP_SENDBIRD_MAX_MESSAGE_CHARS="1000")
+
+    _, lines = await doctor(tmp_path, **env)
+
+    assert "ok    sendbird messages: the application's max_message_length is 1000 characters" in lines
 
 
 async def test_each_failure_says_what_to_fix(tmp_path: Path, sendbird: FakeSendbird) -> None:

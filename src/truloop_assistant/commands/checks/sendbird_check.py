@@ -143,8 +143,8 @@ def _check_message_length(client: httpx.Client, settings: SendbirdSettings) -> C
             "skip",
             f"the application's max_message_length is not known (Sendbird answered {response.status_code})",
         )
-    ours = getattr(settings, "sendbird_max_message_chars", None)  # present where long texts are split
-    if isinstance(ours, int) and ours > limit:
+    ours = settings.sendbird_max_message_chars
+    if ours > limit:
         return Check(
             "sendbird messages",
             "FAIL",
