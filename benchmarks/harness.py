@@ -416,6 +416,9 @@ def server_env(redis_url: str, model_url: str, sendbird_url: str) -> dict[str, s
         "TRULOOP_LOG_LEVEL": "WARNING",
         # The benchmark measures turns, not the limiter's refusals (a conversation sends back to back).
         "TRULOOP_RATE_LIMIT_USER": "1000000/minute",
+        # The fake Sendbird has no limit: calls are paced (a script round trip each), never held back.
+        "TRULOOP_SENDBIRD_RATE": "1000000",
+        "TRULOOP_SENDBIRD_WRITE_RATE": "1000000",
     }
 
 

@@ -145,6 +145,7 @@ class Result:
                 "the answer (a typing call times out after 2 s)"
             )
         self.add("lost answers", f"{outcome.lost} of {outcome.turns} turns", "0", outcome.lost == 0)
+        self.add("Sendbird calls per turn", calls_per_turn(sendbird, outcome.turns))
         self.add("duplicated answers", str(outcome.duplicated), "0", outcome.duplicated == 0)
         if outcome.extra_requests or outcome.unexpected:
             self.notes.append(
@@ -156,6 +157,17 @@ class Result:
         if busy:
             self.notes.append("still busy at the end: " + "; ".join(busy[:3]))
         self.data["outcome"] = asdict(outcome)
+
+
+CALL_KINDS = ("send", "update", "typing", "lookup", "creation")
+"""The Platform API calls the fake Sendbird counts, by kind (they count against the plan's limits)."""
+
+
+def calls_per_turn(sendbird: Sendbird, turns: int) -> str:
+    """Sendbird's calls per turn, by kind (429s counted too, and how many there were)."""
+    per = {kind: sendbird.calls.get(kind, 0) / max(turns, 1) for kind in CALL_KINDS}
+    text = ", ".join(f"{kind} {n:.2f}" for kind, n in per.items())
+    return f"{sum(per.values()):.2f} ({text}; {len(sendbird.limited)} answered 429)"
 
 
 def ms(seconds: float) -> str:

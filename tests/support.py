@@ -248,6 +248,9 @@ def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settin
         "sendbird_bot_user_id": BOT,
         "jwt_secret": JWT_SECRET,
         "queue_name": "test",
+        # The fake Sendbird has no rate limit unless a test sets one (and the server's pace with it).
+        "sendbird_rate": 1000,
+        "sendbird_write_rate": 1000,
     }
     values.update(overrides)
     return load_settings(**values)

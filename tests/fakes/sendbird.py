@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,6 +144,56 @@ class FakeSendbird:
     def max_message_length(self, value: int) -> None:
         self.application.settings["max_message_length"] = value
 
+    # --- App-wide rate limits (pacing): Sendbird limits an application as a whole, per second. ---
+    # Based on docs.sendbird.com/docs/chat/platform-api/v3/application/understanding-rate-limits:
+    # POST/PUT/DELETE 5/s on the free trial (message sends and channel creations stay at about 5/s on
+    # every plan); a throttled call gets 429 with code 500910 and X-RateLimit-Limit ("5;w=1"),
+    # -Remaining, -Reset and -RetryAfter. The unit of -RetryAfter is not stated there; Sendbird's
+    # error text gives seconds with a fraction ("retry_after: 0.0697s", community.sendbird.com/t/8285),
+    # so this fake answers seconds. The window here is a sliding second.
+    write_limit: float = 0.0
+    """Message sends, updates and channel creations per second, app-wide (0: no limit)."""
+    rate_limit: float = 0.0
+    """Every call per second, app-wide (0: no limit)."""
+    limited: list[str] = field(default_factory=list)
+    """The kind of every call answered 429 by these limits, in arrival order."""
+    calls: dict[str, int] = field(default_factory=dict)
+    """Every call that arrived, by kind: send, update, typing, lookup, creation (429s too)."""
+    throttled: dict[str, int] = field(default_factory=dict)
+    """Kind -> how many of its next calls are answered 429 whatever the limits (see :meth:`throttle`)."""
+    _recent: dict[str, deque[float]] = field(default_factory=dict)
+
+    def throttle(self, kind: str, n: int) -> None:
+        """Answer the next ``n`` calls of ``kind`` with 429 (asking for a 0.05 s wait)."""
+        self.throttled[kind] = n
+
+    def _rate_limited(self, kind: str) -> JSONResponse | None:
+        """Count the call; a 429 when it is over one of the app-wide limits (it counts for neither)."""
+        self.calls[kind] = self.calls.get(kind, 0) + 1
+        now = time.monotonic()
+        if self.throttled.get(kind):
+            self.throttled[kind] -= 1
+            self.limited.append(kind)
+            return _too_many(self.write_limit or 5, 0.05)
+        limits = [("all", self.rate_limit)]
+        if kind in ("send", "update", "creation"):
+            limits.append(("writes", self.write_limit))
+        for name, limit in limits:
+            if limit <= 0:
+                continue
+            recent = self._recent.setdefault(name, deque())
+            while recent and recent[0] <= now - 1.0:
+                recent.popleft()
+            if len(recent) >= limit:
+                self.limited.append(kind)
+                return _too_many(limit, max(0.001, recent[0] + 1.0 - now))
+        for name, limit in limits:
+            if limit > 0:
+                self._recent[name].append(now)
+        return None
+
+    # --- end of the rate limits ---
+
     def app(self) -> Starlette:
         return Starlette(
             routes=[
@@ -171,6 +222,8 @@ class FakeSendbird:
     async def _send(self, request: Request) -> JSONResponse:
         self.requests += 1
         self._start_outage_when_due()
+        if (limited := self._rate_limited("send")) is not None:
+            return limited
         if time.monotonic() < self.down_until:
             return JSONResponse({"error": True, "code": 500901, "message": "outage"}, status_code=503)
         if self.failures:
@@ -229,6 +282,8 @@ class FakeSendbird:
 
     async def _update(self, request: Request) -> JSONResponse:
         """``PUT .../messages/{message_id}``: change a message the channel shows (400201 if there is none)."""
+        if (limited := self._rate_limited("update")) is not None:
+            return limited
         if time.monotonic() < self.down_until:
             return _error(503, 500901, "outage")
         if self.update_failures:
@@ -280,6 +335,8 @@ class FakeSendbird:
         return self.updates_in(channel_url)
 
     async def _typing(self, request: Request) -> JSONResponse:
+        if (limited := self._rate_limited("typing")) is not None:
+            return limited
         if (denied := self._unauthorized(request)) is not None:
             return denied
         body = await self._json_object(request)
@@ -407,6 +464,8 @@ class FakeSendbird:
 
     async def _view_group_channel(self, request: Request) -> JSONResponse:
         """``GET /v3/group_channels/{url}?show_member=true``: members only when asked for."""
+        if (limited := self._rate_limited("lookup")) is not None:
+            return limited
         if (denied := self._unauthorized(request)) is not None:
             return denied
         self.channel_views += 1
@@ -428,6 +487,8 @@ class FakeSendbird:
         }
 
     async def _create_group_channel(self, request: Request) -> JSONResponse:
+        if (limited := self._rate_limited("creation")) is not None:
+            return limited
         if (denied := self._unauthorized(request)) is not None:
             return denied
         if self.channel_failures:
@@ -562,6 +623,18 @@ def without_members(payload: dict[str, Any], *, is_super: bool = False) -> dict[
     delivery = {k: v for k, v in payload.items() if k != "members"}
     delivery["channel"] = {**payload["channel"], "is_super": is_super}
     return delivery
+
+
+def _too_many(limit: float, retry_after: float) -> JSONResponse:
+    """Sendbird's 429 (rate limits block above): code 500910 and its X-RateLimit headers."""
+    headers = {
+        "X-RateLimit-Limit": f"{limit:g};w=1",
+        "X-RateLimit-Remaining": "0",
+        "X-RateLimit-Reset": f"{retry_after:.3f}",
+        "X-RateLimit-RetryAfter": f"{retry_after:.3f}",
+    }
+    body = {"error": True, "code": 500910, "message": "Too many requests (scope: app)."}
+    return JSONResponse(body, status_code=429, headers=headers)
 
 
 def _error(status: int, code: int, message: str) -> JSONResponse:

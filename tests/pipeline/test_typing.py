@@ -306,3 +306,21 @@ async def test_beyond_its_bound_conversations_are_not_shown_typing_until_a_place
     typing.start("c")
     await typing.settle()
     assert channel.calls == [("start", "a"), ("start", "b"), ("stop", "a"), ("start", "c")]
+
+
+async def test_a_start_skipped_for_want_of_budget_is_not_retried_in_its_step_nor_stopped() -> None:
+    class NoBudget(RecordingChannel):
+        async def typing_started(self, channel_url: str) -> bool:
+            self.calls.append(("start", channel_url))
+            return False  # skipped: the app-wide budget had nothing to spare
+
+    channel = NoBudget()
+    typing = Typing(channel, show_after_s=0)
+    typing.start("c")
+    await typing.settle()
+    typing.stop("c")
+    await typing.settle()
+    assert channel.calls == [("start", "c")]  # one try in the step, and nothing shown to stop
+    typing.start("c")  # the next step tries again
+    await typing.settle()
+    assert channel.calls == [("start", "c"), ("start", "c")]

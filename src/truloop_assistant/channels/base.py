@@ -55,12 +55,14 @@ class Channel(Protocol):
         """
         ...
 
-    async def typing_started(self, channel_url: str) -> None:
-        """Show the bot as typing in the channel; a failure is logged, never raised."""
+    async def typing_started(self, channel_url: str) -> bool | None:
+        """Show the bot as typing in the channel; a failure is logged, never raised. False: skipped
+        (no budget to spare for it), so nothing is shown and there is nothing to stop."""
         ...
 
-    async def typing_stopped(self, channel_url: str) -> None:
-        """Stop showing the bot as typing in the channel; a failure is logged, never raised."""
+    async def typing_stopped(self, channel_url: str) -> bool | None:
+        """Stop showing the bot as typing in the channel; a failure is logged, never raised. False:
+        skipped (no budget to spare; the indicator ends by itself)."""
         ...
 
 

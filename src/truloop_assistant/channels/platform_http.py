@@ -24,6 +24,7 @@ import certifi
 from yarl import URL
 
 from ..errors import ServiceError
+from .pacing import Kind, Pacer, Throttled
 
 KEEPALIVE_S = 5.0
 """How long an idle connection is kept for the next request (httpx's default)."""
@@ -34,6 +35,10 @@ class PlatformTransportError(ServiceError):
 
     Its text starts with the name of the underlying error (``ClientConnectorError: ...``).
     """
+
+
+class PlatformThrottled(PlatformTransportError):
+    """Not sent: the app-wide budget had no slot for it (a typing call with none to spare)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +60,28 @@ class Reply:
         return json.loads(self.content)
 
 
+MAX_RETRY_AFTER_S = 60.0
+"""The longest wait a 429 is honoured for (a larger value is taken as this)."""
+
+
+def retry_after(reply: Reply) -> float | None:
+    """The wait a 429 (or 503) asks for, in seconds: ``X-RateLimit-RetryAfter``, else ``Retry-After``.
+
+    Sendbird's docs name ``X-RateLimit-RetryAfter`` without its unit; its error text gives it in
+    seconds, with a fraction (``retry_after: 0.0697s``, community.sendbird.com/t/8285). A value over
+    1000 is read as milliseconds, so either reading waits at least as long as asked, within
+    ``MAX_RETRY_AFTER_S``.
+    """
+    for name in ("X-RateLimit-RetryAfter", "Retry-After"):
+        try:
+            value = float(reply.headers.get(name) or "nan")
+        except ValueError:
+            continue
+        if value == value and value >= 0:  # not NaN
+            return min(value / 1000 if value > 1000 else value, MAX_RETRY_AFTER_S)
+    return None
+
+
 def _encode_json(body: Any) -> bytes:
     """JSON as httpx sends it: compact, UTF-8, non-ASCII characters as they are."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
@@ -71,7 +98,10 @@ class PlatformClient:
         timeout_s: float,
         connect_timeout_s: float = 5.0,
         max_connections: int = 100,
+        pacer: Pacer | None = None,
     ) -> None:
+        self.pacer = pacer
+        """Paces every request app-wide (see ``pacing``); None: requests go out at once."""
         self.base_url = base_url.rstrip("/")
         self._headers = dict(headers)
         self._connect_timeout_s = connect_timeout_s
@@ -90,9 +120,16 @@ class PlatformClient:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        kind: Kind | None = None,
     ) -> Reply:
-        """Send ``method`` to the base URL + ``path`` (already escaped), with ``json`` as the body."""
+        """Send ``method`` to the base URL + ``path`` (already escaped), with ``json`` as the body, in
+        its slot of the app-wide budget (``kind``; default: a look-up for GET, else an answer)."""
         session = self._open()
+        if self.pacer is not None:
+            try:
+                await self.pacer.acquire(kind or (Kind.LOOKUP if method == "GET" else Kind.ANSWER))
+            except Throttled as exc:
+                raise PlatformThrottled(f"Throttled: {exc}") from exc
         try:
             async with session.request(
                 method,
@@ -104,9 +141,13 @@ class PlatformClient:
                 proxy=self._proxy,
             ) as response:
                 content = await response.read()
-                return Reply(response.status, response.headers, content, response.reason or "")
+                reply = Reply(response.status, response.headers, content, response.reason or "")
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise PlatformTransportError(f"{type(exc).__name__}: {exc}") from exc
+        if reply.status_code == 429 and self.pacer is not None:
+            # The whole app is over Sendbird's limit: every process holds back, not only this caller.
+            await self.pacer.hold(kind or Kind.ANSWER, retry_after(reply) or 1.0)
+        return reply
 
     def _open(self) -> aiohttp.ClientSession:
         if self._closed:

@@ -14,8 +14,9 @@ from ..config import reveal
 from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
 from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
+from .pacing import Kind, Pacer
 from .parts import DEFAULT_MAX_CHARS, send_in_parts
-from .platform_http import PlatformClient, PlatformTransportError, Reply
+from .platform_http import PlatformClient, PlatformThrottled, PlatformTransportError, Reply, retry_after
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +31,17 @@ def platform_client(
     *,
     timeout_s: float = 10.0,
     max_connections: int = 100,
+    pacer: Pacer | None = None,
 ) -> PlatformClient:
-    """A pooled client for the Sendbird Platform API, with the token on every request."""
+    """A pooled client for the Sendbird Platform API, with the token on every request (paced app-wide
+    by ``pacer``)."""
     return PlatformClient(
         api_url,
         headers={"Api-Token": reveal(api_token), "Content-Type": "application/json; charset=utf8"},
         timeout_s=timeout_s,
         connect_timeout_s=5.0,
         max_connections=max_connections,
+        pacer=pacer,
     )
 
 
@@ -93,25 +97,36 @@ class SendbirdChannel:
         path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages/{message_id}"
         body = {"message_type": "MESG", "custom_type": AGENT_RPC_SETTLED, "data": data, "message": text}
         await self._request(
-            "PUT", path, body, channel_url=channel_url, what=f"update of message {message_id}"
+            "PUT",
+            path,
+            body,
+            channel_url=channel_url,
+            what=f"update of message {message_id}",
+            kind=Kind.UPDATE,
         )
 
-    async def typing_started(self, channel_url: str) -> None:
-        await self._typing("POST", channel_url)
+    async def typing_started(self, channel_url: str) -> bool:
+        return await self._typing("POST", channel_url, Kind.TYPING)
 
-    async def typing_stopped(self, channel_url: str) -> None:
-        await self._typing("DELETE", channel_url)
+    async def typing_stopped(self, channel_url: str) -> bool:
+        return await self._typing("DELETE", channel_url, Kind.TYPING_STOP)
 
-    async def _typing(self, method: str, channel_url: str) -> None:
-        """One attempt, bounded in time; the turn goes on whatever happens to it."""
+    async def _typing(self, method: str, channel_url: str, kind: Kind) -> bool:
+        """One attempt, bounded in time; the turn goes on whatever happens to it. False: not sent,
+        for want of budget (a typing call is skipped, never queued)."""
         path = f"/v3/group_channels/{quote(channel_url, safe='')}/typing"
         body = {"user_ids": [self.bot_user_id]}
         try:
             async with asyncio.timeout(self.typing_timeout_s):
-                response = await self._client.request(method, path, json=body, timeout=self.typing_timeout_s)
+                response = await self._client.request(
+                    method, path, json=body, timeout=self.typing_timeout_s, kind=kind
+                )
+        except PlatformThrottled:
+            log.debug("sendbird typing %s in %s skipped: no budget to spare", method, channel_url)
+            return False
         except Exception as exc:  # a closed client at shutdown too: never the turn's problem
             log.warning("sendbird typing %s in %s failed: %r", method, channel_url, exc)
-            return
+            return True
         if response.status_code >= 300:
             log.warning(
                 "sendbird typing %s in %s failed: HTTP %d: %s",
@@ -120,6 +135,7 @@ class SendbirdChannel:
                 response.status_code,
                 response.text[:200],
             )
+        return True
 
     async def _send(self, channel_url: str, fields: dict[str, Any], *, dedup_id: str) -> int | None:
         """Post a message; returns its ``message_id`` (None if Sendbird's answer has none)."""
@@ -143,13 +159,14 @@ class SendbirdChannel:
         channel_url: str,
         what: str,
         attempts: int | None = None,
+        kind: Kind = Kind.ANSWER,
     ) -> Reply:
         """One Platform API write, retried on 429/5xx and transport errors; the 2xx response."""
         last_error = ""
         max_attempts = attempts or self.max_attempts
         for attempt in range(1, max_attempts + 1):
             try:
-                response = await self._client.request(method, path, json=body)
+                response = await self._client.request(method, path, json=body, kind=kind)
             except PlatformTransportError as exc:
                 last_error = str(exc)  # the underlying error's name first, as the retries' label
                 delay = self._backoff(attempt)
@@ -178,7 +195,7 @@ class SendbirdChannel:
                         status=response.status_code,
                         code=code,
                     )
-                delay = self._retry_after(response) or self._backoff(attempt)
+                delay = retry_after(response) or self._backoff(attempt)
             if attempt < max_attempts:
                 SENDBIRD_RETRIES.labels(last_error.split(":", 1)[0].removeprefix("HTTP ")).inc()
                 log.warning(
@@ -204,13 +221,6 @@ class SendbirdChannel:
     def _backoff(self, attempt: int) -> float:
         # Capped exponential backoff with full jitter.
         return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2 ** (attempt - 1)))
-
-    def _retry_after(self, response: Reply) -> float | None:
-        value = response.headers.get("X-RateLimit-RetryAfter") or response.headers.get("Retry-After")
-        try:
-            return min(float(value), 60.0) if value else None
-        except ValueError:
-            return None
 
 
 def _error_of(response: Reply) -> tuple[int | None, str]:

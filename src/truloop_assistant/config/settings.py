@@ -30,6 +30,12 @@ class Settings(SendbirdSettings):
     mcp_servers: Annotated[list[McpServer], NoDecode] = Field(default_factory=list)
     """Remote MCP servers whose tools join the server tools (``TRULOOP_MCP_SERVERS``, a JSON list)."""
     channel: Literal["sendbird", "local"] = "sendbird"
+    sendbird_rate: float = Field(default=20.0, gt=0)
+    """Platform API calls per second, app-wide across every process (``TRULOOP_SENDBIRD_RATE``): set it
+    to the plan's limit."""
+    sendbird_write_rate: float = Field(default=5.0, gt=0)
+    """Message sends, updates and channel creations per second among them, app-wide
+    (``TRULOOP_SENDBIRD_WRITE_RATE``): Sendbird keeps these at about 5/s whatever the plan."""
 
     jwt_secret: SecretStr | None = None
     jwt_jwks_url: str | None = None

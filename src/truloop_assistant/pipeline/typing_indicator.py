@@ -7,7 +7,8 @@ in the order the drain asked for them; a start still unsent when its step ends i
 (nor its stop). At most ``MAX_TYPING`` conversations per process are shown typing at once: more
 starts are dropped, not queued, so a slow or hanging typing endpoint holds a bounded number of
 connections and tasks. A conversation keeps its place until its stop has gone out, so a stop is
-never dropped.
+never dropped here. A start the channel skips (no budget to spare, see ``channels.pacing``) is not
+tried again in that step, and has no stop; so each step shows at most one start and one stop.
 """
 
 from __future__ import annotations
@@ -82,13 +83,19 @@ class Typing:
             # before the first call cancel out.
             while indicator.shown != indicator.wanted:
                 target = indicator.wanted
+                sent: bool | None = True
                 try:
                     if target:
-                        await self.channel.typing_started(channel_url)
+                        sent = await self.channel.typing_started(channel_url)
                     else:
-                        await self.channel.typing_stopped(channel_url)
+                        sent = await self.channel.typing_stopped(channel_url)
                 except Exception:
                     log.warning("typing call in %s failed", channel_url, exc_info=True)
+                if sent is False and target and indicator.wanted:
+                    # Skipped for want of budget: this step shows no typing (nor stops it), and
+                    # is not tried again until the next step asks.
+                    indicator.wanted = False
+                    continue
                 indicator.shown = target
         finally:
             del self._senders[channel_url]

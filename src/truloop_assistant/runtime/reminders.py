@@ -96,7 +96,9 @@ class AvailabilityReminders:
             await self.inviter.deliver(guest, text, dedup_id=dedup_id, on_behalf_of=event.owner_id)
         except (ChannelSendError, RelayError) as exc:
             retry = isinstance(exc, ChannelSendError) and exc.retryable
-            retry = retry or (isinstance(exc, RelayError) and (exc.status is None or exc.status >= 500))
+            retry = retry or (
+                isinstance(exc, RelayError) and (exc.status is None or exc.status == 429 or exc.status >= 500)
+            )
             log.warning(
                 "reminder for %s on %s %s: %s", guest, event_id, "retried" if retry else "dropped", exc
             )

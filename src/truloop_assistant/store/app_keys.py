@@ -19,6 +19,7 @@ __all__ = [
     "owner_events",
     "queue",
     "rate_limit_prefix",
+    "sendbird_pace",
     "unhandled",
     "user_profiles",
 ]
@@ -52,6 +53,12 @@ def call_index(call_id: str) -> str:
 def rate_limit_prefix() -> str:
     """Prefix of the rate-limit counters (``ratelimit`` names the rest; they expire with the window)."""
     return f"{prefix()}:rl"
+
+
+def sendbird_pace(schedule: str) -> str:
+    """The next free slot of an app-wide schedule of Sendbird calls (``all`` or ``writes``), in µs of
+    Redis's clock; one hash tag for both, so one script reads them on a Cluster. Expires once past."""
+    return f"{prefix()}:{{sb-pace}}:{schedule}"
 
 
 def deadlines() -> str:
