@@ -20,6 +20,8 @@
     │   │   ├── NoSuchUser          Sendbird has no user with that id: no channel was made
     │   │   └── ChannelJoinLimit    Sendbird's limit of group channels a user may join is reached
     │   ├── PlatformTransportError  no answer from the Sendbird Platform API (channels.platform_http)
+    │   │   └── PlatformThrottled   no slot for the call in the app-wide Sendbird budget
+    │   ├── Throttled               the pacer found no slot for a call (channels.pacing)
     │   ├── UserDirectoryError      the user directory (backends.users)
     │   ├── MemoryBackendError      the memory store (backends.memory)
     │   ├── KnowledgeBaseError      the knowledge base (backends.knowledge)

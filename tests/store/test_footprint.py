@@ -23,6 +23,8 @@ from truloop_assistant.store.turns import decode_record, encode_record
 
 LONG_ANSWER = "x" * 20_000
 """A long answer makes a big history."""
+LONG = 20_000
+"""The longest a message may be in these tests (Sendbird's largest ``max_message_length``)."""
 
 
 async def test_a_finished_turn_keeps_its_state_not_a_copy_of_the_history(start_server: Any) -> None:
@@ -71,7 +73,8 @@ def calendar_then_prompts_seen() -> FunctionModel:
 
 async def test_a_paused_turn_keeps_what_its_run_added_not_a_copy_of_the_history(start_server: Any) -> None:
     tag = keys.conversation_tag("ch-1")
-    async with start_server(model=calendar_then_prompts_seen()) as h:
+    async with start_server(model=calendar_then_prompts_seen(), sendbird_max_message_chars=LONG) as h:
+        h.sendbird.max_message_length = LONG  # each answer one message, to read whole
         for turn in range(3):
             await h.user_says(f"calendar {turn}")
             await h.answer((await h.rpc_requests(turn + 1))[-1]["id"], result={"events": []})
@@ -104,7 +107,8 @@ async def test_a_turn_an_earlier_release_paused_with_all_its_messages_still_resu
     start_server: Any,
 ) -> None:
     tag = keys.conversation_tag("ch-1")
-    async with start_server(model=calendar_then_prompts_seen()) as h:
+    async with start_server(model=calendar_then_prompts_seen(), sendbird_max_message_chars=LONG) as h:
+        h.sendbird.max_message_length = LONG  # each answer one message, to read whole
         await h.user_says("calendar 0")
         await h.answer((await h.rpc_requests(1))[-1]["id"], result={"events": []})
         await h.replies(1)

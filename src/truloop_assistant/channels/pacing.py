@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from ..errors import ServiceError
 from ..store import keys
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ return at - now
 """
 
 
-class Throttled(Exception):
+class Throttled(ServiceError):
     """The call found no slot it could take (a typing call, or a wait past ``MAX_WAIT_S``)."""
 
 
@@ -153,7 +154,8 @@ class Pacer:
                 )
             )
         except (RedisError, OSError) as exc:  # Sendbird's own limit still holds: the call goes out
-            log.warning("could not pace a Sendbird call (%s): %r", kind.value, exc)
+            # With the exception attached, an outage is one line per outage, not one per call.
+            log.warning("could not pace a Sendbird call (%s)", kind.value, exc_info=exc)
             return
         if wait < 0:
             if not kind.is_write:  # a write's wait may be its own schedule's, not every call's
