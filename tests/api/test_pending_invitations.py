@@ -44,9 +44,8 @@ async def test_invitations_refused_with_429s_past_the_retries_are_delivered_late
         event = await create_lunch(h, script, guest_user_ids=GUESTS)
         assert all(event["invitations"][g].startswith("queued") for g in GUESTS), event["invitations"]
         # The change is queued behind the invitation, even for a person not tried again meanwhile.
-        _, reply = await confirmed(
-            h, script, "call it the team lunch", call("update_event", event_id=event["event_id"], title="Team")
-        )
+        rename = call("update_event", event_id=event["event_id"], title="Team")
+        await confirmed(h, script, "call it the team lunch", rename)
         [changed] = script.results["call it the team lunch"]
         assert all(changed.json()["told"][g].startswith("queued") for g in GUESTS), changed.json()
         await h.idle()

@@ -85,7 +85,7 @@ class PendingDeliveries:
         """Queue ``delivery`` behind the person's others, tried from ``due`` on; False if it waits already."""
         entry = json.dumps(asdict(delivery))
         args = [delivery.user_id, entry, delivery.dedup_id, repr(due)]
-        args += [keys.PENDING_DELIVERY_TTL_S, keys.PENDING_DELIVERIES_MAX]
+        args += [str(keys.PENDING_DELIVERY_TTL_S), str(keys.PENDING_DELIVERIES_MAX)]
         queue = keys.pending_delivery_queue(delivery.user_id)
         return bool(await self._add(keys=[keys.pending_deliveries(), queue], args=args))
 
@@ -119,6 +119,7 @@ class PendingDeliveries:
         await self._pop(keys=[keys.pending_delivery_queue(delivery.user_id)], args=[delivery.dedup_id])
 
     async def release(self, user_id: str, *, lease: float, retry_at: float) -> None:
-        """End a claim: the person leaves the scan if nothing waits any more, else is tried at ``retry_at``."""
+        """End a claim: the person leaves the scan if nothing waits, else is tried at ``retry_at``."""
         queue = keys.pending_delivery_queue(user_id)
-        await self._release(keys=[keys.pending_deliveries(), queue], args=[user_id, repr(lease), repr(retry_at)])
+        args = [user_id, repr(lease), repr(retry_at)]
+        await self._release(keys=[keys.pending_deliveries(), queue], args=args)
