@@ -9,6 +9,8 @@ import asyncio
 import time
 from typing import Any
 
+import pytest
+
 from tests.api.test_guest_journey import Script, call, confirmed, create_lunch
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import BOT, Harness
@@ -16,6 +18,8 @@ from truloop_assistant.runtime.deliveries import PendingDeliveryScan
 from truloop_assistant.services import Services
 from truloop_assistant.store import keys
 from truloop_assistant.store.pending_deliveries import PendingDeliveries
+
+pytestmark = pytest.mark.parametrize("redis_url", ["standalone", "cluster"], indirect=True)
 
 GUESTS = ["guest-lee", "guest-kim"]
 ALWAYS = 10_000
