@@ -56,6 +56,7 @@ from .store.history import History
 from .store.inbox import Inbox
 from .store.ledger import Ledger
 from .store.outbox import Outbox
+from .store.pending_deliveries import PendingDeliveries
 from .store.transcript import Transcript
 from .store.turns import TurnStore
 from .tools import tool_names
@@ -288,7 +289,11 @@ class Services:
     def inviter(self) -> DirectInviter:
         """Sends invitations and reminders to people in their 1:1 channels with the assistant."""
         return DirectInviter(
-            relay=self.relay, channel=self.channel, history=self.history, transcript=self.transcript
+            relay=self.relay,
+            channel=self.channel,
+            history=self.history,
+            transcript=self.transcript,
+            pending=PendingDeliveries(self.redis),
         )
 
     async def aclose(self) -> None:

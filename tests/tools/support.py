@@ -58,6 +58,12 @@ class RecordingInviter:
             raise RelayError(f"Sendbird refused the direct channel for {user_id!r} (HTTP 400): no such user")
         self.sent.append((user_id, text, dedup_id))
 
+    async def deliver_or_queue(
+        self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
+    ) -> bool:
+        await self.deliver(user_id, text, dedup_id=dedup_id, on_behalf_of=on_behalf_of)
+        return True
+
     def to(self, user_id: str) -> list[str]:
         return [text for to, text, _ in self.sent if to == user_id]
 

@@ -1,4 +1,5 @@
-"""What every worker runs beside its jobs: expired calls end, unowned conversations drain, reminders go."""
+"""What every worker runs beside its jobs: expired calls end, unowned conversations drain, reminders
+and the invitations Sendbird could not take yet go."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from functools import partial
 from zoneinfo import ZoneInfo
 
 from ..services import Services
+from ..store.pending_deliveries import PendingDeliveries
+from .deliveries import PendingDeliveryScan
 from .expiry import end_unhandled_due, expire_due
 from .gauges import Gauges
 from .recovery import rescue_due
@@ -18,6 +21,7 @@ async def run_scanners(services: Services) -> None:
     reminders = AvailabilityReminders(
         services.redis, services.backends, services.inviter(), timezone=ZoneInfo(services.settings.timezone)
     )
+    deliveries = PendingDeliveryScan(PendingDeliveries(services.redis), services.inviter())
     await scan_forever(
         {
             "expiry": partial(expire_due, services.store, services.intake),
@@ -25,5 +29,6 @@ async def run_scanners(services: Services) -> None:
             "rescue": partial(rescue_due, services.drains, services.queue),
             "gauges": Gauges(services.redis, services.queue.queue).refresh,
             "reminders": reminders.send_due,
+            "deliveries": deliveries.send_due,
         }
     )

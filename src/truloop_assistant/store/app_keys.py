@@ -17,6 +17,8 @@ __all__ = [
     "kb_version",
     "local_message_seq",
     "owner_events",
+    "pending_deliveries",
+    "pending_delivery_queue",
     "queue",
     "rate_limit_prefix",
     "sendbird_pace",
@@ -109,6 +111,27 @@ def guest_reminders() -> str:
     one entry per guest who still owes an answer, removed once reminded or past the deadline.
     """
     return f"{prefix()}:events:reminders"
+
+
+# Deliveries waiting for Sendbird share the hash tag {deliveries}: a script moves a person's queue and
+# their place in the scan together, which a Redis Cluster runs only on keys of one slot.
+
+
+def pending_deliveries() -> str:
+    """Sorted set of user ids by when their waiting invitations and event notices are tried next.
+
+    Every worker's delivery scan claims due people from it (moving them a lease ahead). Bounded: one
+    entry per person with a queue, removed once the queue is empty.
+    """
+    return f"{prefix()}:{{deliveries}}:due"
+
+
+def pending_delivery_queue(user_id: str) -> str:
+    """List of the invitations and event notices (JSON) still to deliver to ``user_id``, oldest first.
+
+    Expires ``PENDING_DELIVERY_TTL_S`` after the last one was queued; at most ``PENDING_DELIVERIES_MAX``.
+    """
+    return f"{prefix()}:{{deliveries}}:queue:{user_id}"
 
 
 # The knowledge base's keys share the hash tag {kb}: a write changes the documents and the version in

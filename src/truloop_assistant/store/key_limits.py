@@ -26,6 +26,11 @@ __all__ = [
     "MEMORY_MAX",
     "MEMORY_TTL_S",
     "OUTBOX_MAX",
+    "PENDING_DELIVERIES_MAX",
+    "PENDING_DELIVERY_LEASE_S",
+    "PENDING_DELIVERY_MAX_AGE_S",
+    "PENDING_DELIVERY_RETRY_S",
+    "PENDING_DELIVERY_TTL_S",
     "REMINDER_LEASE_S",
     "SEEN_TTL_S",
     "SETTLED_TTL_S",
@@ -110,6 +115,16 @@ EVENT_MIN_TTL_S = 24 * 3600
 """An event that ended long ago is still kept this long after it was written."""
 REMINDER_LEASE_S = 60
 """A reminder a scanner claimed comes due again this long after, unless it was sent (or dropped)."""
+PENDING_DELIVERY_LEASE_S = 60
+"""A person whose waiting deliveries a scanner claimed comes due again this long after (its worker died)."""
+PENDING_DELIVERY_RETRY_S = 10
+"""A waiting delivery that met a 429, a 5xx or no answer again is tried again this long after."""
+PENDING_DELIVERY_MAX_AGE_S = 3 * 24 * 3600
+"""A delivery still refused this long after it was queued is given up (logged as an error)."""
+PENDING_DELIVERY_TTL_S = PENDING_DELIVERY_MAX_AGE_S + 24 * 3600
+"""A person's queue of waiting deliveries expires this long after the last one was queued."""
+PENDING_DELIVERIES_MAX = 200
+"""Deliveries waiting per person at most; beyond it the oldest is given up (logged as an error)."""
 KB_PASSAGES_MAX = 50_000
 """Passages the knowledge base holds at most (each a few hundred characters): some 50 MB in Redis."""
 ADMIN_ROLE_TTL_S = 60

@@ -74,6 +74,13 @@ class Inviter(Protocol):
         ``on_behalf_of``: the person whose event it tells of (the organizer)."""
         ...
 
+    async def deliver_or_queue(
+        self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
+    ) -> bool:
+        """:meth:`deliver` now (True), or keep it to be delivered later, in order, once (False): when
+        something already waits for the person, or Sendbird is busy or failing. Raises a final refusal."""
+        ...
+
 
 @dataclass
 class ToolRun:

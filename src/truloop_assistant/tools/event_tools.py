@@ -57,7 +57,8 @@ _GUESTS = (
     "assistant and answers there with the dates they are available"
 )
 _INVITATIONS = (
-    "Invitee or guest user id -> 'sent', or why their invitation was not delivered (they are invited anyway)"
+    "Invitee or guest user id -> 'sent', 'queued: ...' (Sendbird is busy; it goes out by itself later), "
+    "or why their invitation was not delivered (they are invited anyway)"
 )
 
 
@@ -75,8 +76,8 @@ class ScheduledEvent(Event):
 class UpdatedEvent(ScheduledEvent):
     told: dict[str, str] = Field(
         default_factory=dict,
-        description="Invitee or guest user id (invited before) -> 'sent', or why they could not be told "
-        "of the change in their chat",
+        description="Invitee or guest user id (invited before) -> 'sent', 'queued: ...' (it goes out by "
+        "itself later), or why they could not be told of the change in their chat",
     )
 
 
@@ -92,7 +93,8 @@ class InviteResult(BaseModel):
 class CancelResult(BaseModel):
     event: Event
     told: dict[str, str] = Field(
-        description="Invitee or guest user id -> 'sent', or why they could not be told in their chat"
+        description="Invitee or guest user id -> 'sent', 'queued: ...' (it goes out by itself later), or why "
+        "they could not be told in their chat"
     )
 
 

@@ -3,7 +3,8 @@ or guest's) 1:1 channel with the assistant.
 
 They go through the :class:`~.deps.Inviter` port, once per event and person (the ``dedup_id``), from a
 confirmed tool call that itself runs once. One person's failed delivery does not stop the others, nor
-undo the change: the tool's result names whom it could not reach, and why.
+undo the change: the tool's result names whom it could not reach, and why. What Sendbird cannot take
+yet (busy or failing) is queued and goes out later by itself; the result says so.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ MAX_PARALLEL_SENDS = 8
 """People one call tells at a time (each is a channel lookup and a send)."""
 
 SENT = "sent"
+QUEUED = "queued: Sendbird is busy, so it goes out by itself as soon as Sendbird takes it"
 
 
 def inviter_of(deps: AgentDeps) -> Inviter | None:
@@ -85,18 +87,20 @@ async def _deliver_all(
     inviter: Inviter, people: list[str], write: Callable[[str], Awaitable[str]], dedup: str, organizer: str
 ) -> dict[str, str]:
     """Deliver ``write(person)`` to each person, a few at a time, as told on behalf of ``organizer``:
-    person -> 'sent' or why not."""
+    person -> 'sent', queued, or why not."""
     limit = asyncio.Semaphore(MAX_PARALLEL_SENDS)
 
     async def one(person: str) -> str:
         async with limit:
             try:
                 text = await write(person)
-                await inviter.deliver(person, text, dedup_id=f"{dedup}:{person}", on_behalf_of=organizer)
+                sent = await inviter.deliver_or_queue(
+                    person, text, dedup_id=f"{dedup}:{person}", on_behalf_of=organizer
+                )
             except Exception as exc:  # one person's channel must not stop the others
                 log.warning("could not deliver %s to %s", dedup, person, exc_info=True)
                 return f"not delivered: {str(exc) or type(exc).__name__}"
-            return SENT
+            return SENT if sent else QUEUED
 
     return dict(zip(people, await asyncio.gather(*(one(p) for p in people)), strict=True))
 

@@ -196,9 +196,14 @@ def _created(data: Any, lang: Language, zone: ZoneInfo) -> str:
         invited = say.GUESTS_INVITED if len(guests) > 1 else say.GUEST_INVITED
         sentences.append(invited(lang, ids=_names(guests, lang), by=by))
         invitations = event.get("invitations") or {}
-        if missed := [g for g in guests if invitations.get(g, "sent") != "sent"]:
+        if missed := [g for g in guests if not _reached(invitations.get(g, "sent"))]:
             sentences.append(say.INVITATION_NOT_DELIVERED(lang, ids=_names(missed, lang)))
     return " ".join(sentences)
+
+
+def _reached(outcome: object) -> bool:
+    """An invitation or notice that was sent, or queued to go out by itself."""
+    return outcome == "sent" or (isinstance(outcome, str) and outcome.startswith("queued"))
 
 
 def _cancelled(data: Any, lang: Language, zone: ZoneInfo) -> str:
@@ -206,9 +211,9 @@ def _cancelled(data: Any, lang: Language, zone: ZoneInfo) -> str:
     told = (data.get("told") or {}) if isinstance(data, dict) else {}
     title, when = event.get("title", ""), _when(event, lang, zone)
     sentences = [say.CANCELLED_AT(lang, title=title, when=when) if when else say.CANCELLED(lang, title=title)]
-    if reached := [p for p, outcome in told.items() if outcome == "sent"]:
+    if reached := [p for p, outcome in told.items() if _reached(outcome)]:
         sentences.append(say.TOLD(lang, ids=_names(reached, lang)))
-    if missed := [p for p, outcome in told.items() if outcome != "sent"]:
+    if missed := [p for p, outcome in told.items() if not _reached(outcome)]:
         sentences.append(say.NOT_TOLD(lang, ids=_names(missed, lang)))
     if not told:
         sentences.append(say.NOBODY_TO_TELL(lang))

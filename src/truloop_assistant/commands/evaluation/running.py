@@ -63,6 +63,11 @@ class Mailbox:
     ) -> None:
         return None
 
+    async def deliver_or_queue(
+        self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
+    ) -> bool:
+        return True
+
 
 async def eval_backends(
     redis: Redis, timezone: ZoneInfo, now: datetime, knowledge: KnowledgeBase
