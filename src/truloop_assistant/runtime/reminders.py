@@ -26,6 +26,7 @@ from ..backends.users import UserDirectoryError, UserProfile
 from ..channels.base import ChannelSendError
 from ..channels.relay import RelayError
 from ..store import keys
+from ..store.pending_deliveries import CLAIM_DUE
 from ..tools.agent_deps import Inviter
 from ..tools.event_messages import as_language, reminder, zone_of
 
@@ -34,15 +35,6 @@ log = logging.getLogger(__name__)
 SCAN_LIMIT = 100
 """Reminders one scan sends at most; the rest wait for the next scan."""
 
-# Claim a due entry by moving it a lease ahead; returns the lease score, or nil if not due (any more).
-_CLAIM = """
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if score and tonumber(score) <= tonumber(ARGV[2]) then
-  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-  return ARGV[3]
-end
-return false
-"""
 # Remove a claimed entry unless it was scheduled anew since (a moved deadline).
 _FINISH = """
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -59,7 +51,7 @@ class AvailabilityReminders:
         self.backends = backends
         self.inviter = inviter
         self.timezone = timezone
-        self._claim = redis.register_script(_CLAIM)
+        self._claim = redis.register_script(CLAIM_DUE)
         self._finish = redis.register_script(_FINISH)
 
     async def send_due(self, *, now: float | None = None) -> int:

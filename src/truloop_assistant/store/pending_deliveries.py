@@ -31,8 +31,7 @@ redis.call('EXPIRE', KEYS[2], ARGV[5])
 redis.call('ZADD', KEYS[1], 'NX', ARGV[4], ARGV[1])
 return 1
 """
-# Claim a due person by moving them a lease ahead; the lease score, or nil if not due (any more).
-_CLAIM = """
+CLAIM_DUE = """
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if score and tonumber(score) <= tonumber(ARGV[2]) then
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
@@ -40,6 +39,9 @@ if score and tonumber(score) <= tonumber(ARGV[2]) then
 end
 return false
 """
+"""Claim a due member of a schedule (a sorted set of due times) by moving it a lease ahead: the lease
+score, or nil if it is not due (any more). KEYS: the schedule. ARGV: member, now, lease end. Also
+the reminders' claim."""
 # Remove the queue's first entry if it is still the one delivered (its dedup_id).
 # KEYS: queue. ARGV: dedup id.
 _POP = """
@@ -77,7 +79,7 @@ class PendingDeliveries:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self._add = redis.register_script(_ADD)
-        self._claim = redis.register_script(_CLAIM)
+        self._claim = redis.register_script(CLAIM_DUE)
         self._pop = redis.register_script(_POP)
         self._release = redis.register_script(_RELEASE)
 
