@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import random
 from dataclasses import dataclass
 from typing import Protocol, cast
@@ -21,7 +20,7 @@ from redis.asyncio import Redis
 
 from ..protocol.webhook_payload import Users
 from ..store import keys
-from .platform_http import PlatformClient, PlatformTransportError, Reply
+from .platform_http import PlatformClient, PlatformTransportError, retry_after
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +30,6 @@ LOOKUP_TIMEOUT_S = 10.0
 """One look-up's wait for Sendbird's answer (in the worker: no webhook waits for it)."""
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 10.0
-RETRY_AFTER_CAP_S = 60.0
-"""The longest a 429's ``X-RateLimit-RetryAfter`` (else ``Retry-After``; read as seconds) is waited for."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +112,7 @@ class SendbirdMembers:
             return _backoff(attempt)
         if response.status_code == 429 or response.status_code >= 500:
             log.warning("could not look up the members of %s: HTTP %s", channel_url, response.status_code)
-            return _retry_after(response) or _backoff(attempt)
+            return retry_after(response) or _backoff(attempt)
         try:
             body = response.json()
         except ValueError:
@@ -150,19 +147,6 @@ def _decode(cached: bytes | str) -> Roster:
 def _backoff(attempt: int) -> float:
     # Capped exponential backoff with full jitter.
     return random.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempt - 1)))
-
-
-def _retry_after(response: Reply) -> float | None:
-    """A 429's wait: Sendbird's ``X-RateLimit-RetryAfter`` (its unit is not documented: read as seconds,
-    capped, and the patience bounds the whole anyway), else ``Retry-After``."""
-    value = response.headers.get("X-RateLimit-RetryAfter") or response.headers.get("Retry-After")
-    try:
-        seconds = float(value) if value else None
-    except ValueError:
-        return None
-    if seconds is None or not math.isfinite(seconds) or seconds <= 0:
-        return None
-    return min(seconds, RETRY_AFTER_CAP_S)
 
 
 class LocalMembers:

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 from redis.asyncio import Redis
 
+from ..agent.inviter import worth_retrying
 from ..backends import Backends
 from ..backends.events import Event
 from ..backends.users import UserDirectoryError, UserProfile
@@ -87,10 +88,7 @@ class AvailabilityReminders:
             dedup_id = f"remind:{member}:{deadline.isoformat()}"
             await self.inviter.deliver(guest, text, dedup_id=dedup_id, on_behalf_of=event.owner_id)
         except (ChannelSendError, RelayError) as exc:
-            retry = isinstance(exc, ChannelSendError) and exc.retryable
-            retry = retry or (
-                isinstance(exc, RelayError) and (exc.status is None or exc.status == 429 or exc.status >= 500)
-            )
+            retry = worth_retrying(exc)
             log.warning(
                 "reminder for %s on %s %s: %s", guest, event_id, "retried" if retry else "dropped", exc
             )

@@ -18,7 +18,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from . import keys
-from .inbox import RING_IF_WAITING
+from .inbox_scripts import RING_IF_WAITING
 
 # Forget a watch only if nobody moved it since it was read (a push may have just renewed it).
 _FORGET_IF_UNCHANGED = """

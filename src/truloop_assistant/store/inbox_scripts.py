@@ -1,0 +1,159 @@
+"""The inbox's Redis scripts (see :mod:`.inbox`): each a claim, a push or a hand-out done atomically
+within one conversation's hash tag."""
+
+from __future__ import annotations
+
+from .transcript import APPEND_LINE
+
+# Wakes a drain that waits for a device's answer (see ``NEXT``): a push, or an update for its outbox.
+RING_IF_WAITING = """
+local function ring_if_waiting(waiting, bell, ttl_ms)
+  if redis.call('EXISTS', waiting) == 1 then
+    redis.call('RPUSH', bell, '1')
+    redis.call('PEXPIRE', bell, ttl_ms)
+  end
+end
+"""
+
+# Hands out the inbox's head with its start counted: {event, eid, starts}.
+HAND_OUT = """
+local function hand_out(attempts, head, ttl)
+  local eid = cjson.decode(head)['eid']
+  local starts = redis.call('HINCRBY', attempts, eid, 1)
+  redis.call('EXPIRE', attempts, ttl)
+  return {head, eid, starts}
+end
+"""
+
+# KEYS: seen mark (or the inbox when unused), inbox, owner, transcript, waiting drain, its bell
+# ARGV: event, candidate owner, owner ttl ms, seen ttl s, use seen (0/1), inbox max, inbox ttl s,
+#       the message's own line for the transcript ('' for none), minus the lines kept, transcript ttl s
+PUSH = (
+    APPEND_LINE
+    + RING_IF_WAITING
+    + """
+if ARGV[5] == '1' and not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[4]) then
+  return {'duplicate', ''}
+end
+if redis.call('RPUSH', KEYS[2], ARGV[1]) > tonumber(ARGV[6]) then
+  redis.call('RPOP', KEYS[2])  -- the event just pushed: the inbox was full
+  if ARGV[5] == '1' then redis.call('DEL', KEYS[1]) end
+  return {'full', ''}
+end
+redis.call('EXPIRE', KEYS[2], ARGV[7])
+if ARGV[8] ~= '' then append_line(KEYS[4], ARGV[8], ARGV[9], ARGV[10]) end
+if redis.call('SET', KEYS[3], ARGV[2], 'NX', 'PX', ARGV[3]) then return {'queued', ARGV[2]} end
+ring_if_waiting(KEYS[5], KEYS[6], ARGV[3])  -- its drain may be waiting for this
+return {'queued', ''}
+"""
+)
+
+# Undo a push whose job could not be enqueued. KEYS: as PUSH. ARGV: event, owner, use seen, line
+UNDO = """
+redis.call('LREM', KEYS[2], -1, ARGV[1])
+if ARGV[3] == '1' then redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[3]) == ARGV[2] then redis.call('DEL', KEYS[3]) end
+if ARGV[4] ~= '' then redis.call('LREM', KEYS[4], -1, ARGV[4]) end
+return 1
+"""
+
+# Take (or keep) the claim, and read the outbox's oldest message: the drain delivers it first. With
+# the outbox empty, the inbox's head is handed out as ``NEXT`` would (its start counted), or, with
+# the inbox empty too, the claim is given up: a drain's first step costs one round trip, not two.
+# KEYS: owner, outbox, inbox, attempts. ARGV: owner, ttl ms, attempts ttl s. Returns {0} (not ours),
+# {1, oldest message} (deliver first), {2, event, eid, starts} (run it) or {3} (nothing; released).
+CLAIM = (
+    HAND_OUT
+    + """
+local cur = redis.call('GET', KEYS[1])
+if cur ~= ARGV[1] and cur then return {0} end
+local oldest = redis.call('LINDEX', KEYS[2], 0)
+if oldest then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {1, oldest}
+end
+local head = redis.call('LINDEX', KEYS[3], 0)
+if not head then
+  if cur then redis.call('DEL', KEYS[1]) end
+  return {3}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local out = hand_out(KEYS[4], head, ARGV[3])
+return {2, out[1], out[2], out[3]}
+"""
+)
+
+REFRESH = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# A drain stopped while it waited for a device's answer gives the conversation up. KEYS: owner,
+# waiting, bell. ARGV: owner.
+STOP_WAITING = """
+redis.call('DEL', KEYS[2], KEYS[3])
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+POP_IF_HEAD = """
+if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+  redis.call('LPOP', KEYS[1])
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+# The drain's step to its next event, in one round trip: take the event it just ran off the inbox
+# (if its step did not), then hand out the head with its start counted; or, with none left, give the
+# claim up — unless something was put in the outbox meanwhile (a request's update), which the drain
+# delivers first, or the drain asked to wait for a device's answer (ARGV[5] ms): then it keeps the
+# claim and is marked waiting, so that a push rings its bell. A drain back from waiting (ARGV[6]) is
+# unmarked first. KEYS: inbox, attempts, owner, outbox, waiting, bell. ARGV: the event just run (''
+# for none), its eid, owner, attempts ttl, wait ms (0: none), back from waiting (0/1). Returns
+# {event, eid, starts}; 0 to deliver first; 1 to wait; nil once released.
+NEXT = (
+    HAND_OUT
+    + """
+if ARGV[6] == '1' then redis.call('DEL', KEYS[5], KEYS[6]) end
+local head = redis.call('LINDEX', KEYS[1], 0)
+if ARGV[1] ~= '' and head == ARGV[1] then
+  redis.call('LPOP', KEYS[1])
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  head = redis.call('LINDEX', KEYS[1], 0)
+end
+if not head then
+  if redis.call('LLEN', KEYS[4]) > 0 then return 0 end
+  local mine = redis.call('GET', KEYS[3]) == ARGV[3]
+  if mine and tonumber(ARGV[5]) > 0 then
+    redis.call('SET', KEYS[5], ARGV[3], 'PX', ARGV[5])
+    return 1
+  end
+  if mine then redis.call('DEL', KEYS[3]) end
+  return nil
+end
+return hand_out(KEYS[2], head, ARGV[4])
+"""
+)
+
+# Take a person's events off the inbox: their messages, and resumes of their turns (a set, from
+# ARGV[2] on). KEYS: inbox, attempts. ARGV: user id, turn ids... Returns how many were taken off.
+FORGET = """
+local turns = {}
+for i = 2, #ARGV do turns[ARGV[i]] = true end
+local gone = 0
+for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local ok, event = pcall(cjson.decode, raw)
+  if ok and type(event) == 'table' and (event['user_id'] == ARGV[1] or turns[event['turn_id']]) then
+    gone = gone + redis.call('LREM', KEYS[1], 1, raw)
+    if event['eid'] then redis.call('HDEL', KEYS[2], event['eid']) end
+  end
+end
+return gone
+"""
