@@ -1,5 +1,6 @@
-"""MkDocs hooks of the documentation site (mkdocs.yml): the client library's guide as a page, and a
-check that the settings page is the one the settings model writes."""
+"""MkDocs hooks of the documentation site (mkdocs.yml): files from outside docs/ as pages (the client
+library's guide, the changelog), and a check that the settings page is the one the settings model
+writes."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from mkdocs.exceptions import PluginError
 from truloop_assistant.config.reference import render_settings_page
 
 ROOT = Path(__file__).resolve().parents[1]
-CLIENT_GUIDE = "clients/typescript/README.md"
-# The guide's links, as they are from its folder, and as they are from the docs' pages.
-CLIENT_LINKS = {"](../../docs/protocol.md": "](protocol.md"}
+# A page whose text is `--8<-- "PATH"` shows that file, its links to docs/ made the site's own.
+INCLUDED = {
+    "clients/typescript/README.md": {"](../../docs/": "]("},
+    "CHANGELOG.md": {"](docs/": "]("},
+}
 
 
 def on_pre_build(config: Any) -> None:
@@ -27,11 +30,12 @@ def on_pre_build(config: Any) -> None:
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    """The client library's guide in place of its include line, with its links made the site's."""
-    include = f'--8<-- "{CLIENT_GUIDE}"'
-    if include not in markdown:
-        return markdown
-    guide = (ROOT / CLIENT_GUIDE).read_text(encoding="utf-8")
-    for theirs, ours in CLIENT_LINKS.items():
-        guide = guide.replace(theirs, ours)
-    return markdown.replace(include, guide)
+    """A file from outside docs/ in place of its include line, with its links made the site's."""
+    for path, links in INCLUDED.items():
+        include = f'--8<-- "{path}"'
+        if include in markdown:
+            text = (ROOT / path).read_text(encoding="utf-8")
+            for theirs, ours in links.items():
+                text = text.replace(theirs, ours)
+            markdown = markdown.replace(include, text)
+    return markdown
