@@ -263,7 +263,7 @@ def test_a_secret_passed_in_code_leaves_its_file_unread(
 def test_every_secret_and_its_file_are_documented() -> None:
     assert tuple(sorted(secret_fields(Settings))) == tuple(sorted(SECRET_SETTINGS))
     root = Path(__file__).parent.parent
-    readme, example = (root / "README.md").read_text(), (root / ".env.example").read_text()
+    page, example = (root / "docs" / "settings.md").read_text(), (root / ".env.example").read_text()
     for name in SECRET_SETTINGS:
         variable = f"TRULOOP_{name.upper()}_FILE"
-        assert f"`{variable}`" in readme and f"# {variable}=" in example, variable
+        assert f"`{variable}`" in page and f"# {variable}=" in example, variable

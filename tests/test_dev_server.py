@@ -25,7 +25,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def readme_curl_session() -> str:
-    """The bash block of the README's "Try it with curl", exactly as a reader pastes it."""
+    """The bash block of the README's tour, "Try it with curl", exactly as a reader pastes it."""
     text = README.read_text()
     section = text[text.index("## Try it with curl") :]
     return section[

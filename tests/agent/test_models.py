@@ -16,7 +16,13 @@ from truloop_assistant.cli import main
 from truloop_assistant.config import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("README.md", ".env.example", "docker-compose.yml")
+# The README, every page of the docs site, and the deployment files.
+DOCS = (
+    "README.md",
+    *sorted(str(page.relative_to(ROOT)) for page in (ROOT / "docs").glob("*.md")),
+    ".env.example",
+    "docker-compose.yml",
+)
 MODEL_SETTING = re.compile(r"TRULOOP_(?:FALLBACK_)?MODELS?\s*[=:]\s*[\"']?([^\s\"'`|#()]+)")
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY")
 SECRET = "s" * 32

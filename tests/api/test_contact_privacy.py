@@ -38,7 +38,7 @@ CONTACTS = {
 
 @pytest.fixture
 def audit_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The README's tool-callback example installed: one JSON line per tool event, in this file."""
+    """examples/tool-callbacks installed: one JSON line per tool event, in this file."""
     site = tmp_path / "site"
     site.mkdir()
     example = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())

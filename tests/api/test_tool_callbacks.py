@@ -48,7 +48,7 @@ def install(site: Path, name: str, points: dict[str, str]) -> None:
 
 @pytest.fixture
 def audit_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The README's example package installed (its own entry points), beside a flaky one."""
+    """The example package examples/tool-callbacks installed (its entry points), beside a flaky one."""
     site = tmp_path / "site"
     site.mkdir()
     example = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())

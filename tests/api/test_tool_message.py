@@ -1,4 +1,4 @@
-"""Every row of the tool-message status table (the README's "HTTP endpoints"), through HTTP."""
+"""Every row of the tool-message status table (docs/http.md, "Tool-message statuses"), through HTTP."""
 
 from __future__ import annotations
 

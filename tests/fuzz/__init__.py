@@ -3,7 +3,7 @@
 Contract under test: every error of ``POST /api/v1/webhooks/sendbird`` and ``POST
 /api/v1/agent/tool-message`` is a 4xx whose JSON body is exactly
 ``{"error": {"code": "<snake_case>", "message": "<text>"}}``; a bad request is never a 500; valid
-requests get their documented statuses (README, "HTTP endpoints" and "Tool-message statuses").
+requests get their documented statuses (docs/http.md, "HTTP endpoints" and "Tool-message statuses").
 
 Layout
 ------
@@ -59,7 +59,7 @@ Design
   header or error response for the two endpoints (they read the raw body themselves, to check the
   HMAC over the exact bytes and the size before anything else), so schemathesis alone can only send
   empty POSTs. The test therefore runs it twice: on the live schema as served (``from_url``, the
-  empty POST, positive mode only as there is nothing to negate), and on that schema with the README's
+  empty POST, positive mode only as there is nothing to negate), and on that schema with the docs'
   contract filled in, loaded with ``from_dict``: request bodies from the protocol's pydantic models
   (``jsonrpc`` pinned to "2.0", real call ids, exactly one of result/error), the Authorization
   header, the success bodies and the 4xx error shape — in positive and negative generation modes,

@@ -2,7 +2,7 @@
 
 ``check_contract`` is the shape every answer of the two endpoints has (never a 5xx; errors are
 ``{"error": {"code", "message"}}`` with a known code per status). ``tool_expectation`` and
-``webhook_expectation`` say, for one request, which answers the README allows given what was sent.
+``webhook_expectation`` say, for one request, which answers the docs (docs/http.md) allow given what was sent.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def plainly_valid_rpc(data: Any) -> bool:
 
 
 def tool_expectation(fz: Fuzz, body: bytes, auth: Auth) -> set[int]:
-    """The statuses the README allows for this request, given the order of the checks."""
+    """The statuses the docs allow for this request, given the order of the checks."""
     if len(body) > TOOL_LIMIT:
         return {413}
     if auth.kind == "bad":
@@ -139,7 +139,7 @@ def _non_empty_str(value: Any) -> bool:
 
 
 def webhook_expectation(event: Any) -> frozenset[str]:
-    """The outcomes the README allows for a correctly signed event (``REJECTED`` or a 200 status)."""
+    """The outcomes the docs allow for a correctly signed event (``REJECTED`` or a 200 status)."""
     if not isinstance(event, dict) or not _clean_text(event) or _depth(event) > 8:
         return ANY_WEBHOOK_OUTCOME
     category, kind, custom = event.get("category"), event.get("type", None), event.get("custom_type", "")
@@ -148,7 +148,7 @@ def webhook_expectation(event: Any) -> frozenset[str]:
         or not (kind is None or isinstance(kind, str))
         or not isinstance(custom, str)
     ):
-        return ANY_WEBHOOK_OUTCOME  # not a webhook event at all: the README does not say
+        return ANY_WEBHOOK_OUTCOME  # not a webhook event at all: the docs do not say
     if category != MESSAGE_SEND or kind != "MESG":
         return frozenset({"ignored"})  # whatever else it holds
     sender, payload, channel = event.get("sender"), event.get("payload"), event.get("channel")

@@ -1,7 +1,7 @@
 """schemathesis against ``/openapi.json``, and the methods the two endpoints do not take.
 
 The live schema declares no request body, header or error response for the two endpoints (they
-read the raw body themselves), so it is fuzzed twice: as served, and with the README's contract
+read the raw body themselves), so it is fuzzed twice: as served, and with the docs' contract
 filled in (``contract_schema``). See the package docstring.
 """
 
@@ -47,7 +47,7 @@ def _error_responses(statuses: list[int]) -> dict[str, Any]:
 
 
 def contract_schema(live: dict[str, Any], call_ids: list[str]) -> dict[str, Any]:
-    """The live schema with the README's contract for the two endpoints filled in."""
+    """The live schema with the docs' contract for the two endpoints filled in."""
     from pydantic import TypeAdapter
 
     from truloop_assistant.protocol.jsonrpc import RESPONSE
@@ -189,7 +189,7 @@ def run_schemathesis(fz: Fuzz, base_url: str) -> tuple[int, int]:
 
 @pytest.mark.timeout(30 * SCALE)
 async def test_schemathesis_openapi(start_server: Any) -> None:
-    """schemathesis against /openapi.json: as served, and with the README's contract filled in."""
+    """schemathesis against /openapi.json: as served, and with the docs' contract filled in."""
     async with fuzz_server(start_server, calls=True) as fz:
         base_url = str(fz.h.http.base_url).rstrip("/")
         ran, _ = await asyncio.to_thread(run_schemathesis, fz, base_url)

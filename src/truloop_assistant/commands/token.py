@@ -1,6 +1,6 @@
 """``truloop-assistant token USER_ID``: a device token for development and tests, signed with the secret.
 
-In production the app's own backend mints device tokens (see the README); this command holds no key
+In production the app's own backend mints device tokens (see docs/device-tokens.md); this command holds no key
 that a JWKS URL publishes, so with only ``TRULOOP_JWT_JWKS_URL`` configured it refuses.
 """
 
@@ -74,9 +74,9 @@ def _no_secret(jwks_configured: bool) -> str:
     if jwks_configured:
         return (
             "only TRULOOP_JWT_JWKS_URL is set, and the server cannot sign for a key it does not hold: "
-            "mint device tokens in your app's backend with the private key behind that JWKS (see the "
-            "README's 'Minting device tokens in your backend'), or set TRULOOP_JWT_SECRET as well to "
-            "accept HS256 tokens signed with it"
+            "mint device tokens in your app's backend with the private key behind that JWKS (see "
+            "'Minting device tokens in your backend' in docs/device-tokens.md), or set TRULOOP_JWT_SECRET "
+            "as well to accept HS256 tokens signed with it"
         )
     return (
         "TRULOOP_JWT_SECRET is not set: set it (in the environment or .env) to the HS256 secret the "

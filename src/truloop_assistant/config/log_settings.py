@@ -13,13 +13,20 @@ from ..logs import LEVELS, LogFormat
 class LogSettings(BaseSettings):
     """How the commands log: read first, so that even a command that fails logs as asked."""
 
-    # Errors never quote the values given: some are secrets.
+    # Errors never quote the values given: some are secrets. Each setting's docstring is its
+    # description, from which the docs' settings page is written (config/reference.py).
     model_config = SettingsConfigDict(
-        env_prefix="TRULOOP_", env_file=".env", extra="ignore", hide_input_in_errors=True
+        env_prefix="TRULOOP_",
+        env_file=".env",
+        extra="ignore",
+        hide_input_in_errors=True,
+        use_attribute_docstrings=True,
     )
 
     log_level: str = "INFO"
+    """Log level of the commands: ``DEBUG``, ``INFO``, ``WARNING``, ``ERROR``, ``CRITICAL``."""
     log_format: LogFormat = "text"
+    """``text``, or ``json`` (one object per line) for log shippers."""
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -14,15 +14,21 @@ class SendbirdSettings(LogSettings):
     """The Sendbird application: enough for the admin command, which needs no Redis or JWT."""
 
     sendbird_app_id: str | None = None
+    """Sendbird application id (required with the ``sendbird`` channel)."""
     sendbird_api_token: SecretStr | None = None
-    """The master API token: it calls the Platform API and verifies webhook signatures."""
+    """The master API token: it calls the Platform API and is the webhook HMAC key (required with
+    ``sendbird``)."""
     sendbird_api_url: str | None = None
+    """Platform API base URL override; unset: ``https://api-{app_id}.sendbird.com``."""
     sendbird_bot_user_id: str = "truloop-assistant"
+    """The assistant's user id; its own messages are ignored."""
     sendbird_max_message_chars: int = Field(
         default=5000,
         ge=50,
-        description="The Sendbird application's max_message_length (Sendbird's default is 5,000): "
-        "a longer text is sent as consecutive messages, each within it.",
+        description="The Sendbird application's ``max_message_length`` (Sendbird's default is 5,000; "
+        "at least 50): a longer text the assistant sends goes out as consecutive messages within it, "
+        "cut at a paragraph, else a sentence, else a word, in order, each once (``doctor`` compares "
+        "it with the application's).",
     )
 
     @classmethod

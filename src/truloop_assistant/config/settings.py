@@ -22,72 +22,131 @@ class Settings(SendbirdSettings):
     """Every ``TRULOOP_`` setting of the server; the secret ones are ``SecretStr`` (see ``secret.py``)."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
+    """Redis for state and the job queue: ``redis://`` / ``rediss://`` (TLS) / ``unix://`` for one
+    server; ``redis+cluster://HOST:PORT[,HOST:PORT…]`` (or ``rediss+cluster://``) for a Redis Cluster,
+    the listed nodes being seeds."""
     key_prefix: str = Field(default="ta", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")
-    """The start of every Redis key; letters, digits, ``_ . : -`` (no braces: keys carry hash tags)."""
+    """The start of every Redis key (letters, digits, ``_ . : -``; no braces: keys carry hash tags),
+    so several deployments can share one Redis."""
     model: str = "offline"
+    """``offline`` or any pydantic-ai model string."""
     fallback_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    """Tried in order when the primary model fails with a provider error (``TRULOOP_FALLBACK_MODELS``)."""
+    """Comma-separated model strings (``offline`` allowed) tried in order when the model before
+    fails with a provider error: 5xx, 429, timeout or lost connection (other 4xx do not fall back)."""
     mcp_servers: Annotated[list[McpServer], NoDecode] = Field(default_factory=list)
-    """Remote MCP servers whose tools join the server tools (``TRULOOP_MCP_SERVERS``, a JSON list)."""
+    """JSON list of remote MCP servers (Streamable HTTP) whose tools join the server tools:
+    ``[{"url": "http://crm.internal/mcp", "prefix": "crm", "headers": {"Authorization": "Bearer …"},
+    "confirm": ["delete_*", "send_*"], "no_confirm": ["get_*", "list_*"], "refresh_s": 60}]``; tools are
+    named ``<prefix>_<tool>`` (prefix: lower-case letters and digits); those whose own name matches a
+    ``confirm`` pattern need the user's yes, and so does, when ``no_confirm`` is given, every tool that
+    matches none of its patterns (``[]``: every tool); the tool list is asked for again after
+    ``refresh_s`` seconds (default 60). Bad JSON, a bad URL or a prefix used twice stops the server at
+    start naming the variable."""
     channel: Literal["sendbird", "local"] = "sendbird"
+    """Messaging channel adapter: ``sendbird`` or ``local`` (``dev`` uses ``local``)."""
     sendbird_rate: float = Field(default=20.0, gt=0)
-    """Platform API calls per second, app-wide across every process (``TRULOOP_SENDBIRD_RATE``): set it
-    to the plan's limit."""
+    """Platform API calls per second, app-wide across every process (paced in Redis, about 10 %
+    under). Set it to your plan's limit; deployments sharing one Sendbird application share one Redis
+    and key prefix, or split the rates."""
     sendbird_write_rate: float = Field(default=5.0, gt=0)
-    """Message sends, updates and channel creations per second among them, app-wide
-    (``TRULOOP_SENDBIRD_WRITE_RATE``): Sendbird keeps these at about 5/s whatever the plan."""
+    """Message sends, updates and channel creations per second among them, app-wide across every
+    process (Sendbird keeps these at about 5/s whatever the plan)."""
 
     jwt_secret: SecretStr | None = None
+    """HS256 secret (≥ 32 bytes) for device tokens; ``dev`` makes one up if unset."""
     jwt_jwks_url: str | None = None
+    """JWKS URL for RS256/ES256 device tokens (instead of, or besides, the secret)."""
     jwt_audience: str | None = None
+    """Expected ``aud`` of device tokens (unset: not checked); with ``TRULOOP_JWT_JWKS_URL`` an
+    audience is required (the server refuses to start without one)."""
     jwt_issuer: str | None = None
+    """Expected ``iss`` of device tokens (unset: not checked)."""
     jwt_any_audience: bool = False
-    """Accept tokens signed by the JWKS's keys whatever their ``aud`` (only when those keys sign for
-    this server alone): without it, ``TRULOOP_JWT_JWKS_URL`` needs ``TRULOOP_JWT_AUDIENCE``."""
+    """With ``TRULOOP_JWT_JWKS_URL``, accept tokens whatever their ``aud``: only when those keys sign
+    for this server alone."""
     jwt_max_ttl_s: int = Field(default=30 * 24 * 3600, ge=1)
-    """The longest a device token may still be valid for: a token whose ``exp`` is further away is refused."""
+    """The longest a device token may still be valid for (30 days): a token whose ``exp`` is further
+    away is 401, and ``token --ttl`` cannot go beyond it."""
 
     sendbird_lookup_patience_s: float = Field(default=180.0, gt=0, le=3600)
-    """How long the worker keeps asking Sendbird (429, 5xx, timeouts) who is in a channel, for a
-    message whose webhook did not list its members; after that the message is not answered."""
+    """How long (up to 3600 s) a worker keeps asking Sendbird who is in a channel, through 429s,
+    5xx and timeouts, for a message whose webhook listed no members; after that the message is not
+    answered."""
     pending_call_ttl_s: int = Field(default=3600, ge=1)
+    """Lifetime of a pending device call (≥ 1)."""
     unhandled_call_wait_s: float = Field(default=30.0, gt=0)
-    """How long a call one device answered -32601 (method not found) waits for another device."""
+    """How long a device request that one of the user's devices answered ``-32601`` (method not
+    found) waits for another of their devices; unanswered by then it ends with that error (state
+    ``cancelled``) and the turn goes on."""
     rate_limit_user: str = "20/minute"
+    """Per-user rate limit of ``tool-message`` and chat turns, e.g. ``20/minute`` or ``100 per hour``."""
     rate_limit_admin: str = "100/minute"
+    """The same for admins (the JWT claim ``role: "admin"``, or a directory admin's chat turns)."""
 
     users_file: str | None = None
+    """``dev`` imports this user directory at start (unset: the bundled sample)."""
     users_api_url: str | None = None
+    """Use the app's user API instead of the Redis directory."""
     users_api_token: SecretStr | None = None
+    """The bearer token sent to the app's user API."""
     kb_dir: str | None = None
+    """Folder of Markdown documents searched while the knowledge base in Redis is empty (``kb index``,
+    ``kb sync-notion`` fill it); unset: the bundled handbook."""
     embedding_model: str | None = None
-    """A pydantic-ai embedding model (``openai:text-embedding-3-small``): knowledge search by meaning too."""
+    """A pydantic-ai embedding model, e.g. ``openai:text-embedding-3-small`` (its provider's
+    variables as pydantic-ai reads them: ``OPENAI_API_KEY``, and ``OPENAI_BASE_URL`` for any
+    OpenAI-compatible endpoint); knowledge search then ranks by meaning and by words together,
+    ``kb index`` and ``kb sync-notion`` embed what they write, ``doctor`` asks the model. Unset: words
+    only, no key needed."""
     supermemory_api_key: SecretStr | None = None
+    """Keep memories in Supermemory instead of Redis."""
     supermemory_api_url: str = "https://api.supermemory.ai"
+    """The Supermemory API's base URL."""
     google_places_api_key: SecretStr | None = None
+    """Enables ``search_places`` (Google Places API (New) Text Search)."""
     google_places_api_url: str = "https://places.googleapis.com"
+    """The Google Places API's base URL."""
     notion_token: SecretStr | None = None
-    """A Notion integration's secret, for ``kb sync-notion`` (the server never asks Notion)."""
+    """A Notion internal integration's secret, for ``kb sync-notion`` (the server itself never asks
+    Notion); ``doctor`` checks it when set."""
     notion_api_url: str = "https://api.notion.com"
+    """The Notion API's base URL (tests point it at a local fake)."""
     tool_timeout_s: float = Field(default=10.0, gt=0)
+    """Time limit of one server tool call."""
     model_timeout_s: float = Field(default=60.0, gt=0)
+    """Time limit of one model request."""
     turn_timeout_s: float = Field(default=180.0, gt=0)
+    """Time limit of one whole agent run; past it the user gets “the request timed out”."""
     max_message_chars: int = Field(default=4000, ge=1)
+    """Longer chat messages are not run; the user is told why."""
     max_calls_per_turn: int = Field(default=8, ge=1)
+    """Device calls one step may send; the rest fail at once and the model is told."""
     max_client_failures: int = Field(default=3, ge=1)
+    """A device tool that failed this many times in a row on a person's devices (in any of their
+    channels) is not sent to them again for an hour; the person saying no (``-32002 UserCanceled``,
+    ``{"confirmed": false}``) is not a failure."""
 
     timezone: str = "Asia/Seoul"
+    """The users' default time zone (for people without one in the directory)."""
     history_max_messages: int = Field(default=40, ge=2)
+    """Messages of history kept per conversation (cut at turn boundaries)."""
     max_model_requests: int = Field(default=8, ge=1)
+    """Model requests per turn, counted across all its resumes (and the relay writer's); past it the
+    user is told the request could not be completed."""
     queue_name: str = "truloop"
+    """Name of the job queue in Redis."""
     worker_heartbeat_s: int = Field(default=15, ge=1)
+    """A worker that stays silent this long is presumed dead and its conversations are taken over."""
 
     api_docs: bool = True
-    """``/docs``, its Swagger UI files and ``/openapi.json`` on the API port (``TRULOOP_API_DOCS``)."""
+    """Serve ``/docs``, its Swagger UI files and ``/openapi.json`` on the API port; ``false``: all
+    three are 404."""
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
-    """``serve`` answers ``/metrics`` on this port instead of the API's (``TRULOOP_METRICS_PORT``)."""
+    """``serve`` answers ``/metrics`` on this port (and ``TRULOOP_METRICS_HOST``) instead of the API's,
+    whose ``/metrics`` is then 404; with ``--workers N`` the one endpoint sums every process. ``dev``
+    ignores it."""
     metrics_host: str = "127.0.0.1"
-    """Where ``TRULOOP_METRICS_PORT`` listens (``TRULOOP_METRICS_HOST``)."""
+    """The address ``TRULOOP_METRICS_PORT`` listens on."""
 
     @field_validator("redis_url")
     @classmethod

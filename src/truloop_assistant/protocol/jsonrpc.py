@@ -23,7 +23,7 @@ from ..errors import BadRequest, first_problem
 
 
 class ErrorCode(IntEnum):
-    """Error codes the mobile client sends back (the README's "The mobile protocol"); any other integer
+    """Error codes the mobile client sends back (docs/protocol.md, "Errors the app sends"); any other integer
     is allowed too."""
 
     PERMISSION_REQUIRED = -32010

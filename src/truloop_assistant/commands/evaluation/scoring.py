@@ -12,7 +12,7 @@ from .harness import Evaluator, Verdict
 
 
 def value_matches(expected: object, actual: object) -> bool:
-    """Whether an argument's value has an expected key value (see the README's "Evaluation")."""
+    """Whether an argument's value has an expected key value (see docs/evaluation.md, "Cases files")."""
     if expected is None:
         return actual is None
     if isinstance(expected, list):

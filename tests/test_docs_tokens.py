@@ -1,4 +1,4 @@
-"""The README's Python examples of minting device tokens, run as written: the server accepts their tokens."""
+"""The docs' Python examples of minting device tokens, run as written: the server accepts their tokens."""
 
 from __future__ import annotations
 
@@ -16,17 +16,16 @@ from tests.fakes.jwks import FakeJwks
 from tests.support import JWT_SECRET, serve
 from truloop_assistant.local.embedded_redis import free_port
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SECTION = "## Minting device tokens in your backend"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "device-tokens.md"
+TITLE = "# Minting device tokens in your backend"
 MADE_UP_CALL = "call_" + "0" * 32
 
 
 def python_blocks() -> list[str]:
-    """The ```python blocks of the README's section on minting device tokens."""
-    text = README.read_text(encoding="utf-8")
-    assert SECTION in text, f"the README has no section {SECTION!r}"
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```python\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+    """The ```python blocks of the docs' page on minting device tokens."""
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.startswith(TITLE), f"{PAGE} is not the page {TITLE!r}"
+    return re.findall(r"^```python\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
 
 
 def block(signed_with: str) -> str:
@@ -35,7 +34,7 @@ def block(signed_with: str) -> str:
 
 
 def run_script(path: Path, *argv: str, **env: str) -> str:
-    """Run the example as the README says, with only the given settings in its environment."""
+    """Run the example as the page says, with only the given settings in its environment."""
     proc = subprocess.run(
         [sys.executable, str(path), *argv],
         env={"PATH": "/usr/bin:/bin", **env},
@@ -84,7 +83,7 @@ async def test_the_rs256_example_and_its_jwks_are_accepted(
     )
     monkeypatch.chdir(tmp_path)  # the example reads its key from the working directory
     example: dict[str, Any] = {}
-    exec(compile(block("RS256"), "README.md (RS256 example)", "exec"), example)
+    exec(compile(block("RS256"), "docs/device-tokens.md (RS256 example)", "exec"), example)
     jwks = FakeJwks()
     jwks.raw = example["jwks"]()["keys"]
     assert all("d" not in jwk for jwk in jwks.raw)  # only the public half is published
