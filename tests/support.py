@@ -339,13 +339,13 @@ def logging_restored() -> Iterator[None]:
 
 
 @contextmanager
-def running_dev_server() -> Iterator[DevServer]:
-    """``truloop-assistant dev`` in a subprocess (embedded Redis, offline model, no TRULOOP_* set),
-    ready; stopped with Ctrl-C on exit."""
+def running_dev_server(**settings: str) -> Iterator[DevServer]:
+    """``truloop-assistant dev`` in a subprocess (embedded Redis, offline model, no TRULOOP_* set but
+    ``settings``, e.g. ``TRULOOP_REDIS_URL``), ready; stopped with Ctrl-C on exit."""
     from truloop_assistant.local.embedded_redis import free_port
 
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")} | settings
     proc = subprocess.Popen(
         [sys.executable, "-m", "truloop_assistant.cli", "dev", "--port", str(port)],
         env=env,

@@ -1,3 +1,4 @@
+import { type Answer, AnswerBubbles } from "./answers.js";
 import { type CallInfo, type PendingRequest, type SettledCall, type SettledState, parseSettled } from "./calls.js";
 import { type DeclareToolsResult, Endpoints, type ToolMessageOutcome } from "./endpoints.js";
 import type { AssistantClientOptions, Handler, HandleResult } from "./options.js";
@@ -66,6 +67,7 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
   private readonly undelivered = new Map<string, JsonRpcResponse>();
   private readonly settled = new Map<string, SettledCall>();
   private readonly inFlight = new InFlight();
+  private readonly answerBubbles: AnswerBubbles;
   private readonly parseOptions: ParseOptions;
   private readonly onSettled: ((settled: SettledCall) => void) | undefined;
   private readonly onHandlerError: ((error: unknown, request: AgentRpcRequest) => void) | undefined;
@@ -99,6 +101,12 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
     this.onSettled = options.onSettled;
     this.userId = options.userId;
     this.api = new Endpoints(transport, options.deviceId);
+    this.answerBubbles = new AnswerBubbles({
+      ...this.parseOptions,
+      ...(options.answerStallMs === undefined ? {} : { stallMs: options.answerStallMs }),
+      ...(options.onAnswer === undefined ? {} : { onAnswer: options.onAnswer }),
+      ...(options.clock?.now === undefined ? {} : { now: options.clock.now }),
+    });
   }
 
   /** The signed-in user per the `userId` option, or `undefined` while nobody is signed in. */
@@ -219,7 +227,10 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
    * Pass every message the app receives and every update of one (Sendbird's `onMessageReceived`
    * and `onMessageUpdated`).
    *
-   * - Not a request for the phone: `{status: "ignored", reason: "not_a_request"}`.
+   * - Not a request for the phone: `{status: "ignored", reason: "not_a_request"}`. When it is an
+   *   answer of the assistant (a plain message from it, or an update of one that streams) the
+   *   result has `answer` (its text now, `streaming`, `first`), `onAnswer` is told, and
+   *   {@link answers} lists it.
    * - A request's settled update (its call left `pending`: answered by this or another device,
    *   expired, superseded, cancelled): `{status: "settled", id, state, method}`. A handler still
    *   running for it is aborted (its `signal`) and its request not answered; `onSettled` is told
@@ -239,7 +250,10 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
       return this.answerUnreadable(error);
     }
     if (settled !== null) return Promise.resolve({ ...this.settle(settled), status: "settled" });
-    if (request === null) return Promise.resolve({ status: "ignored", reason: "not_a_request" });
+    if (request === null) {
+      const answer = this.answerBubbles.receive(message);
+      return Promise.resolve({ status: "ignored", reason: "not_a_request", ...(answer === null ? {} : { answer }) });
+    }
     return this.handleRequest(request);
   }
 
@@ -335,6 +349,16 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
 
   /** Call `listener` whenever {@link running} changes; returns the function that stops it. */
   readonly subscribe = (listener: () => void): (() => void) => this.inFlight.subscribe(listener);
+
+  /**
+   * The assistant's answers that reached {@link handleMessage} (of `channelUrl` only, when given),
+   * oldest first, each at its latest text, `streaming` while it still grows: a chat's bubbles.
+   * The same array until one changes; see {@link subscribeAnswers}.
+   */
+  readonly answers = (channelUrl?: string): readonly Answer[] => this.answerBubbles.list(channelUrl);
+
+  /** Call `listener` whenever {@link answers} changes; returns the function that stops it. */
+  readonly subscribeAnswers = (listener: () => void): (() => void) => this.answerBubbles.subscribe(listener);
 
   /**
    * The user's open requests (`GET /api/v1/agent/calls`), newest first, at most 100: run each with

@@ -1,4 +1,12 @@
 export {
+  type Answer,
+  AnswerBubbles,
+  type AnswerBubblesOptions,
+  type AnswerEvent,
+  DEFAULT_STALL_MS,
+  parseAnswer,
+} from "./answers.js";
+export {
   type CallInfo,
   type CallState,
   isSettledMessage,

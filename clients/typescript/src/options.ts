@@ -1,4 +1,5 @@
 /** What the app configures, what its handlers get, and what handling a message comes to. */
+import type { AnswerEvent } from "./answers.js";
 import type { SettledCall } from "./calls.js";
 import type { ToolMessageOutcome } from "./endpoints.js";
 import type { Clock, FetchLike, GetToken, RetryPolicy } from "./http.js";
@@ -54,6 +55,17 @@ export interface AssistantClientOptions {
    * cancelled): close anything still showing it.
    */
   onSettled?: (settled: SettledCall) => void;
+  /**
+   * Told of each answer of the assistant that reaches {@link AssistantClient.handleMessage}: a
+   * plain message from it (`first` true: notify the user now) and every in-place update of one
+   * that streams (`first` false: update its bubble, do not notify), and when one stalls.
+   */
+  onAnswer?: (answer: AnswerEvent) => void;
+  /**
+   * After how long without an update a streaming answer is shown as it is (`streaming` false,
+   * `stalled` true): its last update may never come. Default 30 000 ms.
+   */
+  answerStallMs?: number;
   /** Default: the global `fetch`. */
   fetch?: FetchLike;
   /** Overrides of {@link DEFAULT_RETRY_POLICY}. */
@@ -69,8 +81,11 @@ export interface AssistantClientOptions {
 
 /** The result of {@link AssistantClient.handleMessage} and {@link AssistantClient.handleRequest}. */
 export type HandleResult =
-  /** Not a request for the phone (any other chat message). */
-  | { status: "ignored"; reason: "not_a_request" }
+  /**
+   * Not a request for the phone (any other chat message). `answer` when it is an answer of the
+   * assistant (see {@link AssistantClientOptions.onAnswer}).
+   */
+  | { status: "ignored"; reason: "not_a_request"; answer?: AnswerEvent }
   /**
    * A request for another member of the channel: it mentions them, not the signed-in user
    * ({@link AssistantClientOptions.userId}). Their phone answers it; nothing ran and nothing was sent.

@@ -1,8 +1,9 @@
 /**
  * React bindings (`@truloop/assistant-client/react`; React 18 or later, an optional peer
- * dependency): a hook that lists the requests waiting on this device.
+ * dependency): hooks that list the requests waiting on this device and the assistant's answers.
  */
 import { useCallback, useEffect, useRef, useSyncExternalStore } from "react";
+import type { Answer } from "./answers.js";
 import type { PendingRequest } from "./calls.js";
 import type { HandleResult } from "./options.js";
 import type { AgentRpcRequest } from "./parse.js";
@@ -56,4 +57,22 @@ export function useAgentRequests(client: AgentRequestSource, options: UseAgentRe
     if (loadPending) void refresh();
   }, [refresh, loadPending]);
   return { requests, refresh };
+}
+
+/** The part of an `AssistantClient` {@link useAnswers} uses. */
+export interface AnswerSource {
+  answers(channelUrl?: string): readonly Answer[];
+  subscribeAnswers(listener: () => void): () => void;
+}
+
+/**
+ * The assistant's answers in a chat (of `channelUrl`, or of every channel), oldest first, kept
+ * current: one bubble per message, its `text` growing in place while `streaming` is true (show a
+ * subtle "writing…" mark then). It lists what reached `client.handleMessage`: hand it every
+ * received and updated message (Sendbird's `onMessageReceived` and `onMessageUpdated`).
+ */
+export function useAnswers(client: AnswerSource, channelUrl?: string): readonly Answer[] {
+  const subscribe = useCallback((listener: () => void) => client.subscribeAnswers(listener), [client]);
+  const snapshot = useCallback(() => client.answers(channelUrl), [client, channelUrl]);
+  return useSyncExternalStore(subscribe, snapshot, snapshot);
 }

@@ -14,6 +14,7 @@ import "./turns.js";
 import "./retry.js";
 import "./tools.js";
 import "./devices.js";
+import "./answers.js";
 import "./react.js";
 
 let server: DevServer | undefined;

@@ -3,7 +3,8 @@ import { describe, test } from "node:test";
 import { createElement } from "react";
 import { create } from "react-test-renderer";
 import type { CalendarGetEventsResult } from "@truloop/assistant-client";
-import { useAgentRequests } from "@truloop/assistant-client/react";
+import { type Answer } from "@truloop/assistant-client";
+import { useAgentRequests, useAnswers } from "@truloop/assistant-client/react";
 import { askForSchedule, clientFor, dev } from "./support/context.js";
 
 const EVENTS: CalendarGetEventsResult = { events: [] };
@@ -61,6 +62,45 @@ describe("useAgentRequests (@truloop/assistant-client/react)", () => {
       assert.equal((await app.handleMessage(update)).status, "settled");
       await until(() => shown.length === 0, () => `shown: ${JSON.stringify(shown)}`);
       assert.equal((await fromMessage).status, "settled");
+    } finally {
+      renderer.unmount();
+    }
+  });
+
+  test("useAnswers shows one bubble per message, its text growing in place until it no longer streams", async () => {
+    const app = clientFor("jeff");
+    const bubble = (text: string, data: string, updatedAt: number) => ({
+      messageId: 42,
+      channelUrl: "react-answers",
+      customType: "",
+      data,
+      message: text,
+      sender: { userId: "truloop-assistant" },
+      createdAt: Date.now(),
+      updatedAt,
+    });
+    let shown: readonly Answer[] = [];
+    let renders = 0;
+    function Chat(): null {
+      shown = useAnswers(app, "react-answers");
+      renders += 1;
+      return null;
+    }
+    const renderer = create(createElement(Chat));
+    const view = () => JSON.stringify(shown.map((a) => [a.text, a.streaming]));
+    try {
+      assert.deepEqual(shown, []);
+      await app.handleMessage(bubble("Hello.", '{"streaming":true}', 0));
+      await until(() => view() === JSON.stringify([["Hello.", true]]), view);
+      await app.handleMessage(bubble("Hello. Your week", '{"streaming":true}', Date.now() + 1));
+      await until(() => view() === JSON.stringify([["Hello. Your week", true]]), view);
+      await app.handleMessage(bubble("Hello. Your week is free.", '{"streaming":false}', Date.now() + 2));
+      await until(() => view() === JSON.stringify([["Hello. Your week is free.", false]]), view);
+      const settledRenders = renders;
+      await app.handleMessage({ messageId: 43, channelUrl: "elsewhere", customType: "", message: "hi", sender: { userId: "truloop-assistant" } });
+      await new Promise((done) => setTimeout(done, 50));
+      assert.equal(view(), JSON.stringify([["Hello. Your week is free.", false]])); // another chat's answer is not here
+      assert.ok(renders <= settledRenders + 1, `rendered ${renders - settledRenders} more times`);
     } finally {
       renderer.unmount();
     }

@@ -46,7 +46,8 @@ describe("answering the assistant", () => {
 
     const answer = await dev().nextAnswer(channel, rpc.message_id);
     assert.match(answer.message, /팀 미팅/);
-    assert.deepEqual(await client.handleMessage(answer), { status: "ignored", reason: "not_a_request" });
+    const told = await client.handleMessage(answer);
+    assert.deepEqual([told.status, "reason" in told && told.reason], ["ignored", "not_a_request"]);
   });
 
   test("a DeviceError from the handler reaches the assistant as a JSON-RPC error it explains", async () => {

@@ -135,7 +135,9 @@ async def list_messages(
     An agent-rpc message also has ``call``: its request's state now (see ``GET /dev/api/calls``), so
     a page shows what can still be answered. A message changed since ``after`` is listed again (ids
     and changes share one sequence): a request's message becomes ``agent-rpc-settled`` (with
-    ``updated_seq`` and ``updated_at``) once its call leaves pending, as Sendbird's update does.
+    ``updated_seq`` and ``updated_at``) once its call leaves pending, as Sendbird's update does;
+    an answer that streams is listed again at each update of its text, its ``data``
+    ``{"streaming":true}`` until the last one (``{"streaming":false}``).
     """
     channel = _local(services)
     deadline = asyncio.get_running_loop().time() + wait

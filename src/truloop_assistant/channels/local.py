@@ -54,6 +54,15 @@ class LocalChannel:
 
     async def settle_rpc(self, channel_url: str, message_id: int, *, data: str, text: str) -> None:
         """Change the message in place, as Sendbird's update does; it is listed again as updated."""
+        await self._update(
+            channel_url, message_id, {"custom_type": AGENT_RPC_SETTLED, "data": data, "message": text}
+        )
+
+    async def update_text(self, channel_url: str, message_id: int, text: str, *, data: str = "") -> None:
+        """Change a plain message's text and data in place (a growing answer); listed again as updated."""
+        await self._update(channel_url, message_id, {"data": data, "message": text})
+
+    async def _update(self, channel_url: str, message_id: int, fields: dict[str, Any]) -> None:
         key = keys.local_messages(keys.conversation_tag(channel_url))
         async with self.redis.pipeline(transaction=True) as pipe:
             while True:
@@ -68,13 +77,14 @@ class LocalChannel:
                             f"no message {message_id} in {channel_url} to update", retryable=False
                         )
                     seq = int(await self.redis.incr(keys.local_message_seq()))
-                    item = json.loads(raw[found]) | {
-                        "custom_type": AGENT_RPC_SETTLED,
-                        "data": data,
-                        "message": text,
-                        "updated_seq": seq,
-                        "updated_at": int(time.time() * 1000),
-                    }
+                    item = (
+                        json.loads(raw[found])
+                        | fields
+                        | {
+                            "updated_seq": seq,
+                            "updated_at": int(time.time() * 1000),
+                        }
+                    )
                     pipe.multi()
                     pipe.lset(key, found, json.dumps(item, ensure_ascii=False))
                     await pipe.execute()

@@ -36,6 +36,9 @@ const STATE_TEXT = {
 };
 // A request's message is updated in place once its call leaves pending (docs/protocol.md).
 const AGENT_RPC = 'agent-rpc', AGENT_RPC_SETTLED = 'agent-rpc-settled';
+// An answer that streams grows in place while its data says {"streaming":true}; one that never gets
+// its end (the server stopped) is shown as it is once it has not changed for this long.
+const STREAM_STALL_MS = 30000;
 
 const S = {
   bot: 'truloop-assistant', serverZone: null, users: new Map(), lookedUp: new Map(),
@@ -274,7 +277,7 @@ function receive(m) {
   }
 }
 
-/** Show a message's new version where the old one is: a request's card closes in place. */
+/** Show a message's new version where the old one is: a request's card closes in place, an answer grows. */
 function replace(m) {
   const req = requestOf(m), entry = req && cards.get(req.id);
   if (entry) {
@@ -282,9 +285,32 @@ function replace(m) {
     refreshCard(req.id);
     return;
   }
+  const stick = nearBottom();
   const row = log.querySelector(`.row[data-message-id="${m.message_id}"]`);
   const body = row && row.querySelector('.card, .bubble');
-  if (body) body.replaceWith(bodyOf(m));
+  if (!body) return;
+  body.replaceWith(bodyOf(m));
+  markWriting(row, m);
+  if (stick) toBottom();
+}
+
+/** Whether a message is an answer still being written: plain, with data {"streaming":true}. */
+function isStreaming(m) {
+  if (m.custom_type) return false;
+  try { return JSON.parse(m.data || '{}').streaming === true; } catch (e) { return false; }
+}
+/** The "writing…" mark under an answer (in ``holder``) that still grows; gone with its last update, or once it stalls. */
+function markWriting(holder, m) {
+  const old = holder.querySelector('.writing');
+  if (old) old.remove();
+  const changed = m.updated_at || m.created_at || Date.now();
+  if (!isStreaming(m) || Date.now() - changed > STREAM_STALL_MS) return;
+  const mark = el('div', {className: 'writing', textContent: 'writing…'});
+  mark.dataset.until = String(Date.now() + STREAM_STALL_MS);
+  holder.querySelector('.bubble').after(mark);
+}
+function dropStalledMarks() {
+  for (const mark of log.querySelectorAll('.writing')) if (Number(mark.dataset.until) < Date.now()) mark.remove();
 }
 
 function render(m) {
@@ -309,6 +335,7 @@ function render(m) {
     stack.append(el('div', {className: 'name', textContent: `You (${m.user_id})`}));
   }
   stack.append(bodyOf(m));
+  markWriting(stack, m);
   const when = m.created_at ? el('time', {className: 'time', textContent: timeOf(m.created_at),
                                           dateTime: new Date(m.created_at).toISOString(),
                                           title: new Date(m.created_at).toLocaleString()}) : null;
@@ -563,6 +590,7 @@ async function poll() {
     const {data} = await request(`/dev/api/channels/${encodeURIComponent(S.channel)}/messages?after=${S.after}`);
     if (generation !== S.generation) return;
     for (const m of data.messages) receive(m);
+    dropStalledMarks();
     $('typing').hidden = !data.typing;
     const open = [...cards.keys()].filter(id => (S.calls.get(id) || {}).state === 'pending');
     if (open.length) {
