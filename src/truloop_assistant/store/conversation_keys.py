@@ -10,6 +10,7 @@ from .key_prefix import prefix
 
 __all__ = [
     "active_turn",
+    "admissions",
     "bell",
     "call_request",
     "conversation_tag",
@@ -26,6 +27,7 @@ __all__ = [
     "local_typing",
     "members",
     "outbox",
+    "outbox_error",
     "outbox_failures",
     "owner",
     "pending",
@@ -119,6 +121,19 @@ def outbox(tag: str) -> str:
 def outbox_failures(tag: str) -> str:
     """How many deliveries in a row failed (the retry backoff grows with it); gone once one succeeds."""
     return _conv(tag, "outbox", "failures")
+
+
+def outbox_error(tag: str) -> str:
+    """The last failed delivery of the outbox's oldest message (JSON: when, what, the channel's status,
+    code and text), for ``inspect``; gone once a delivery succeeds, like the count of failures."""
+    return _conv(tag, "outbox", "error")
+
+
+def admissions(tag: str) -> str:
+    """List of what admission decided of the channel's recent messages (JSON: when, the decision, the
+    sender's and message's ids; no text), newest first, for ``inspect``; bounded by ``ADMISSIONS_MAX``,
+    dropped ``ADMISSIONS_TTL_S`` after the last one."""
+    return _conv(tag, "admissions")
 
 
 def effects(tag: str, turn_id: str) -> str:
