@@ -13,12 +13,12 @@ from pydantic import ValidationError
 from ..channels.base import AGENT_RPC, InboundMessage
 from ..config import reveal
 from ..errors import BadRequest, Unauthorized, first_problem
+from ..logs import log_context
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.admission import outlived_its_mark
 from ..pipeline.audience import from_delivery, one_to_one
 from ..protocol.jsonrpc import load_json
 from ..protocol.webhook_payload import FileMessageEvent, UserMessageEvent, event_errors, parse_webhook
-from ..logs import log_context
 from ..services import Services
 from ..store.admissions import Decision
 from ..store.reads import run_writes

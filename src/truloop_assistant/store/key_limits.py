@@ -100,7 +100,7 @@ LEDGER_TTL_S = 7 * 24 * 3600
 DEAD_LETTERS_MAX = 20
 """Events given up after their retries that a conversation keeps, to show operators (the newest)."""
 ADMISSIONS_MAX = 50
-"""Admission decisions (queued, duplicate, rate-limited, not addressed...) a conversation keeps (the newest)."""
+"""Admission decisions (queued, duplicate, rate-limited...) a conversation keeps (the newest)."""
 ADMISSIONS_TTL_S = 24 * 3600
 """A conversation's admission decisions are dropped this long after the last one."""
 DEAD_LETTER_CONVERSATIONS_MAX = 1000
