@@ -18,7 +18,13 @@ from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.admission import outlived_its_mark
 from ..pipeline.audience import from_delivery, one_to_one
 from ..protocol.jsonrpc import load_json
-from ..protocol.webhook_payload import FileMessageEvent, UserMessageEvent, event_errors, parse_webhook
+from ..protocol.webhook_payload import (
+    FileMessageEvent,
+    UserMessageEvent,
+    WebhookEvent,
+    event_errors,
+    parse_webhook,
+)
 from ..services import Services
 from ..store.admissions import Decision
 from ..store.reads import run_writes
@@ -77,7 +83,19 @@ async def _receive(request: Request, services: Services) -> dict[str, str]:
         raise BadRequest(
             f"the body is not a Sendbird webhook event: {problem}", code="invalid_webhook"
         ) from None
+    with log_context(channel=_channel_of(event)):
+        return await _dispatch(services, event)
 
+
+def _channel_of(event: WebhookEvent) -> str | None:
+    """The channel a message was sent in (what its log lines carry)."""
+    if isinstance(event, (UserMessageEvent, FileMessageEvent)) and event.channel is not None:
+        return event.channel.channel_url
+    return None
+
+
+async def _dispatch(services: Services, event: WebhookEvent) -> dict[str, str]:
+    """Hand a message to admission, or note why it is not one (a verified, parsed delivery)."""
     bot = services.settings.sendbird_bot_user_id
     if isinstance(event, (UserMessageEvent, FileMessageEvent)) and _too_old(event):
         WEBHOOKS.labels("too_old").inc()
@@ -87,8 +105,7 @@ async def _receive(request: Request, services: Services) -> dict[str, str]:
     if isinstance(event, UserMessageEvent):
         message = to_message(event, bot_user_id=bot)
         if message is not None:
-            with log_context(channel=message.channel_url):
-                return await _take(services, event, message, bot_user_id=bot)
+            return await _take(services, event, message, bot_user_id=bot)
         if event.sender.user_id == bot:
             await _note(services, event, "from_bot")
     elif isinstance(event, FileMessageEvent):
