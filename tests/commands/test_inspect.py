@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -12,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -231,3 +231,35 @@ async def test_messages_that_were_not_run_show_as_admission_decisions_with_their
     assert "  not_addressed  user jeff  message 10  (not for the assistant" in await inspecting(
         redis_url, "g"
     )
+
+
+async def test_a_conversation_being_answered_shows_its_drain_its_worker_since_when_and_its_lease(
+    start_server: Any, redis_url: str
+) -> None:
+    release = asyncio.Event()
+
+    async def slow(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        await release.wait()
+        return ModelResponse(parts=[TextPart("done")])
+
+    async with start_server(model=FunctionModel(slow)) as h:
+        before = time.time()
+        await h.user_says("안녕", channel="busy")
+        noted = keys.drain_note(keys.conversation_tag("busy"))
+        await eventually(lambda: h.redis.exists(noted), timeout=10, what="a drain claimed the conversation")
+
+        report = json.loads(await inspecting(redis_url, "busy", "--json"))
+        drain = report["drain"]
+        assert drain["owner"] == report["owner"] and drain["owner"].startswith("drain:")
+        assert drain["worker"] == f"{socket.gethostname()}:{os.getpid()}"
+        assert before - 1 <= datetime.fromisoformat(drain["since"]).timestamp() <= time.time()
+        assert 0 < drain["lease_expires_in_s"] <= h.settings.worker_heartbeat_s
+        assert drain["waiting_for_device"] is False
+        [running] = report["inbox"]
+        assert running["kind"] == "message" and running["chars"] == 2
+
+        [line] = [x for x in (await inspecting(redis_url, "busy")).splitlines() if x.startswith("  worker: ")]
+        assert line.startswith(f"  worker: {drain['owner']} on {drain['worker']}  since 20")
+        assert "  lease expires in " in line
+        release.set()
+        await h.replies(1, channel="busy")

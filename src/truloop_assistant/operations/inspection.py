@@ -139,10 +139,14 @@ def as_json(report: ConversationReport) -> dict[str, Any]:
         "owner": report.owner,
         "last_failure": _timed(report.last_failure),
         "dead_letters": [_timed(d) for d in report.dead_letters],
-        "drain": None if report.waiting.drain is None else report.waiting.drain.model_dump(),
+        "drain": _drain_json(report.waiting),
         "outbox": _outbox_json(report.waiting),
         "admissions": [_timed(a) for a in report.waiting.admissions],
     }
+
+
+def _drain_json(now: Waiting) -> dict[str, Any] | None:
+    return None if now.drain is None else {**now.drain.model_dump(), "since": iso(now.drain.since)}
 
 
 def _outbox_json(now: Waiting) -> dict[str, Any]:
@@ -227,7 +231,9 @@ def _drain_text(report: ConversationReport) -> str:
     if drain is None:
         return report.owner or "none (idle)"
     lease = drain.lease_expires_in_s
-    text = drain.owner + ("" if lease is None else f"  lease expires in {lease:g} s")
+    text = drain.owner + (f" on {drain.worker}" if drain.worker else "")
+    text += "" if drain.since is None else f"  since {iso(drain.since)}"
+    text += "" if lease is None else f"  lease expires in {lease:g} s"
     return text + ("  waiting for a phone's answer" if drain.waiting_for_device else "")
 
 

@@ -49,6 +49,10 @@ class Drain(BaseModel):
     """The job that owns the conversation's inbox and outbox now."""
 
     owner: str
+    worker: str | None
+    """The worker running it (host:process id), as it noted when it claimed the conversation."""
+    since: float | None
+    """When it claimed the conversation (Unix seconds)."""
     lease_expires_in_s: float | None
     """Until its claim lapses unless its worker renews it (a dead worker's lapses: another takes over)."""
     waiting_for_device: bool
@@ -74,13 +78,17 @@ async def read_waiting(
         pipe.get(keys.owner(tag))
         pipe.pttl(keys.owner(tag))
         pipe.exists(keys.waiting(tag))
+        pipe.get(keys.drain_note(tag))
         pipe.lrange(keys.admissions(tag), 0, keys.ADMISSIONS_MAX - 1)
         pipe.zscore(keys.drains(), channel_url)
-        outbox, failures, error, owner, ttl_ms, device, decided, due = await pipe.execute()
+        outbox, failures, error, owner, ttl_ms, device, note, decided, due = await pipe.execute()
     drain = None
     if owner is not None:
+        noted_owner, since, worker = _drain_note(note)
         drain = Drain(
             owner=owner.decode(),
+            worker=worker if noted_owner == owner.decode() else None,
+            since=since if noted_owner == owner.decode() else None,
             lease_expires_in_s=round(ttl_ms / 1000, 1) if ttl_ms is not None and ttl_ms >= 0 else None,
             waiting_for_device=bool(device),
         )
@@ -121,6 +129,17 @@ def _parts(text: str, max_chars: int) -> int:
     while rest:
         count, rest = count + 1, first_part(rest, max_chars)[1]
     return count
+
+
+def _drain_note(raw: bytes | None) -> tuple[str | None, float | None, str | None]:
+    """The owner, since when and the worker of ``keys.drain_note`` (Nones when absent or unreadable)."""
+    parts = (raw or b"").decode(errors="replace").split(" ", 2)
+    if len(parts) != 3:
+        return None, None, None
+    try:
+        return parts[0], float(parts[1]), parts[2]
+    except ValueError:
+        return None, None, None
 
 
 def _json(raw: bytes | None) -> dict[str, Any] | None:

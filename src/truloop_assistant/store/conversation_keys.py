@@ -15,6 +15,7 @@ __all__ = [
     "call_request",
     "conversation_tag",
     "dead_letters",
+    "drain_note",
     "effects",
     "history",
     "inbox",
@@ -100,6 +101,12 @@ def inbox_attempts(tag: str) -> str:
 def owner(tag: str) -> str:
     """The job that drains the conversation's inbox; expires unless its worker keeps it alive."""
     return _conv(tag, "owner")
+
+
+def drain_note(tag: str) -> str:
+    """The drain that last claimed the conversation: ``<owner> <since> <worker>`` (Unix seconds; the
+    worker's host and process id), for ``inspect``; lives as long as an inbox."""
+    return _conv(tag, "owner", "note")
 
 
 def waiting(tag: str) -> str:
