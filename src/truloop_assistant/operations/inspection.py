@@ -245,7 +245,7 @@ def _outbox_text(now: Waiting) -> list[str]:
     if delivery.waiting and delivery.next_try_at is not None:
         lines[0] += f", next try {iso(delivery.next_try_at)} ({_from_now(delivery.next_try_at)})"
     for m in delivery.waiting:
-        part = f" part {m.part}" if m.part else ""
+        part = "" if not m.part else f" part{'s' if '-' in m.part else ''} {m.part}"
         detail = f"  {m.detail}" if m.detail else ""
         lines.append(f"    {m.kind}{part}  {m.dedup_id}  since {iso(m.since)}{detail}")
     if delivery.waiting and (error := delivery.last_error) is not None:

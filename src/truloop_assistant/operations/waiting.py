@@ -29,7 +29,8 @@ class Outgoing(BaseModel):
     since: float
     """When the step that sent it ended (Unix seconds)."""
     part: str | None = None
-    """For the rest of a text too long for one message: ``n of m`` (the part that goes next)."""
+    """Of a text too long for one message: which parts it still holds, ``n of m`` (the part that goes
+    next) or ``n-m of m`` (what is left of it, split as it comes to the head)."""
     detail: str | None = None
     """A request's method and the phone's owner, an update's call and state."""
 
@@ -92,7 +93,9 @@ async def read_waiting(
             lease_expires_in_s=round(ttl_ms / 1000, 1) if ttl_ms is not None and ttl_ms >= 0 else None,
             waiting_for_device=bool(device),
         )
-    waiting_now = [m for raw in cast(list[bytes], outbox) if (m := _outgoing(raw, max_message_chars))]
+    waiting_now = _numbered(
+        [m for raw in cast(list[bytes], outbox) if (m := _outgoing(raw, max_message_chars))]
+    )
     return Waiting(
         delivery=Delivery(
             waiting=waiting_now,
@@ -105,7 +108,8 @@ async def read_waiting(
     )
 
 
-def _outgoing(raw: bytes, max_message_chars: int) -> Outgoing | None:
+def _outgoing(raw: bytes, max_message_chars: int) -> tuple[Outgoing, tuple[int, int] | None] | None:
+    """A message as shown, and for a text: the parts it holds (from, to; counted from 1)."""
     try:
         item = OUTGOING.validate_json(raw)
     except ValueError:
@@ -113,14 +117,26 @@ def _outgoing(raw: bytes, max_message_chars: int) -> Outgoing | None:
     shown = Outgoing(kind=KINDS[item.kind], dedup_id=item.dedup_id, since=item.created_at)
     match item:
         case TextOut(part=part):
-            done, left = part or 0, _parts(item.text, max_message_chars)
-            if part is not None or left > 1:
-                shown.part = f"{done + 1} of {done + left}"
+            done = part or 0
+            return shown, (done + 1, done + _parts(item.text, max_message_chars))
         case RpcOut():
             shown.detail = f"{item.request.method} for {item.recipient or '(the channel)'}"
         case SettleOut():
             shown.detail = f"{item.call_id} {item.state}"
-    return shown
+    return shown, None
+
+
+def _numbered(found: list[tuple[Outgoing, tuple[int, int] | None]]) -> list[Outgoing]:
+    """The messages, a long text's parts numbered out of all its parts (those waiting behind it too)."""
+    last: dict[str, int] = {}
+    for shown, held in found:
+        if held is not None:
+            last[shown.dedup_id] = max(last.get(shown.dedup_id, 0), held[1])
+    for shown, held in found:
+        if held is not None and last[shown.dedup_id] > 1:
+            first, to = held
+            shown.part = f"{first if first == to else f'{first}-{to}'} of {last[shown.dedup_id]}"
+    return [shown for shown, _ in found]
 
 
 def _parts(text: str, max_chars: int) -> int:
