@@ -12,17 +12,21 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support import logging_restored
+from tests.pipeline.test_typing import eventually
+from tests.support import BOT, logging_restored
 from truloop_assistant.config import ConfigError, load_log_settings, load_settings
 from truloop_assistant.logs import (
     HANDLER_NAME,
+    ContextFilter,
     configure_logging,
     current_context,
     log_context,
 )
+from truloop_assistant.store import keys
 
 TIMESTAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d"
 SECRET = "s" * 32
@@ -233,3 +237,50 @@ def test_with_tracing_off_lines_carry_no_trace_ids(logs: io.StringIO) -> None:
         logging.getLogger("truloop_assistant.agent.test").info("inside")
     [entry] = [json.loads(line) for line in lines(logs)]
     assert "trace_id" not in entry and "span_id" not in entry
+
+
+class Kept(logging.Handler):
+    """Keeps the records it is given, with the :func:`log_context` fields where each was made."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.addFilter(ContextFilter())
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+async def test_every_line_a_turn_logs_about_its_conversation_carries_the_channel(start_server: Any) -> None:
+    kept = Kept()
+    package = logging.getLogger("truloop_assistant")
+    level = package.level
+    package.addHandler(kept)
+    package.setLevel(logging.DEBUG)
+    channel = "ch-logged-7"
+    try:
+        async with start_server() as h:  # the offline model
+            h.sendbird.refused_channels[channel] = 503  # a delivery that fails, and is tried again
+            await h.user_says("지금 몇 시야", channel=channel)
+            failures = keys.outbox_failures(keys.conversation_tag(channel))
+            await eventually(lambda: h.redis.exists(failures), timeout=30, what="a delivery failed")
+            del h.sendbird.refused_channels[channel]
+            await h.replies(1, channel=channel, timeout=40)
+            await h.idle()
+            # A group message without a mention, and one that is a re-delivery.
+            group = ["jeff", "mina", BOT]
+            await h.user_says("점심?", channel=channel, members=group, message_id=5)
+            await h.user_says("점심?", channel=channel, members=group, message_id=5)
+            await h.idle()
+    finally:
+        package.removeHandler(kept)
+        package.setLevel(level)
+
+    about = [r for r in kept.records if channel in r.getMessage()]
+    assert len(about) >= 3, [r.getMessage() for r in kept.records]
+    unmarked = [
+        f"{r.name}: {r.getMessage()}"
+        for r in about
+        if getattr(r, "log_context", {}).get("channel") != channel
+    ]
+    assert unmarked == []

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+from datetime import datetime
 from typing import Any
 
+import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import CALENDAR_ARGS
+from tests.pipeline.test_typing import eventually
+from tests.support import BOT, CALENDAR_ARGS
 from truloop_assistant.operations.inspection import RESULT_SHOWN
+from truloop_assistant.store import keys
 
 WEEK = {
     "events": [
@@ -135,3 +142,124 @@ async def test_control_characters_in_results_errors_and_arguments_reach_the_term
     assert calls[first["id"]]["result"]["events"][0]["title"] == ESC_TITLE
     assert calls[first["id"]]["args"]["notification_message"] == "\x1b[8m hidden"
     assert calls[second["id"]]["error"].startswith("UserCanceled\x1b[2J\x9b0m")
+
+
+async def inspecting(redis_url: str, *args: str) -> str:
+    """:func:`inspect` while the server runs (its event loop goes on meanwhile)."""
+    return await asyncio.to_thread(inspect, redis_url, *args)
+
+
+@pytest.mark.parametrize("status", [500, 429])
+async def test_an_answer_sendbird_keeps_refusing_shows_as_waiting_with_its_attempts_last_error_and_next_try(
+    start_server: Any, redis_url: str, status: int
+) -> None:
+    async with start_server() as h:  # the offline model
+        h.sendbird.refused_channels["down"] = status
+        await h.user_says("지금 몇 시야", channel="down")
+        failures = keys.outbox_failures(keys.conversation_tag("down"))
+        await eventually(
+            lambda: _count(h.redis.get(failures), at_least=2), timeout=30, what="two deliveries failed"
+        )
+
+        text = await inspecting(redis_url, "down")
+        [summary] = [line for line in text.splitlines() if line.startswith("  outbox: ")]
+        assert summary.startswith("  outbox: 1 waiting to be delivered, ")
+        assert " failed deliveries in a row, next try 20" in summary
+        assert any(line.startswith("    answer  ") for line in text.splitlines())
+        assert f"status {status}, code 500910: could not send to down: HTTP {status}" in text
+
+        report = json.loads(await inspecting(redis_url, "down", "--json"))
+        outbox = report["outbox"]
+        [waiting] = outbox["waiting"]
+        assert waiting["kind"] == "answer" and waiting["since"].startswith("20")
+        assert outbox["failures"] >= 2 and outbox["next_try_at"].startswith("20")
+        error = outbox["last_error"]
+        assert (error["status"], error["code"]) == (status, 500910)
+        assert error["dedup_id"] == waiting["dedup_id"] and error["at"].startswith("20")
+        assert report["turns"] and "inbox" in report and "owner" in report  # the fields kept
+
+        # Sendbird takes it again: the answer goes out and nothing waits any more.
+        del h.sendbird.refused_channels["down"]
+        await h.replies(1, channel="down", timeout=40)
+        await h.idle()
+    after = json.loads(await inspecting(redis_url, "down", "--json"))["outbox"]
+    assert after == {"waiting": [], "failures": 0, "last_error": None, "next_try_at": None}
+
+
+async def _count(value: Any, *, at_least: int) -> bool:
+    raw = await value
+    return raw is not None and int(raw) >= at_least
+
+
+async def test_messages_that_were_not_run_show_as_admission_decisions_with_their_times(
+    start_server: Any, redis_url: str
+) -> None:
+    group = ["jeff", "mina", BOT]
+    async with start_server(rate_limit_user="1/minute") as h:
+        started = time.time()
+        said = await h.user_says("점심 먹을래?", channel="g", members=group, message_id=10)
+        assert said.json()["status"] == "ignored"
+        assert (await h.user_says("지금 몇 시야", channel="dm", message_id=11)).json()["status"] == "queued"
+        again = await h.user_says("지금 몇 시야", channel="dm", message_id=11)  # a re-sent webhook
+        assert again.json()["status"] == "duplicate"
+        fast = await h.user_says("또 몇 시야", channel="dm", message_id=12)
+        assert fast.json()["status"] == "ignored"
+        await h.idle()
+
+    group_report = json.loads(await inspecting(redis_url, "g", "--json"))
+    [overheard] = group_report["admissions"]
+    assert overheard | {"at": None} == {
+        "at": None,
+        "decision": "not_addressed",
+        "user_id": "jeff",
+        "message_id": "10",
+    }
+    dm = json.loads(await inspecting(redis_url, "dm", "--json"))["admissions"]
+    assert [(a["decision"], a["message_id"]) for a in dm if a["user_id"] == "jeff"] == [
+        ("rate_limited", "12"),
+        ("duplicate", "11"),
+        ("queued", "11"),
+    ]
+    for entry in [overheard, *dm]:
+        at = datetime.fromisoformat(entry["at"]).timestamp()
+        assert started - 1 <= at <= time.time()
+
+    text = await inspecting(redis_url, "dm")
+    assert "  admission decisions, newest first: " in text
+    [limited] = [line for line in text.splitlines() if "  rate_limited  user jeff  message 12" in line]
+    assert limited.startswith("    20") and "over the rate limit" in limited
+    assert "  not_addressed  user jeff  message 10  (not for the assistant" in await inspecting(
+        redis_url, "g"
+    )
+
+
+async def test_a_conversation_being_answered_shows_its_drain_its_worker_since_when_and_its_lease(
+    start_server: Any, redis_url: str
+) -> None:
+    release = asyncio.Event()
+
+    async def slow(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        await release.wait()
+        return ModelResponse(parts=[TextPart("done")])
+
+    async with start_server(model=FunctionModel(slow)) as h:
+        before = time.time()
+        await h.user_says("안녕", channel="busy")
+        noted = keys.drain_note(keys.conversation_tag("busy"))
+        await eventually(lambda: h.redis.exists(noted), timeout=10, what="a drain claimed the conversation")
+
+        report = json.loads(await inspecting(redis_url, "busy", "--json"))
+        drain = report["drain"]
+        assert drain["owner"] == report["owner"] and drain["owner"].startswith("drain:")
+        assert drain["worker"] == f"{socket.gethostname()}:{os.getpid()}"
+        assert before - 1 <= datetime.fromisoformat(drain["since"]).timestamp() <= time.time()
+        assert 0 < drain["lease_expires_in_s"] <= h.settings.worker_heartbeat_s
+        assert drain["waiting_for_device"] is False
+        [running] = report["inbox"]
+        assert running["kind"] == "message" and running["chars"] == 2
+
+        [line] = [x for x in (await inspecting(redis_url, "busy")).splitlines() if x.startswith("  worker: ")]
+        assert line.startswith(f"  worker: {drain['owner']} on {drain['worker']}  since 20")
+        assert "  lease expires in " in line
+        release.set()
+        await h.replies(1, channel="busy")

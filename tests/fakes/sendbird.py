@@ -90,6 +90,8 @@ class FakeSendbird:
     requests: int = 0
     failures: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     """Statuses (and headers) to answer the next sends with, before succeeding."""
+    refused_channels: dict[str, int] = field(default_factory=dict)
+    """Channels whose every send is answered with this status (a 5xx or a 429), until removed."""
     down_until: float = 0.0
     """An outage: every send is answered 503 until this ``time.monotonic()``."""
     refuse_repeats: bool = False
@@ -226,6 +228,8 @@ class FakeSendbird:
             return limited
         if time.monotonic() < self.down_until:
             return JSONResponse({"error": True, "code": 500901, "message": "outage"}, status_code=503)
+        if (refused := self.refused_channels.get(unquote(request.path_params["channel_url"]))) is not None:
+            return _error(refused, 500910, "refused for this channel")
         if self.failures:
             status, headers = self.failures.pop(0)
             return JSONResponse(

@@ -15,8 +15,12 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.commands.test_inspect import inspect
 from tests.fakes.sendbird import SentMessage
+from tests.pipeline.test_typing import eventually
+from truloop_assistant.channels.parts import split_text
+from truloop_assistant.operations.inspection import as_text, conversation_report
 from truloop_assistant.store import keys
 from truloop_assistant.store.history import History
+from truloop_assistant.store.ledger import Ledger
 
 
 def long_answer(chars: int) -> str:
@@ -155,3 +159,27 @@ def dead_letters_list(redis_url: str, *args: str) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+async def test_inspect_shows_which_part_of_a_long_answer_waits_while_sendbird_is_down(
+    start_server: Any,
+) -> None:
+    text = long_answer(1_000)
+    async with start_server(model=answers_with(text), sendbird_max_message_chars=300) as h:
+        h.sendbird.max_message_length = 300
+        h.sendbird.outage_after(shown=1, seconds=60)
+        await h.user_says("in short")
+        failures = keys.outbox_failures(keys.conversation_tag("ch-1"))
+        await eventually(lambda: h.redis.exists(failures), timeout=30, what="a part could not be sent")
+        parts = split_text(text, 300)
+        report = await conversation_report(h.redis, Ledger(h.redis), "ch-1", max_message_chars=300)
+        n = len(parts)
+        assert n >= 4
+        next_part, rest = report.waiting.delivery.waiting
+        assert (next_part.kind, next_part.part) == ("answer", f"2 of {n}")
+        assert (rest.kind, rest.part) == ("answer", f"3-{n} of {n}")
+        shown = as_text(report)
+        assert f"    answer part 2 of {n}  " in shown and f"    answer parts 3-{n} of {n}  " in shown
+        h.sendbird.down_until = 0.0
+        await h.sendbird.wait_for(lambda msgs: len(msgs) == len(parts), timeout=30)
+        await h.idle(timeout=30)

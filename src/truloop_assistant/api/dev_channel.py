@@ -18,6 +18,7 @@ from ..channels.local import LocalChannel
 from ..channels.members import LocalMembers
 from ..channels.relay import local_direct_channel_url
 from ..errors import BadRequest, NotFound
+from ..logs import log_context
 from ..store import keys
 from .budget import redis_budget
 from .deps import ServicesDep
@@ -92,25 +93,26 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
     channel = _local(services)
     bot = services.settings.sendbird_bot_user_id
     dedup_id = None if body.dedup_id is None else f"in:{body.user_id}:{body.dedup_id}"
-    async with redis_budget():
-        item = await channel.append(
-            channel_url, user_id=body.user_id, message=body.message, dedup_id=dedup_id
-        )
-        if not item:
-            return {"status": "duplicate", "message_id": None}
-        if isinstance(services.members, LocalMembers):
-            await services.members.joined(channel_url, body.user_id)
-        message = InboundMessage(
-            message_id=str(item["message_id"]),
-            channel_url=channel_url,
-            user_id=body.user_id,
-            text=body.message,
-        )
-        mentioned = bot in body.mentioned_user_ids or f"@{bot}" in body.message
-        if not await services.admission.addressed(message, listed=None, mentioned=mentioned):
-            return {"status": "not_addressed", "message_id": message.message_id}
-        status = await services.admission.queue(message)
-    return {"status": status, "message_id": message.message_id}
+    with log_context(channel=channel_url):
+        async with redis_budget():
+            item = await channel.append(
+                channel_url, user_id=body.user_id, message=body.message, dedup_id=dedup_id
+            )
+            if not item:
+                return {"status": "duplicate", "message_id": None}
+            if isinstance(services.members, LocalMembers):
+                await services.members.joined(channel_url, body.user_id)
+            message = InboundMessage(
+                message_id=str(item["message_id"]),
+                channel_url=channel_url,
+                user_id=body.user_id,
+                text=body.message,
+            )
+            mentioned = bot in body.mentioned_user_ids or f"@{bot}" in body.message
+            if not await services.admission.addressed(message, listed=None, mentioned=mentioned):
+                return {"status": "not_addressed", "message_id": message.message_id}
+            status = await services.admission.queue(message)
+        return {"status": status, "message_id": message.message_id}
 
 
 WAIT_STEP_S = 0.1

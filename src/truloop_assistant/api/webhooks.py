@@ -13,12 +13,21 @@ from pydantic import ValidationError
 from ..channels.base import AGENT_RPC, InboundMessage
 from ..config import reveal
 from ..errors import BadRequest, Unauthorized, first_problem
+from ..logs import log_context
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.admission import outlived_its_mark
 from ..pipeline.audience import from_delivery, one_to_one
 from ..protocol.jsonrpc import load_json
-from ..protocol.webhook_payload import FileMessageEvent, UserMessageEvent, event_errors, parse_webhook
+from ..protocol.webhook_payload import (
+    FileMessageEvent,
+    UserMessageEvent,
+    WebhookEvent,
+    event_errors,
+    parse_webhook,
+)
 from ..services import Services
+from ..store.admissions import Decision
+from ..store.reads import run_writes
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
@@ -74,15 +83,31 @@ async def _receive(request: Request, services: Services) -> dict[str, str]:
         raise BadRequest(
             f"the body is not a Sendbird webhook event: {problem}", code="invalid_webhook"
         ) from None
+    with log_context(channel=_channel_of(event)):
+        return await _dispatch(services, event)
 
+
+def _channel_of(event: WebhookEvent) -> str | None:
+    """The channel a message was sent in (what its log lines carry)."""
+    if isinstance(event, (UserMessageEvent, FileMessageEvent)) and event.channel is not None:
+        return event.channel.channel_url
+    return None
+
+
+async def _dispatch(services: Services, event: WebhookEvent) -> dict[str, str]:
+    """Hand a message to admission, or note why it is not one (a verified, parsed delivery)."""
     bot = services.settings.sendbird_bot_user_id
     if isinstance(event, (UserMessageEvent, FileMessageEvent)) and _too_old(event):
         WEBHOOKS.labels("too_old").inc()
+        if isinstance(event, UserMessageEvent):
+            await _note(services, event, "too_old")
         return {"status": "ignored"}
     if isinstance(event, UserMessageEvent):
         message = to_message(event, bot_user_id=bot)
         if message is not None:
             return await _take(services, event, message, bot_user_id=bot)
+        if event.sender.user_id == bot:
+            await _note(services, event, "from_bot")
     elif isinstance(event, FileMessageEvent):
         async with redis_budget():
             await _text_only(services, event, bot_user_id=bot)
@@ -111,6 +136,18 @@ async def _take(
     # Never an error to Sendbird for a message we will not run (too long, over the rate limit, too
     # many waiting): it would only re-send it. The user is told in the channel instead.
     return {"status": status if status in ("queued", "duplicate") else "ignored"}
+
+
+async def _note(services: Services, event: UserMessageEvent, decision: Decision) -> None:
+    """Note what was decided of a message the webhook does not hand to admission (for ``inspect``)."""
+    message = InboundMessage(
+        message_id=str(event.payload.message_id),
+        channel_url=event.channel.channel_url,
+        user_id=event.sender.user_id,
+        text="",
+    )
+    async with redis_budget():
+        await run_writes(services.redis, services.admission.decided(message, decision))
 
 
 def _too_old(event: UserMessageEvent | FileMessageEvent) -> bool:

@@ -163,12 +163,15 @@ class SendbirdChannel:
     ) -> Reply:
         """One Platform API write, retried on 429/5xx and transport errors; the 2xx response."""
         last_error = ""
+        last_status: int | None = None  # and code: of the last answer, when there was one
+        last_code: int | None = None
         max_attempts = attempts or self.max_attempts
         for attempt in range(1, max_attempts + 1):
             try:
                 response = await self._client.request(method, path, json=body, kind=kind)
             except PlatformTransportError as exc:
                 last_error = str(exc)  # the underlying error's name first, as the retries' label
+                last_status = last_code = None
                 delay = self._backoff(attempt)
             else:
                 if response.status_code < 300:
@@ -195,6 +198,7 @@ class SendbirdChannel:
                         status=response.status_code,
                         code=code,
                     )
+                last_status, last_code = response.status_code, _error_of(response)[0]
                 delay = retry_after(response) or self._backoff(attempt)
             if attempt < max_attempts:
                 SENDBIRD_RETRIES.labels(last_error.split(":", 1)[0].removeprefix("HTTP ")).inc()
@@ -216,7 +220,12 @@ class SendbirdChannel:
             what,
         )
         SENDBIRD_FAILURES.labels("true").inc()
-        raise ChannelSendError(f"could not send to {channel_url}: {last_error}", retryable=True)
+        raise ChannelSendError(
+            f"could not send to {channel_url}: {last_error}",
+            retryable=True,
+            status=last_status,
+            code=last_code,
+        )
 
     def _backoff(self, attempt: int) -> float:
         # Capped exponential backoff with full jitter.

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inspect = subparsers.add_parser(
         "inspect",
-        help="a conversation's recent turns, tool calls, pending calls, inbox and failures",
+        help="a conversation's recent turns, tool calls, pending calls, inbox, drain, undelivered "
+        "messages with their last error, admission decisions and failures",
     )
     inspect.add_argument("channel_url", metavar="CHANNEL_URL")
     inspect.add_argument("--json", action="store_true", help="print what the admin endpoint answers")
@@ -25,10 +26,17 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..store import keys
 
     keys.use_prefix(settings.key_prefix)
-    return asyncio.run(_run(args.channel_url, settings.redis_url, as_json=args.json))
+    return asyncio.run(
+        _run(
+            args.channel_url,
+            settings.redis_url,
+            as_json=args.json,
+            max_chars=settings.sendbird_max_message_chars,
+        )
+    )
 
 
-async def _run(channel_url: str, redis_url: str, *, as_json: bool) -> int:
+async def _run(channel_url: str, redis_url: str, *, as_json: bool, max_chars: int) -> int:
     from ..operations import inspection
     from ..operations.terminal import json_text
     from ..redis_client import connect
@@ -36,7 +44,9 @@ async def _run(channel_url: str, redis_url: str, *, as_json: bool) -> int:
 
     redis = connect(redis_url, socket_connect_timeout=5, socket_timeout=10)
     try:
-        report = await inspection.conversation_report(redis, Ledger(redis), channel_url)
+        report = await inspection.conversation_report(
+            redis, Ledger(redis), channel_url, max_message_chars=max_chars
+        )
     finally:
         await redis.aclose()
     if not report.known:

@@ -13,6 +13,7 @@ conversation others share:
 - the inbox: their queued messages, and resumes of their turns, go;
 - the outbox: what their turns were to send (answers, requests to a phone) and any request to their
   phone go; the updates that close settled requests stay (no content: they close the dialogs);
+- admission decisions: those on their messages go;
 - dead letters: their given-up messages and resumes of their turns go (and the conversation's last
   failure when it was one of those); a replay started meanwhile skips them (``keys.erased``);
 - their turns keep only their state (no paused run, answers or recorded effects), their history goes.
@@ -35,7 +36,7 @@ from redis.asyncio import Redis
 
 from ..backends.memory import MemoryStore
 from ..pipeline.intake import Intake
-from ..store import keys
+from ..store import admissions, keys
 from ..store.inbox import Inbox
 from ..store.ledger import Ledger
 from ..store.outbox import Outbox
@@ -119,4 +120,5 @@ async def _erase_in(
         keys.members(tag),  # a cache of the channel's members (the person among them), read again
     )
     await stores.transcript.forget_user(channel_url, user_id)
+    await admissions.forget_user(redis, channel_url, user_id)
     return cut

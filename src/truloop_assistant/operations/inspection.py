@@ -1,6 +1,8 @@
 """What an operator sees of one conversation: its turns and their tool calls with their results (the
 ledger), the calls still waiting for the phone with their time left, the events waiting in its
-inbox, the last step that failed, and the events given up after their retries.
+inbox and the drain that owns it, what waits in its outbox and why it did not go out, what admission
+decided of its recent messages, the last step that failed, and the events given up after their
+retries.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from redis.asyncio import Redis
 from ..store import keys
 from ..store.ledger import DeadLetter, Ledger, LedgerTurn
 from .terminal import json_text, printable
+from .waiting import DEFAULT_MAX_CHARS, Waiting, read_waiting
 
 
 class PendingCall(BaseModel):
@@ -37,13 +40,27 @@ class ConversationReport(BaseModel):
     """The worker draining the conversation now, if any."""
     last_failure: dict[str, Any] | None
     dead_letters: list[dict[str, Any]]
+    waiting: Waiting
 
     @property
     def known(self) -> bool:
-        return bool(self.turns or self.pending or self.inbox or self.last_failure or self.dead_letters)
+        now = self.waiting
+        return bool(
+            self.turns
+            or self.pending
+            or self.inbox
+            or self.last_failure
+            or self.dead_letters
+            or now.delivery.waiting
+            or now.admissions
+        )
 
 
-async def conversation_report(redis: Redis, ledger: Ledger, channel_url: str) -> ConversationReport:
+async def conversation_report(
+    redis: Redis, ledger: Ledger, channel_url: str, *, max_message_chars: int = DEFAULT_MAX_CHARS
+) -> ConversationReport:
+    """What is known of the conversation (``max_message_chars``: the channel's, to count a long
+    answer's parts)."""
     tag = keys.conversation_tag(channel_url)
     turns = await ledger.turns(channel_url)
     waiting = [
@@ -81,6 +98,7 @@ async def conversation_report(redis: Redis, ledger: Ledger, channel_url: str) ->
         owner=owner.decode() if owner else None,
         last_failure=await ledger.last_failure(channel_url),
         dead_letters=[dead_letter_summary(d) for d in await ledger.dead_letters(channel_url)],
+        waiting=await read_waiting(redis, channel_url, max_message_chars=max_message_chars),
     )
 
 
@@ -121,6 +139,23 @@ def as_json(report: ConversationReport) -> dict[str, Any]:
         "owner": report.owner,
         "last_failure": _timed(report.last_failure),
         "dead_letters": [_timed(d) for d in report.dead_letters],
+        "drain": _drain_json(report.waiting),
+        "outbox": _outbox_json(report.waiting),
+        "admissions": [_timed(a) for a in report.waiting.admissions],
+    }
+
+
+def _drain_json(now: Waiting) -> dict[str, Any] | None:
+    return None if now.drain is None else {**now.drain.model_dump(), "since": iso(now.drain.since)}
+
+
+def _outbox_json(now: Waiting) -> dict[str, Any]:
+    delivery = now.delivery
+    return {
+        "waiting": [{**m.model_dump(), "since": iso(m.since)} for m in delivery.waiting],
+        "failures": delivery.failures,
+        "last_error": _timed(delivery.last_error),
+        "next_try_at": iso(delivery.next_try_at),
     }
 
 
@@ -141,9 +176,11 @@ def _timed(entry: dict[str, Any] | None) -> dict[str, Any] | None:
 def as_text(report: ConversationReport) -> str:
     """The report for a person at a terminal (one line per entry, control characters escaped)."""
     lines = [f"conversation {report.channel_url}"]
-    lines.append(f"  worker: {report.owner or 'none (idle)'}")
+    lines.append(f"  worker: {_drain_text(report)}")
     lines.append(f"  inbox: {len(report.inbox)} waiting")
     lines.extend(f"    {json.dumps(e)}" for e in report.inbox)
+    lines.extend(_outbox_text(report.waiting))
+    lines.extend(_admissions_text(report.waiting))
     lines.append(f"  pending calls: {len(report.pending)}")
     for p in report.pending:
         lines.append(
@@ -187,3 +224,66 @@ def _short(result: Any, *, cut: bool) -> str:
     if len(text) > RESULT_SHOWN:
         text = text[:RESULT_SHOWN] + "…"
     return text + (" [cut]" if cut else "")
+
+
+def _drain_text(report: ConversationReport) -> str:
+    drain = report.waiting.drain
+    if drain is None:
+        return report.owner or "none (idle)"
+    lease = drain.lease_expires_in_s
+    text = drain.owner + (f" on {drain.worker}" if drain.worker else "")
+    text += "" if drain.since is None else f"  since {iso(drain.since)}"
+    text += "" if lease is None else f"  lease expires in {lease:g} s"
+    return text + ("  waiting for a phone's answer" if drain.waiting_for_device else "")
+
+
+def _outbox_text(now: Waiting) -> list[str]:
+    delivery = now.delivery
+    lines = [f"  outbox: {len(delivery.waiting)} waiting to be delivered"]
+    if delivery.waiting and delivery.failures:
+        lines[0] += f", {delivery.failures} failed deliveries in a row"
+    if delivery.waiting and delivery.next_try_at is not None:
+        lines[0] += f", next try {iso(delivery.next_try_at)} ({_from_now(delivery.next_try_at)})"
+    for m in delivery.waiting:
+        part = "" if not m.part else f" part{'s' if '-' in m.part else ''} {m.part}"
+        detail = f"  {m.detail}" if m.detail else ""
+        lines.append(f"    {m.kind}{part}  {m.dedup_id}  since {iso(m.since)}{detail}")
+    if delivery.waiting and (error := delivery.last_error) is not None:
+        said = ", ".join(
+            f"{name} {error[name]}" for name in ("status", "code") if error.get(name) is not None
+        )
+        lines.append(
+            f"    last error {iso(error.get('at'))}  {error.get('dedup_id')}: "
+            f"{said + ': ' if said else ''}{error.get('error')}"
+        )
+    return lines
+
+
+ADMISSION_DECISIONS = {
+    "queued": "queued: its turn runs",
+    "undecided": "queued; the worker looks the channel up to know whether it is for the assistant",
+    "not_addressed": "not for the assistant (a group message without a mention); kept as context",
+    "duplicate": "a re-delivery of a message already taken (a re-sent webhook)",
+    "too_long": "refused: longer than TRULOOP_MAX_MESSAGE_CHARS (the sender was told)",
+    "rate_limited": "refused: the sender is over the rate limit (told once per window)",
+    "dropped": "refused: too many messages wait in the conversation's inbox",
+    "too_old": "ignored: sent longer ago than a re-delivery is remembered (a replayed delivery?)",
+    "from_bot": "ignored: the assistant's own message",
+}
+"""What each admission decision means, as ``inspect`` shows it."""
+
+
+def _admissions_text(now: Waiting) -> list[str]:
+    lines = [f"  admission decisions, newest first: {len(now.admissions)}"]
+    for entry in now.admissions:
+        decision = str(entry.get("decision"))
+        lines.append(
+            f"    {iso(entry.get('at'))}  {decision}  user {entry.get('user_id')}  "
+            f"message {entry.get('message_id')}  ({ADMISSION_DECISIONS.get(decision, '?')})"
+        )
+    return lines
+
+
+def _from_now(at: float) -> str:
+    left = at - datetime.now(UTC).timestamp()
+    return f"in {left:.0f} s" if left > 0 else f"due {-left:.0f} s ago"

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from typing import Literal
 
 from redis.asyncio import Redis
 
@@ -18,8 +19,9 @@ from ..channels.base import InboundMessage
 from ..channels.members import Members
 from ..ratelimit import RateLimiter
 from ..store import keys
+from ..store.admissions import Decision, decision_writes
 from ..store.inbox import seen_read
-from ..store.reads import Batch, Read, run_writes
+from ..store.reads import Batch, Read, Write, run_writes
 from ..store.transcript import Line, Transcript
 from ..store.turn_writes import channel_writes
 from .audience import Heard, hear, unmentioned
@@ -83,8 +85,11 @@ class Admission:
                 [
                     self.transcript.add_write(message.channel_url, line),
                     *channel_writes(message.user_id, message.channel_url),
+                    *self.decided(message, "not_addressed"),
                 ],
             )
+        elif heard == "elsewhere":
+            await run_writes(self.redis, self.decided(message, "not_addressed"))
         elif heard == "turn" and (listed or supergroup):
             # The turn decides where its device requests go by them (a Supergroup's: a group's way).
             await self.members.listed(message.channel_url, listed or [], supergroup=supergroup)
@@ -102,8 +107,18 @@ class Admission:
         status = await self.refuse(message, later, undecided=undecided) or await self.intake.message(
             message, undecided=undecided
         )
+        decision: Decision = "undecided" if undecided and status == "queued" else status
+        for write in self.decided(message, decision):
+            later.write(write)
         await later.run()
         return status
+
+    def decided(self, message: InboundMessage, decision: Decision) -> list[Write]:
+        """Note what was decided of ``message`` (for ``inspect``), as writes to send with others."""
+        person = message.user_id != self.bot_user_id
+        return decision_writes(
+            message.channel_url, message.user_id, message.message_id, decision, person=person
+        )
 
     async def late(self, message: InboundMessage, *, patience_s: float) -> bool:
         """The worker's half for an undecided message: look the channel up (for up to ``patience_s``
@@ -113,19 +128,26 @@ class Admission:
         heard = unmentioned(roster, bot_user_id=self.bot_user_id)
         if heard == "elsewhere":
             log.info("message %s in %s is not for the assistant", message.message_id, message.channel_url)
+            await run_writes(self.redis, self.decided(message, "not_addressed"))
             return False
         if heard == "turn":
             later = Batch(self.redis)
             role = await self._role_read(message.user_id).once(self.redis)
             refused = await self._over_limits(message, role, later)
+            for write in self.decided(message, refused) if refused is not None else []:
+                later.write(write)
             await later.run()
             if refused is not None:
                 return False
+        else:
+            await run_writes(self.redis, self.decided(message, "not_addressed"))
         line = Line(user_id=message.user_id, text=message.text, turn=heard == "turn")
         await self.transcript.add_for(message.channel_url, message.message_id, line)
         return heard == "turn"
 
-    async def refuse(self, message: InboundMessage, later: Batch, *, undecided: bool = False) -> str | None:
+    async def refuse(
+        self, message: InboundMessage, later: Batch, *, undecided: bool = False
+    ) -> Literal["duplicate", "too_long", "rate_limited"] | None:
         """Why this message will not be run (a re-delivery, too long, over the rate limit), or None;
         of an ``undecided`` one only a re-delivery.
 
@@ -143,7 +165,9 @@ class Admission:
             return None
         return await self._over_limits(message, role.value, later)
 
-    async def _over_limits(self, message: InboundMessage, role: bool | None, later: Batch) -> str | None:
+    async def _over_limits(
+        self, message: InboundMessage, role: bool | None, later: Batch
+    ) -> Literal["too_long", "rate_limited"] | None:
         """``too_long`` or ``rate_limited`` (the person is told), or None; ``role``: as remembered."""
         if len(message.text) > self.max_message_chars:
             await self.notices.send(

@@ -11,6 +11,7 @@ from dataclasses import replace
 from .. import tracing
 from ..agent.runner import TurnRunner
 from ..channels.base import InboundMessage
+from ..logs import log_context
 from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
 from ..store.inbox import EVENT, WAIT, Consumed, Inbox, MessageEvent, Next, ResumeEvent
@@ -64,6 +65,13 @@ class ConversationDrainer:
         runner.calls_settled = self._deliver_soon
 
     async def drain(
+        self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """:meth:`_drain`, every line it logs (and the tasks it starts) marked with the channel."""
+        with log_context(channel=channel_url):
+            await self._drain(channel_url, owner, touch=touch)
+
+    async def _drain(
         self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
     ) -> None:
         """Deliver what earlier steps sent, then run the conversation's events until its inbox is empty

@@ -25,7 +25,7 @@ from ..channels.parts import DEFAULT_MAX_CHARS, first_part, part_dedup_id
 from ..deferred.approvals import CONFIRM_METHOD
 from ..i18n import texts
 from ..store.conversation_failures import ConversationFailures
-from ..store.outbox import Outbox, Peeked, RpcMessage, RpcOut, SettleOut, TextOut
+from ..store.outbox import DeliveryFailure, Outbox, Peeked, RpcMessage, RpcOut, SettleOut, TextOut
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,10 @@ class Deliverer:
                         "%s in %s was delivered before (dedup_id=%s)", item.kind, channel_url, item.dedup_id
                     )
                 elif exc.retryable and age < GIVE_UP_AFTER_S:
-                    delay = retry_delay(await self.outbox.failed(channel_url))
+                    failure = DeliveryFailure(
+                        _sent_as(item), str(exc), status=exc.status, code=exc.code, at=self.clock()
+                    )
+                    delay = retry_delay(await self.outbox.failed(channel_url, failure))
                     log.warning(
                         "could not deliver to %s for %.0f s (%s); next try in %.0f s (dedup_id=%s)",
                         channel_url,

@@ -9,6 +9,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from ..channels.base import InboundMessage
 from ..errors import ServiceUnavailable
+from ..logs import log_context
 from ..store.drains import Drains
 from ..store.inbox import Inbox, MessageEvent, PushStatus, ResumeEvent
 from ..store.reads import Batch, run_writes
@@ -44,11 +45,12 @@ class Intake:
             message.channel_url, event, dedup_id=message.message_id, said=said, sender=message.user_id
         )
         if status == "full":
-            log.warning(
-                "conversation %s has too many waiting messages; dropped %s",
-                message.channel_url,
-                message.message_id,
-            )
+            with log_context(channel=message.channel_url):
+                log.warning(
+                    "conversation %s has too many waiting messages; dropped %s",
+                    message.channel_url,
+                    message.message_id,
+                )
             return "dropped"
         return "duplicate" if status == "duplicate" else "queued"
 
@@ -67,7 +69,8 @@ class Intake:
             if owner is not None:
                 await self.queue.drain(channel_url, owner)
         except Exception:
-            log.warning("could not queue a delivery for %s; it is watched", channel_url, exc_info=True)
+            with log_context(channel=channel_url):
+                log.warning("could not queue a delivery for %s; it is watched", channel_url, exc_info=True)
 
     async def _push(
         self,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
+from ..logs import log_context
 from ..pipeline.queue import TurnQueue
 from ..store.drains import Drains
 
@@ -39,11 +40,12 @@ async def rescue_due(drains: Drains, queue: TurnQueue, *, now: float | None = No
         if owner is not None:
             await queue.drain(channel_url, owner)
             rescued += 1
-            log.info(
-                "queued a drain for %s (%d event(s), %d message(s) to deliver, no owner)",
-                channel_url,
-                backlog.events,
-                backlog.outgoing,
-            )
+            with log_context(channel=channel_url):
+                log.info(
+                    "queued a drain for %s (%d event(s), %d message(s) to deliver, no owner)",
+                    channel_url,
+                    backlog.events,
+                    backlog.outgoing,
+                )
         await drains.watch(channel_url)
     return rescued

@@ -10,10 +10,12 @@ from .key_prefix import prefix
 
 __all__ = [
     "active_turn",
+    "admissions",
     "bell",
     "call_request",
     "conversation_tag",
     "dead_letters",
+    "drain_note",
     "effects",
     "history",
     "inbox",
@@ -26,6 +28,7 @@ __all__ = [
     "local_typing",
     "members",
     "outbox",
+    "outbox_error",
     "outbox_failures",
     "owner",
     "pending",
@@ -100,6 +103,12 @@ def owner(tag: str) -> str:
     return _conv(tag, "owner")
 
 
+def drain_note(tag: str) -> str:
+    """The drain that last claimed the conversation: ``<owner> <since> <worker>`` (Unix seconds; the
+    worker's host and process id), for ``inspect``; lives as long as an inbox."""
+    return _conv(tag, "owner", "note")
+
+
 def waiting(tag: str) -> str:
     """The owner of a drain that waits a moment for a device's answer before it lets go of the
     conversation; expires with that moment."""
@@ -119,6 +128,19 @@ def outbox(tag: str) -> str:
 def outbox_failures(tag: str) -> str:
     """How many deliveries in a row failed (the retry backoff grows with it); gone once one succeeds."""
     return _conv(tag, "outbox", "failures")
+
+
+def outbox_error(tag: str) -> str:
+    """The last failed delivery of the outbox's oldest message (JSON: when, what, the channel's status,
+    code and text), for ``inspect``; gone once a delivery succeeds, like the count of failures."""
+    return _conv(tag, "outbox", "error")
+
+
+def admissions(tag: str) -> str:
+    """List of what admission decided of the channel's recent messages (JSON: when, the decision, the
+    sender's and message's ids; no text), newest first, for ``inspect``; bounded by ``ADMISSIONS_MAX``,
+    dropped ``ADMISSIONS_TTL_S`` after the last one."""
+    return _conv(tag, "admissions")
 
 
 def effects(tag: str, turn_id: str) -> str:

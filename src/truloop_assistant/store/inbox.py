@@ -12,6 +12,9 @@ queuing a job, and the resume runs in the drain that asked.
 
 from __future__ import annotations
 
+import os
+import socket
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +38,9 @@ from .inbox_scripts import (
 from .outbox import Peeked
 from .reads import Read
 from .transcript import Line, append_args, encode_line
+
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+"""This process, as the drain note names the worker of a drain (its host and process id)."""
 
 
 @dataclass
@@ -219,8 +225,14 @@ class Inbox:
         """Take (or keep) the right to drain this conversation; None when another owner has it."""
         tag = keys.conversation_tag(channel_url)
         found = await self._claim(
-            keys=[keys.owner(tag), keys.outbox(tag), keys.inbox(tag), keys.inbox_attempts(tag)],
-            args=[owner, self.owner_ttl_ms, keys.INBOX_TTL_S],
+            keys=[
+                keys.owner(tag),
+                keys.outbox(tag),
+                keys.inbox(tag),
+                keys.inbox_attempts(tag),
+                keys.drain_note(tag),
+            ],
+            args=[owner, self.owner_ttl_ms, keys.INBOX_TTL_S, WORKER, repr(time.time())],
         )
         match found:
             case [1, oldest]:

@@ -60,16 +60,25 @@ return 1
 # Take (or keep) the claim, and read the outbox's oldest message: the drain delivers it first. With
 # the outbox empty, the inbox's head is handed out as ``NEXT`` would (its start counted), or, with
 # the inbox empty too, the claim is given up: a drain's first step costs one round trip, not two.
-# KEYS: owner, outbox, inbox, attempts. ARGV: owner, ttl ms, attempts ttl s. Returns {0} (not ours),
-# {1, oldest message} (deliver first), {2, event, eid, starts} (run it) or {3} (nothing; released).
+# A claim taken by an owner the drain note does not name yet notes it, with its worker and the time
+# (for ``inspect``). KEYS: owner, outbox, inbox, attempts, drain note. ARGV: owner, ttl ms, attempts
+# ttl s, worker, now. Returns {0} (not ours), {1, oldest message} (deliver first), {2, event, eid,
+# starts} (run it) or {3} (nothing; released).
 CLAIM = (
     HAND_OUT
     + """
+local function note()
+  local noted = redis.call('GET', KEYS[5])
+  if not noted or string.sub(noted, 1, #ARGV[1] + 1) ~= ARGV[1] .. ' ' then
+    redis.call('SET', KEYS[5], ARGV[1] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4], 'EX', ARGV[3])
+  end
+end
 local cur = redis.call('GET', KEYS[1])
 if cur ~= ARGV[1] and cur then return {0} end
 local oldest = redis.call('LINDEX', KEYS[2], 0)
 if oldest then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  note()
   return {1, oldest}
 end
 local head = redis.call('LINDEX', KEYS[3], 0)
@@ -78,6 +87,7 @@ if not head then
   return {3}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+note()
 local out = hand_out(KEYS[4], head, ARGV[3])
 return {2, out[1], out[2], out[3]}
 """

@@ -2,6 +2,8 @@
 
 __all__ = [
     "ADMIN_ROLE_TTL_S",
+    "ADMISSIONS_MAX",
+    "ADMISSIONS_TTL_S",
     "CLIENT_FAILURES_TTL_S",
     "CLIENT_TOOLS_DEVICES_MAX",
     "CLIENT_TOOLS_TTL_S",
@@ -97,6 +99,10 @@ LEDGER_TTL_S = 7 * 24 * 3600
 """A conversation's ledger is dropped this long after its last turn."""
 DEAD_LETTERS_MAX = 20
 """Events given up after their retries that a conversation keeps, to show operators (the newest)."""
+ADMISSIONS_MAX = 50
+"""Admission decisions (queued, duplicate, rate-limited...) a conversation keeps (the newest)."""
+ADMISSIONS_TTL_S = 24 * 3600
+"""A conversation's admission decisions are dropped this long after the last one."""
 DEAD_LETTER_CONVERSATIONS_MAX = 1000
 """Conversations the index of dead letters names at most (those that gave an event up last)."""
 

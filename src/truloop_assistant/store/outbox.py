@@ -7,9 +7,10 @@ conversation's later events wait behind it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Annotated, Literal, cast
 
@@ -65,12 +66,12 @@ Outgoing = Annotated[TextOut | RpcOut | SettleOut, Field(discriminator="kind")]
 OUTGOING: TypeAdapter[TextOut | RpcOut | SettleOut] = TypeAdapter(Outgoing)
 
 # Remove a delivered (or abandoned) message if it is still the oldest, forget the failures in a
-# row, note (or forget) the channel's message id of a call's request, and return the next message
-# to send. KEYS: outbox, failures, the request's message-id key (or the outbox, unused). ARGV: the
-# message, 'set' (with the id and its ttl) / 'del' / ''.
+# row (and the last one's error), note (or forget) the channel's message id of a call's request, and
+# return the next message to send. KEYS: outbox, failures, the request's message-id key (or the
+# outbox, unused), the last error. ARGV: the message, 'set' (with the id and its ttl) / 'del' / ''.
 _POP_IF_HEAD = """
 if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then redis.call('LPOP', KEYS[1]) end
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[4])
 if ARGV[2] == 'set' then
   redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[4])
 elseif ARGV[2] == 'del' then
@@ -120,6 +121,18 @@ for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
 end
 return gone
 """
+
+
+@dataclass(frozen=True)
+class DeliveryFailure:
+    """Why the outbox's oldest message did not go out: the message (its ``dedup_id``) and the channel's
+    answer (HTTP status, its own error code, the text), if it gave one."""
+
+    dedup_id: str
+    error: str
+    status: int | None = None
+    code: int | None = None
+    at: float = field(default_factory=time.time)
 
 
 @dataclass(frozen=True)
@@ -206,7 +219,8 @@ class Outbox:
                 [raw, "set", posted, self.rpc_message_ttl_s] if note.message_id is not None else [raw, "del"]
             )
         rpc = keys.rpc_message(tag, note.call_id) if note is not None else outbox
-        return _item(await self._pop(keys=[outbox, keys.outbox_failures(tag), rpc], args=args))
+        failures = [keys.outbox_failures(tag), rpc, keys.outbox_error(tag)]
+        return _item(await self._pop(keys=[outbox, *failures], args=args))
 
     async def to_back(
         self, channel_url: str, raw: bytes
@@ -225,15 +239,18 @@ class Outbox:
             await self._split_head(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=args)
         )
 
-    async def failed(self, channel_url: str) -> int:
-        """Count a failed delivery; how many failed in a row. The outbox keeps its newest
-        ``OUTBOX_MAX`` messages: it only grows while deliveries fail, so this is where it is trimmed."""
+    async def failed(self, channel_url: str, failure: DeliveryFailure | None = None) -> int:
+        """Count a failed delivery (and keep ``failure``, for ``inspect``); how many failed in a row.
+        The outbox keeps its newest ``OUTBOX_MAX`` messages: it only grows while deliveries fail, so
+        this is where it is trimmed."""
         tag = keys.conversation_tag(channel_url)
         key = keys.outbox_failures(tag)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.incr(key)
             pipe.expire(key, keys.INBOX_TTL_S)
             pipe.ltrim(keys.outbox(tag), -keys.OUTBOX_MAX, -1)
+            if failure is not None:
+                pipe.set(keys.outbox_error(tag), json.dumps(asdict(failure)), ex=keys.INBOX_TTL_S)
             count, *_ = await pipe.execute()
         return int(count)
 
