@@ -9,7 +9,7 @@ import pytest
 from pydantic_ai import Agent, DeferredToolRequests, models
 
 from tests.tools.support import calls, fixed, retried
-from truloop_assistant.tools import event_client_toolset, interaction_toolset, permission_toolset
+from truloop_assistant.tools import member_device_toolset
 from truloop_assistant.tools.agent_deps import AgentDeps
 
 models.ALLOW_MODEL_REQUESTS = False
@@ -26,7 +26,7 @@ async def run(tool: str, args: dict[str, Any]) -> str | DeferredToolRequests:
         calls(tool, args),
         deps_type=AgentDeps,
         output_type=[str, DeferredToolRequests],
-        toolsets=[event_client_toolset, interaction_toolset, permission_toolset],
+        toolsets=[member_device_toolset],
     )
     deps = AgentDeps(user_id="jeff", channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed)
     return (await agent.run("hi", deps=deps)).output

@@ -15,6 +15,7 @@ from pydantic_ai.messages import ToolReturnPart
 from ...i18n import Language
 from ...i18n import offline as say
 from ...i18n.dates import MONTHS_EN, short_day
+from ...tools.device_tools import DEVICE_TOOLS
 
 
 def content(value: Any) -> Any:
@@ -85,7 +86,8 @@ def _failure(tool_name: str, text: str, lang: Language) -> str:
     The failure text is written for the model (``Expired: …``, ``PermissionRequired (-32010): …``);
     none of it is quoted to the user.
     """
-    could_not = say.COULD_NOT.get(tool_name)
+    device = DEVICE_TOOLS.get(tool_name)
+    could_not = device.failure if device is not None else say.COULD_NOT.get(tool_name)
     action = could_not(lang) if could_not else say.COULD_NOT_RUN(lang, tool=tool_name)
     lowered = text.lower()
     if "permission" in lowered:
