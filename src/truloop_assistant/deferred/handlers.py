@@ -76,7 +76,9 @@ class DeviceToolHandler:
         return result.model_dump(mode="json")
 
 
-HANDLERS: dict[str, DeferredToolHandler] = {name: DeviceToolHandler(tool) for name, tool in DEVICE_TOOLS.items()}
+HANDLERS: dict[str, DeferredToolHandler] = {
+    name: DeviceToolHandler(tool) for name, tool in DEVICE_TOOLS.items()
+}
 HANDLERS_BY_METHOD: dict[str, DeferredToolHandler] = {h.method: h for h in HANDLERS.values()}
 
 

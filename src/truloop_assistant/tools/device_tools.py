@@ -65,8 +65,10 @@ class DeviceTool:
     """A ``result`` a phone may answer with: the evaluation's phone answers it, the docs show it."""
     failure: Text
     """What could not be done when the call fails, in the user's words (the offline model says it)."""
-    summary: str
+    params_summary: str
     """The ``params`` in a few words, for the method table of docs/protocol.md."""
+    result_summary: str
+    """The ``result`` in a few words, for the same table."""
     confirm: bool = False
     """Whether a call waits for the user's yes first (the gate's dialog says what the call will do, from
     the tool's description and arguments) before it goes to the phone."""
@@ -159,7 +161,8 @@ SAMPLE_EVENT = {
     answered_by="phone",
     example={"events": [SAMPLE_EVENT]},
     failure=Text(ko="캘린더를 확인하지 못했어요", en="I couldn't check your calendar"),
-    summary="`startDate`, `endDate`: ISO 8601 with offset",
+    params_summary="`startDate`, `endDate`: ISO 8601 with offset",
+    result_summary='`{"events": [{"id", "title", "start": {"dateTime"}, "end": {"dateTime"}}]}` (at most 1000)',
 )
 async def get_calendar_events(
     ctx: RunContext[AgentDeps],
@@ -197,7 +200,8 @@ async def get_calendar_events(
     answered_by="person",
     example={"confirmed": True},
     failure=Text(ko="확인을 받지 못했어요", en="I couldn't ask you to confirm"),
-    summary="`title`, `message`, optional `confirmLabel`, `cancelLabel`, `permission`",
+    params_summary="`title`, `message`, optional `confirmLabel`, `cancelLabel`, `permission`",
+    result_summary='`{"confirmed": true | false}`',
 )
 async def confirm_interaction(
     ctx: RunContext[AgentDeps],
@@ -234,8 +238,9 @@ async def confirm_interaction(
     answered_by="phone",
     example={"status": "granted", "canPromptAgain": False},
     failure=Text(ko="권한을 확인하지 못했어요", en="I couldn't check the permission"),
-    summary="`permission` (`calendar.read`, `calendar.write`, `contacts.read`, `location`, "
+    params_summary="`permission` (`calendar.read`, `calendar.write`, `contacts.read`, `location`, "
     "`notifications`, `camera`, `photos`, `microphone`; see below)",
+    result_summary='`{"status": "granted" | "denied" | "notDetermined" | "restricted", "canPromptAgain": bool}`',
 )
 async def get_permission_status(
     ctx: RunContext[AgentDeps],
