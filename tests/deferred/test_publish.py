@@ -1,4 +1,4 @@
-"""The published protocol (client snapshot, client types, docs table) follows the device tools' declarations."""
+"""The published protocol (client snapshot and types, docs table) follows the device tools' declarations."""
 
 from __future__ import annotations
 

@@ -18,8 +18,11 @@ from ..tools.device_tools import DEVICE_TOOLS, DeviceTool
 
 
 class DeferredToolHandler(Protocol):
-    tool_name: str
-    method: str
+    @property
+    def tool_name(self) -> str: ...
+
+    @property
+    def method(self) -> str: ...
 
     @property
     def params_model(self) -> type[BaseModel]:
@@ -46,7 +49,7 @@ class DeferredToolHandler(Protocol):
 
 @dataclass(frozen=True)
 class DeviceToolHandler:
-    """The handler of a built-in device tool, from its declaration (:data:`..tools.device_tools.DEVICE_TOOLS`)."""
+    """The handler of a built-in device tool, from its declaration (:mod:`..tools.device_tools`)."""
 
     tool: DeviceTool
 

@@ -68,9 +68,9 @@ __all__ = [
     "event_server_toolset",
     "guest_toolset",
     "guest_toolsets",
+    "invitee_toolset",
     "member_device_toolset",
     "notification_device_toolset",
-    "invitee_toolset",
     "notification_safe_toolsets",
     "tool_names",
 ]

@@ -162,7 +162,8 @@ SAMPLE_EVENT = {
     example={"events": [SAMPLE_EVENT]},
     failure=Text(ko="캘린더를 확인하지 못했어요", en="I couldn't check your calendar"),
     params_summary="`startDate`, `endDate`: ISO 8601 with offset",
-    result_summary='`{"events": [{"id", "title", "start": {"dateTime"}, "end": {"dateTime"}}]}` (at most 1000)',
+    result_summary='`{"events": [{"id", "title", "start": {"dateTime"}, "end": {"dateTime"}}]}` '
+    "(at most 1000)",
 )
 async def get_calendar_events(
     ctx: RunContext[AgentDeps],
@@ -240,7 +241,8 @@ async def confirm_interaction(
     failure=Text(ko="권한을 확인하지 못했어요", en="I couldn't check the permission"),
     params_summary="`permission` (`calendar.read`, `calendar.write`, `contacts.read`, `location`, "
     "`notifications`, `camera`, `photos`, `microphone`; see below)",
-    result_summary='`{"status": "granted" | "denied" | "notDetermined" | "restricted", "canPromptAgain": bool}`',
+    result_summary='`{"status": "granted" | "denied" | "notDetermined" | "restricted", '
+    '"canPromptAgain": bool}`',
 )
 async def get_permission_status(
     ctx: RunContext[AgentDeps],
