@@ -77,10 +77,6 @@ class DeviceTool:
     def name(self) -> str:
         return self.function.__name__
 
-    @property
-    def description(self) -> str:
-        return " ".join((self.function.__doc__ or "").split())
-
     def params_of(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """The JSON-RPC ``params`` of a call with ``args`` (checked with the params model)."""
         mapped = {wire: args.get(argument) for argument, wire in self.params.items()}
