@@ -247,3 +247,18 @@ async def test_what_is_the_users_own_is_looked_up_not_guessed(
     result = await agent.run(prompt, deps=deps)
     calls = [p for m in result.new_messages() for p in m.parts if getattr(p, "part_kind", "") == "tool-call"]
     assert [(c.tool_name, c.args_as_dict()) for c in calls][:1] == [(tool, args)]
+
+
+async def test_a_device_tool_that_failed_is_told_with_the_failure_text_it_is_declared_with(
+    agent: MemberAgent, deps: AgentDeps
+) -> None:
+    result = await agent.run("is the app allowed to use my camera?", deps=deps)
+    assert isinstance(result.output, DeferredToolRequests)
+    [call] = result.output.calls
+    assert call.tool_name == "get_permission_status"
+    history = ModelMessagesTypeAdapter.validate_json(result.all_messages_json())
+    failed = await _resume(agent, deps, history, call.tool_call_id, ToolFailed("Expired: no answer"))
+    assert failed == (
+        "I couldn't check the permission: your phone didn't answer in time. "
+        "Please try again with the app open."
+    )

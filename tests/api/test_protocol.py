@@ -86,3 +86,13 @@ async def test_a_result_fits_the_published_schema_exactly_when_the_server_accept
         assert published.is_valid(answer) == accepted, (answer, accepted)
         verdicts.append(accepted)
     assert True in verdicts and False in verdicts  # both kinds were tried
+
+
+async def test_each_method_says_who_answers_it_and_gives_an_example_that_fits(start_server: Any) -> None:
+    async with start_server() as h:
+        methods = (await h.http.get("/api/v1/agent/protocol")).json()["methods"]
+    assert methods["interaction.confirm"]["answered_by"] == "person"
+    assert methods["calendar.getEvents"]["answered_by"] == "phone"
+    for method, published in methods.items():
+        assert jsonschema_rs.validator_for(published["result"]).is_valid(published["example"]), method
+        HANDLERS_BY_METHOD[method].validate_result(published["example"])

@@ -210,3 +210,15 @@ def test_an_app_declared_tool_is_called_and_answered_from_the_page(page: DevPage
     page.tap(card, "Share sample location")
     page.assistant_says("Seoul City Hall")
     page.screenshot("app-tool-answered-phone")
+
+
+def test_a_built_in_method_without_a_card_of_its_own_is_answered_with_its_declared_example(
+    page: DevPage,
+) -> None:
+    page.open(page.new_channel("published"))
+    page.js("delete METHODS['permissions.getStatus']")  # as for a tool declared after the page was written
+    page.say("is the app allowed to use my camera?")
+    card = page.card("permissions.getStatus")
+    assert "get_permission_status" in card.text and "permission: camera" in card.text
+    page.tap(card, "Answer with the example")
+    page.assistant_says("granted")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ from truloop_assistant.commands.evaluation.scoring import (
 from truloop_assistant.config import load_settings
 from truloop_assistant.local.embedded_redis import RedisServer
 from truloop_assistant.redis_client import connect
+from truloop_assistant.tools import device_tools
 
 SCORE_LINE = re.compile(r"^(?P<group>\S+)\s+(?P<passed>\d+)/(?P<total>\d+)\s+(?P<percent>\d+) %$")
 DEVICE_TOOLS = {"get_calendar_events", "confirm_interaction", "get_permission_status"}
@@ -560,3 +562,16 @@ def test_the_phone_confirms_grants_and_answers_the_calendar_as_the_server_builds
     assert (
         isinstance(results.calls["e2"], ToolFailed) and "Too many device calls" in results.calls["e2"].message
     )
+
+
+def test_the_phone_answers_a_built_in_device_tool_with_the_example_it_is_declared_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    permission = device_tools.DEVICE_TOOLS["get_permission_status"]
+    asked = {"status": "denied", "canPromptAgain": True}
+    monkeypatch.setitem(device_tools.DEVICE_TOOLS, permission.name, replace(permission, example=asked))
+    requests = DeferredToolRequests(
+        calls=[ToolCallPart(permission.name, {"notification_message": "…", "permission": "camera"}, "p")]
+    )
+    results = Phone("jeff", SEOUL, max_calls=3, max_failures=3).answer(requests, prompt="hi", step=0)
+    assert results.calls["p"] == asked

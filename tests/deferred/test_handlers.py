@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 from pydantic_ai.messages import ToolCallPart
 
+from truloop_assistant.deferred.approvals import CONFIRM_METHOD
 from truloop_assistant.deferred.handlers import HANDLERS, error_to_failure
 from truloop_assistant.protocol.jsonrpc import JsonRpcError
+from truloop_assistant.tools.device_tools import answered_by_person, device_tool_for
 
 
 @pytest.mark.parametrize(
@@ -41,3 +43,10 @@ def test_params_never_carry_the_notification_message() -> None:
     }
     confirm = ToolCallPart("confirm_interaction", {"notification_message": "…", "title": "t", "message": "m"})
     assert HANDLERS["confirm_interaction"].create_params(confirm) == {"title": "t", "message": "m"}
+
+
+def test_the_gate_asks_with_the_method_of_the_declared_dialog_tool_which_a_person_answers() -> None:
+    dialog = device_tool_for(CONFIRM_METHOD)
+    assert dialog is not None and dialog.name == "confirm_interaction" and dialog.answered_by == "person"
+    assert answered_by_person(CONFIRM_METHOD)
+    assert not answered_by_person("calendar.getEvents") and not answered_by_person("location.getCurrent")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from tests.support import BOT, CALENDAR_ARGS, Harness
 from truloop_assistant.pipeline.conversations import WAIT_FOR_DEVICE_S
 from truloop_assistant.pipeline.typing_indicator import SHOW_AFTER_S, Typing
 from truloop_assistant.protocol.jsonrpc import JsonRpcRequest
+from truloop_assistant.tools.device_tools import DEVICE_TOOLS
 
 
 def answered_calls(messages: list[ModelMessage]) -> int:
@@ -324,3 +326,17 @@ async def test_a_start_skipped_for_want_of_budget_is_not_retried_in_its_step_nor
     typing.start("c")  # the next step tries again
     await typing.settle()
     assert channel.calls == [("start", "c"), ("start", "c")]
+
+
+async def test_a_request_a_person_must_answer_stops_the_typing_at_once(
+    start_server: Any, sendbird: FakeSendbird, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calendar = DEVICE_TOOLS["get_calendar_events"]
+    monkeypatch.setitem(DEVICE_TOOLS, calendar.name, replace(calendar, answered_by="person"))
+    model = shown_when_thinking(sendbird, asks_the_calendar_then_says("a quiet week"), [])
+    async with start_server(model=model) as h:
+        await h.user_says("what's on this week?")
+        await h.rpc_requests(1)
+        # Nobody waits for a person's answer with the bot typing: it stops as the request goes out.
+        await h.sendbird.wait_typing(lambda calls: len(calls) >= 2, timeout=WAIT_FOR_DEVICE_S / 2)
+        assert timeline(h, "ch-1") == ["typing", "rpc", "stopped"]

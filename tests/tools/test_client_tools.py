@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -9,8 +10,10 @@ import pytest
 from pydantic_ai import Agent, DeferredToolRequests, models
 
 from tests.tools.support import calls, fixed, retried
-from truloop_assistant.tools import event_client_toolset, interaction_toolset, permission_toolset
+from truloop_assistant.agent.agents import gated
+from truloop_assistant.tools import member_device_toolset
 from truloop_assistant.tools.agent_deps import AgentDeps
+from truloop_assistant.tools.device_tools import DEVICE_TOOLS, device_toolset
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -26,7 +29,7 @@ async def run(tool: str, args: dict[str, Any]) -> str | DeferredToolRequests:
         calls(tool, args),
         deps_type=AgentDeps,
         output_type=[str, DeferredToolRequests],
-        toolsets=[event_client_toolset, interaction_toolset, permission_toolset],
+        toolsets=[member_device_toolset],
     )
     deps = AgentDeps(user_id="jeff", channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed)
     return (await agent.run("hi", deps=deps)).output
@@ -118,3 +121,25 @@ async def test_a_bad_call_is_a_retry_and_never_reaches_the_device(
     assert isinstance(output, str)
     problems = retried(output)
     assert list(problems) == [field] and message in problems[field]
+
+
+async def test_a_device_tool_declared_to_confirm_asks_the_users_yes_before_it_goes_to_the_device(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calendar = DEVICE_TOOLS["get_calendar_events"]
+    deps = AgentDeps(user_id="jeff", channel_url="c", timezone=ZoneInfo("Asia/Seoul"), clock=fixed)
+    outputs = []
+    for confirm in (False, True):
+        monkeypatch.setitem(DEVICE_TOOLS, calendar.name, replace(calendar, confirm=confirm))
+        toolset = gated(device_toolset("member"), timeout_s=5)
+        agent = Agent(
+            calls("get_calendar_events", WEEK),
+            deps_type=AgentDeps,
+            output_type=[str, DeferredToolRequests],
+            toolsets=[toolset],
+        )
+        outputs.append((await agent.run("hi", deps=deps)).output)
+    plain, confirmed = outputs
+    assert isinstance(plain, DeferredToolRequests) and isinstance(confirmed, DeferredToolRequests)
+    assert [c.tool_name for c in plain.calls] == ["get_calendar_events"] and not plain.approvals
+    assert [c.tool_name for c in confirmed.approvals] == ["get_calendar_events"] and not confirmed.calls

@@ -17,7 +17,7 @@ from pydantic_core import PydanticUndefined
 from truloop_assistant.deferred.handlers import HANDLERS
 from truloop_assistant.tools import all_toolsets, guest_toolset, invitee_toolset, notification_safe_toolsets
 from truloop_assistant.tools.datetime_tools import datetime_toolset
-from truloop_assistant.tools.device_tools import event_client_toolset, interaction_toolset, permission_toolset
+from truloop_assistant.tools.device_tools import device_toolset
 from truloop_assistant.tools.event_tools import event_server_toolset
 from truloop_assistant.tools.knowledge_tools import knowledge_toolset
 from truloop_assistant.tools.marks import is_destructive
@@ -28,7 +28,7 @@ from truloop_assistant.tools.user_tools import user_toolset
 
 FUNCTION_TOOLSETS: list[FunctionToolset] = [
     datetime_toolset, user_toolset, knowledge_toolset, memory_toolset, places_toolset, relay_toolset,
-    event_server_toolset, event_client_toolset, interaction_toolset, permission_toolset, guest_toolset,
+    event_server_toolset, device_toolset("member"), guest_toolset,
     invitee_toolset,
 ]  # fmt: skip
 
@@ -58,12 +58,12 @@ def test_member_tools_are_exactly_the_designed_ones() -> None:
 
 def test_notification_safe_set_excludes_events_users_and_relay() -> None:
     safe = names(notification_safe_toolsets)
-    assert not safe & names([event_server_toolset, event_client_toolset, user_toolset, relay_toolset])
+    assert not safe & (names([event_server_toolset, user_toolset, relay_toolset]) | {"get_calendar_events"})
     assert {"search_knowledge_base", "search_places", "save_memory", "get_current_datetime"} <= safe
 
 
 def test_every_deferred_tool_has_a_handler() -> None:
-    deferred = names([event_client_toolset, interaction_toolset, permission_toolset])
+    deferred = names([device_toolset("member"), device_toolset("notification"), device_toolset("guest")])
     assert deferred == set(HANDLERS)
 
 

@@ -40,8 +40,8 @@ from ..tools.callbacks import ToolCallbacks
 from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
 from .context import QuotedVoices, channel_voices, turn_instructions
+from .ledger_calls import invalid_calls, server_calls, without_result
 from .people import Person, profile_of
-from .recorder import invalid_calls, server_calls, without_result
 from .step_endings import StepEndings, TurnStep
 from .turn_limits import TurnLimits, failure_text
 from .verify import log_invalid_calls, unpaired_tool_calls

@@ -29,9 +29,10 @@ from ..store.outbox import RpcOut, TextOut
 from ..store.reads import Write
 from ..store.records import AgentRole, PausedTurn
 from ..store.turns import TurnStore
+from .ledger_calls import sent_calls
 from .paused_calls import call_refs, failed_locally
 from .private_requests import PrivateRequests
-from .recorder import KnownRecord, LedgerWriter, StepRecord, sent_calls
+from .recorder import KnownRecord, LedgerWriter, StepRecord
 from .requests import device_requests
 from .results import REQUESTS
 from .turn_limits import TurnLimits

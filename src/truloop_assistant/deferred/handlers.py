@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import ToolFailed
@@ -12,21 +13,16 @@ from pydantic_ai.messages import ToolCallPart
 from ..errors import first_problem
 from ..protocol.declarations import NOTIFICATION, DeclaredTool, schema_problem
 from ..protocol.jsonrpc import ErrorCode, JsonRpcError
-from ..protocol.methods import (
-    CalendarEventsResult,
-    CalendarParams,
-    ConfirmParams,
-    ConfirmResult,
-    PermissionParams,
-    PermissionStatusResult,
-)
-
-R = TypeVar("R", bound=BaseModel)
+from ..protocol.methods import ConfirmResult
+from ..tools.device_tools import DEVICE_TOOLS, DeviceTool
 
 
 class DeferredToolHandler(Protocol):
-    tool_name: str
-    method: str
+    @property
+    def tool_name(self) -> str: ...
+
+    @property
+    def method(self) -> str: ...
 
     @property
     def params_model(self) -> type[BaseModel]:
@@ -51,56 +47,40 @@ class DeferredToolHandler(Protocol):
         ...
 
 
-class _Handler(Generic[R]):
-    tool_name: str
-    method: str
-    params_model: type[BaseModel]
-    result_model: type[R]
+@dataclass(frozen=True)
+class DeviceToolHandler:
+    """The handler of a built-in device tool, from its declaration (:mod:`..tools.device_tools`)."""
+
+    tool: DeviceTool
+
+    @property
+    def tool_name(self) -> str:
+        return self.tool.name
+
+    @property
+    def method(self) -> str:
+        return self.tool.method
+
+    @property
+    def params_model(self) -> type[BaseModel]:
+        return self.tool.params_model
+
+    @property
+    def result_model(self) -> type[BaseModel]:
+        return self.tool.result_model
 
     def create_params(self, call: ToolCallPart) -> dict[str, Any]:
-        args = dict(call.args_as_dict())
-        args.pop("notification_message", None)
-        return self.params_model.model_validate(self._rename(args)).model_dump(exclude_none=True)
+        return self.tool.params_of(call.args_as_dict())
 
-    def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
-        return args
-
-    def validate_result(self, data: Any) -> R:
+    def validate_result(self, data: Any) -> BaseModel:
         return self.result_model.model_validate(data)
 
     def transform_result(self, result: BaseModel) -> Any:
         return result.model_dump(mode="json")
 
 
-class EventToolHandler(_Handler[CalendarEventsResult]):
-    tool_name, method = "get_calendar_events", "calendar.getEvents"
-    params_model, result_model = CalendarParams, CalendarEventsResult
-
-    def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"startDate": args.get("start_date"), "endDate": args.get("end_date")}
-
-
-class InteractionToolHandler(_Handler[ConfirmResult]):
-    tool_name, method = "confirm_interaction", "interaction.confirm"
-    params_model, result_model = ConfirmParams, ConfirmResult
-
-    def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "title": args.get("title"),
-            "message": args.get("message"),
-            "confirmLabel": args.get("confirm_label"),
-            "cancelLabel": args.get("cancel_label"),
-            "permission": args.get("permission"),
-        }
-
-
-class PermissionToolHandler(_Handler[PermissionStatusResult]):
-    tool_name, method = "get_permission_status", "permissions.getStatus"
-    params_model, result_model = PermissionParams, PermissionStatusResult
-
-
 HANDLERS: dict[str, DeferredToolHandler] = {
-    h.tool_name: h for h in (EventToolHandler(), InteractionToolHandler(), PermissionToolHandler())
+    name: DeviceToolHandler(tool) for name, tool in DEVICE_TOOLS.items()
 }
 HANDLERS_BY_METHOD: dict[str, DeferredToolHandler] = {h.method: h for h in HANDLERS.values()}
 

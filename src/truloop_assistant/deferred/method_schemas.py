@@ -1,7 +1,8 @@
 """The device protocol as data: each built-in method's JSON Schemas and the error codes.
 
 The schemas are generated from the very models the server checks a device's answer with
-(:mod:`truloop_assistant.protocol.methods`, through :data:`~.handlers.HANDLERS`), so what the app
+(:mod:`truloop_assistant.protocol.methods`, through the declarations of
+:data:`~truloop_assistant.tools.device_tools.DEVICE_TOOLS`), so what the app
 team reads at ``GET /api/v1/agent/protocol`` cannot drift from what the server accepts.
 """
 
@@ -11,7 +12,8 @@ from typing import Any
 
 from ..protocol.jsonrpc import ErrorCode
 from ..protocol.methods import PermissionRequiredData
-from .handlers import DEVICE_ERRORS, HANDLERS
+from ..tools.device_tools import DEVICE_TOOLS
+from .handlers import DEVICE_ERRORS
 
 CUSTOM_TYPE = "agent-rpc"
 """The ``custom_type`` of the Sendbird messages that carry a request to the device."""
@@ -20,12 +22,14 @@ CUSTOM_TYPE = "agent-rpc"
 def protocol_document() -> dict[str, Any]:
     """Every built-in method with its tool, ``params`` and ``result`` schemas; the error codes."""
     methods = {
-        handler.method: {
-            "tool": handler.tool_name,
-            "params": handler.params_model.model_json_schema(),
-            "result": handler.result_model.model_json_schema(),
+        tool.method: {
+            "tool": tool.name,
+            "answered_by": tool.answered_by,
+            "params": tool.params_model.model_json_schema(),
+            "result": tool.result_model.model_json_schema(),
+            "example": dict(tool.example),
         }
-        for handler in HANDLERS.values()
+        for tool in DEVICE_TOOLS.values()
     }
     errors = {
         str(int(code)): {

@@ -45,7 +45,6 @@ NOW = Text(ko="지금은 {day} {clock}이에요 ({zone}).", en="It is {clock} on
 COULD_NOT = {
     "get_current_datetime": Text(ko="현재 시간을 확인하지 못했어요", en="I couldn't get the current time"),
     "get_day_of_week": Text(ko="요일을 확인하지 못했어요", en="I couldn't work out the day of the week"),
-    "get_calendar_events": Text(ko="캘린더를 확인하지 못했어요", en="I couldn't check your calendar"),
     "create_event": Text(ko="일정을 만들지 못했어요", en="I couldn't create the event"),
     "search_knowledge_base": Text(ko="문서를 찾지 못했어요", en="I couldn't search the handbook"),
     "search_users": Text(ko="사람을 찾지 못했어요", en="I couldn't look that person up"),

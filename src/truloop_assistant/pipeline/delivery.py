@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from ..channels.base import Channel, ChannelSendError
 from ..channels.parts import DEFAULT_MAX_CHARS, first_part, part_dedup_id
-from ..deferred.approvals import CONFIRM_METHOD
 from ..i18n import texts
 from ..store.conversation_failures import ConversationFailures
 from ..store.outbox import DeliveryFailure, Outbox, Peeked, RpcMessage, RpcOut, SettleOut, TextOut
+from ..tools.device_tools import answered_by_person
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ class Deliverer:
                     await self._keep(channel_url, raw, item, exc)
             if isinstance(item, SettleOut):
                 self._updates_wait.pop(channel_url, None)
-            elif isinstance(item, RpcOut) and item.request.method != CONFIRM_METHOD:
+            elif isinstance(item, RpcOut) and not answered_by_person(item.request.method):
                 asked = True
             head = await self.outbox.pop(channel_url, raw, note=note)
         return Delivery(retry_in=None, blocking=False, asked=asked)

@@ -5,7 +5,7 @@ from typing import Any
 from pydantic_ai import AbstractToolset, CombinedToolset, FunctionToolset
 
 from .datetime_tools import datetime_toolset
-from .device_tools import event_client_toolset, interaction_toolset, permission_toolset
+from .device_tools import device_toolset
 from .event_tools import event_server_toolset
 from .guest_tools import guest_toolset, invitee_toolset
 from .knowledge_tools import knowledge_toolset
@@ -14,8 +14,10 @@ from .places_tools import places_toolset
 from .relay_tools import relay_toolset
 from .user_tools import user_toolset
 
-event_toolset = CombinedToolset([event_server_toolset, event_client_toolset])
-"""The hybrid event toolset: events in the app's store (server) + the phone calendar (deferred)."""
+member_device_toolset = device_toolset("member")
+"""The device tools a member's agent offers (phone calendar, confirm dialog, OS permission)."""
+notification_device_toolset = device_toolset("notification")
+"""The device tools the writer of relayed messages may use."""
 
 all_toolsets = [
     datetime_toolset,
@@ -24,21 +26,19 @@ all_toolsets = [
     memory_toolset,
     places_toolset,
     relay_toolset,
-    event_toolset,
+    event_server_toolset,
     invitee_toolset,
-    interaction_toolset,
-    permission_toolset,
+    member_device_toolset,
 ]
 """Everything a member (a person in the user directory) can use."""
 
-guest_toolsets = [datetime_toolset, guest_toolset]
+guest_toolsets = [datetime_toolset, guest_toolset, device_toolset("guest")]
 """Invited guests: their invitations and availability only (plus the date tools to reason about dates)."""
 
 notification_safe_toolsets = [
     datetime_toolset,
     knowledge_toolset,
-    interaction_toolset,
-    permission_toolset,
+    notification_device_toolset,
     places_toolset,
     memory_toolset,
 ]
@@ -65,13 +65,12 @@ def tool_names() -> frozenset[str]:
 __all__ = [
     "all_toolsets",
     "datetime_toolset",
-    "event_client_toolset",
-    "event_toolset",
+    "event_server_toolset",
     "guest_toolset",
     "guest_toolsets",
-    "interaction_toolset",
     "invitee_toolset",
+    "member_device_toolset",
+    "notification_device_toolset",
     "notification_safe_toolsets",
-    "permission_toolset",
     "tool_names",
 ]

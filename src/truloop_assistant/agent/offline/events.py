@@ -20,7 +20,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponsePart, 
 from ...i18n import Language, is_korean
 from ...i18n import offline as say
 from .days import days_in
-from .phrasing import content, event_line
+from .event_phrasing import event_line
+from .phrasing import content
 
 _CANCEL = re.compile(
     r"취소\s*(?:해|하|시켜|할|좀|부탁)|취소[.!~]*$|\bcancel\b|\bcall(?:ing)?\s+off\b", re.IGNORECASE

@@ -196,6 +196,20 @@ const GENERIC = {
   icon: 'phone', name: 'App request', summary: () => '',
   answers: [['Not supported', () => ({error: {code: -32601, message: 'Method not found'}})]],
 };
+// Built-in methods as the server publishes them (GET /api/v1/agent/protocol): a method without a
+// card of its own above still gets one, answered with the example result it is declared with.
+const PUBLISHED = {};
+function specFor(method) {
+  if (METHODS[method]) return METHODS[method];
+  const published = PUBLISHED[method];
+  if (!published) return GENERIC;
+  const shown = v => (typeof v === 'string' ? v : JSON.stringify(v));
+  return {
+    icon: 'phone', name: published.tool,
+    summary: p => Object.entries(p).map(([k, v]) => `${k}: ${shown(v)}`).join(', '),
+    answers: [['Answer with the example', () => ({result: published.example})], ...GENERIC.answers],
+  };
+}
 const confirmLabels = p => {
   const korean = /[\uac00-\ud7a3]/.test(`${p.title || ''}${p.message || ''}`);
   return {ok: p.confirmLabel || (korean ? '확인' : 'Confirm'), cancel: p.cancelLabel || (korean ? '취소' : 'Cancel')};
@@ -382,7 +396,7 @@ const SETTLED = new Set(['answered', 'expired', 'superseded', 'cancelled']);
 function requestCard(m, callId) {
   const asked = S.asked.get(callId), req = requestOf(m);
   const rpc = asked ? asked.rpc : {id: callId, method: req.settled.method || ''};
-  const spec = METHODS[rpc.method] || GENERIC;
+  const spec = specFor(rpc.method);
   const card = el('div', {className: 'card'});
   card.dataset.callId = callId;
   card.dataset.method = rpc.method;
@@ -413,7 +427,7 @@ function setCall(callId, call) {
 function refreshCard(callId) {
   const entry = cards.get(callId);
   if (!entry) return;
-  const {card, rpc} = entry, spec = METHODS[rpc.method] || GENERIC;
+  const {card, rpc} = entry, spec = specFor(rpc.method);
   const call = S.calls.get(callId);
   const state = call ? call.state : 'unknown';
   card.dataset.state = state;
@@ -799,6 +813,11 @@ $('undeclare').onclick = async () => {
 
 // ---- start --------------------------------------------------------------------------------------
 
+async function loadProtocol() {
+  const {data} = await request('/api/v1/agent/protocol');
+  Object.assign(PUBLISHED, data.methods);
+}
+
 async function loadInfo() {
   const [info, users] = await Promise.all([request('/dev/api/info'), request('/dev/api/users')]);
   S.bot = info.data.bot_user_id;
@@ -818,7 +837,7 @@ async function start() {
   $('channel').value = S.channel;
   fillUsers();
   remember();
-  try { await loadInfo(); } catch (e) { setOnline(false, e); }
+  try { await Promise.all([loadInfo(), loadProtocol()]); } catch (e) { setOnline(false, e); }
   document.body.dataset.ready = 'true';
   poll();
 }

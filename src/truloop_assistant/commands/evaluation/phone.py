@@ -2,8 +2,9 @@
 
 Its calendar holds the /dev page's sample events (``팀 미팅`` at 10:00, ``Lunch with Mina`` at
 12:00) on every day of the asked range, in the user's time zone; it confirms every dialog (the
-confirmation gate's and ``confirm_interaction``'s) and grants every permission; the user's app has
-declared no tools of its own. The answers become the run's results through the server's own code,
+confirmation gate's) and answers any other built-in device tool with the example result it is
+declared with (``confirm_interaction``: yes; ``get_permission_status``: granted); the user's app
+has declared no tools of its own. The answers become the run's results through the server's own code,
 from the calls the server would have sent, so a model meets in the evaluation what it meets in a turn.
 """
 
@@ -20,20 +21,18 @@ from pydantic_ai.messages import ToolCallPart
 
 from ...agent.paused_calls import call_refs, failed_locally
 from ...agent.results import EXPIRED_TEXT, REQUESTS, deferred_results
-from ...deferred.approvals import CONFIRM_METHOD
 from ...deferred.handlers import device_params
 from ...protocol.jsonrpc import ErrorCode, JsonRpcError
 from ...store.answers import Answer, DeviceError, DeviceResult
 from ...store.records import CallRef, PausedTurn
+from ...tools.device_tools import DEVICE_TOOLS, device_tool_for
 
 SAMPLE_DAY = (("팀 미팅", time(10), time(11)), ("Lunch with Mina", time(12), time(13)))
 """The phone calendar's events on every day (title, start, end in the user's zone), as on the /dev page."""
 MAX_DAYS = 14
 """Days of a range the sample calendar fills: a year's range gets two weeks of events, not 730."""
-CALENDAR_METHOD = "calendar.getEvents"
-PERMISSION_METHOD = "permissions.getStatus"
+CALENDAR_METHOD = DEVICE_TOOLS["get_calendar_events"].method
 CONFIRMED = {"confirmed": True}
-GRANTED = {"status": "granted", "canPromptAgain": False}
 
 
 def sample_calendar(start_date: str, end_date: str, zone: ZoneInfo) -> dict[str, Any]:
@@ -62,13 +61,13 @@ def _at(day: date, at: time, zone: ZoneInfo) -> datetime:
 
 def device_answer(ref: CallRef, part: ToolCallPart, zone: ZoneInfo) -> Answer:
     """What the phone answers one call (sent as ``ref``): a result, or -32601 for a method it lacks."""
-    if ref.bucket == "approval" or ref.method == CONFIRM_METHOD:
+    if ref.bucket == "approval":
         return DeviceResult(result=CONFIRMED)
-    if ref.method == PERMISSION_METHOD:
-        return DeviceResult(result=GRANTED)
     if ref.method == CALENDAR_METHOD:
         params = device_params(part)
         return DeviceResult(result=sample_calendar(params["startDate"], params["endDate"], zone))
+    if (tool := device_tool_for(ref.method)) is not None:
+        return DeviceResult(result=dict(tool.example))
     return DeviceError(error=JsonRpcError(code=ErrorCode.METHOD_NOT_FOUND, message="Method not found"))
 
 

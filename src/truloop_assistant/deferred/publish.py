@@ -1,0 +1,111 @@
+"""Writes the published device protocol from the device tools' declarations.
+
+    python -m truloop_assistant.deferred.publish [--check] [ROOT]
+
+writes, under ROOT (the repository, the current directory by default):
+
+- ``clients/typescript/protocol.json``: the document ``GET /api/v1/agent/protocol`` serves;
+- ``clients/typescript/src/generated/protocol.ts``: the client's wire types, by the client's own
+  generator (``node clients/typescript/scripts/protocol.mjs generate``; skipped without node);
+- the method table of ``docs/protocol.md`` (between its ``generated`` markers).
+
+``--check`` writes nothing and fails, naming the stale files, when one differs from what it would write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..tools.device_tools import DEVICE_TOOLS, DeviceTool
+from .method_schemas import protocol_document
+
+SNAPSHOT = Path("clients/typescript/protocol.json")
+GENERATED_TYPES = Path("clients/typescript/src/generated/protocol.ts")
+TYPES_SCRIPT = Path("clients/typescript/scripts/protocol.mjs")
+DOCS = Path("docs/protocol.md")
+BEGIN = "<!-- generated from the device tools' declarations: python -m truloop_assistant.deferred.publish -->"
+END = "<!-- end of generated -->"
+ANSWERERS = {"phone": "the app, at once", "person": "the user, in a dialog"}
+
+
+def snapshot_text() -> str:
+    """``protocol.json`` as it is committed: the served document, indented by two."""
+    return json.dumps(protocol_document(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _row(tool: DeviceTool) -> str:
+    cells = [f"`{tool.method}`", tool.params_summary, tool.result_summary, ANSWERERS[tool.answered_by]]
+    return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+
+
+def method_table() -> str:
+    """The method table of docs/protocol.md, one row per built-in device tool."""
+    rows = [_row(tool) for tool in DEVICE_TOOLS.values()]
+    return "\n".join(["| method | params | result | answered by |", "|---|---|---|---|", *rows])
+
+
+def docs_text(current: str) -> str:
+    """docs/protocol.md with its generated method table replaced by the declarations' one."""
+    head, begin, rest = current.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise ValueError(f"{DOCS} lacks the markers {BEGIN!r} ... {END!r}")
+    return f"{head}{BEGIN}\n{method_table()}\n{END}{tail}"
+
+
+def _types(root: Path, *, check: bool) -> str | None:
+    """Runs the client's type generator (or its check); why it failed, or None."""
+    node = shutil.which("node")
+    if node is None or not (root / TYPES_SCRIPT).exists():
+        return None
+    run = subprocess.run(
+        [node, str(root / TYPES_SCRIPT), "check" if check else "generate"],
+        cwd=root / TYPES_SCRIPT.parent.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return None if run.returncode == 0 else f"{GENERATED_TYPES}: {(run.stderr or run.stdout).strip()}"
+
+
+def publish(root: Path, *, check: bool = False) -> list[str]:
+    """Write (or with ``check``, compare) the generated files; the stale ones, when checking."""
+    stale: list[str] = []
+    docs = (root / DOCS).read_text(encoding="utf-8")
+    for path, current, wanted in (
+        (SNAPSHOT, (root / SNAPSHOT).read_text(encoding="utf-8"), snapshot_text()),
+        (DOCS, docs, docs_text(docs)),
+    ):
+        if current == wanted:
+            continue
+        if check:
+            stale.append(str(path))
+        else:
+            (root / path).write_text(wanted, encoding="utf-8")
+    if (problem := _types(root, check=check)) is not None:
+        stale.append(problem)
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m truloop_assistant.deferred.publish")
+    parser.add_argument("root", nargs="?", type=Path, default=Path.cwd(), help="the repository")
+    parser.add_argument("--check", action="store_true", help="fail when a generated file is stale")
+    args = parser.parse_args(argv)
+    stale = publish(args.root, check=args.check)
+    for line in stale:
+        print(f"stale: {line}", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
