@@ -65,7 +65,12 @@ def _one_model(name: str, timezone: ZoneInfo) -> Model:
     """``offline`` is the built-in rule-based model; anything else is a pydantic-ai model string."""
     if name == "offline":
         return build_offline_model(timezone=timezone)
-    return with_plain_bodies(with_schemas_kept(infer_model(name)))
+    return as_served(infer_model(name))
+
+
+def as_served(model: Model) -> Model:
+    """A provider's model as the server uses it (see the wrappers below)."""
+    return with_plain_bodies(with_schemas_kept(model))
 
 
 JsonSchema = dict[str, Any]
