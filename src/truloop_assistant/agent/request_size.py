@@ -68,6 +68,11 @@ class RequestSize:
 
 async def member_request_size(agent: MemberAgent | None = None) -> RequestSize:
     """The size of the member agent's first model request of a turn (``agent``: one already built)."""
+    return size_of(await member_request(agent))
+
+
+async def member_request(agent: MemberAgent | None = None) -> dict[str, Any]:
+    """The body of the member agent's first Chat Completions request of a turn."""
     bodies: list[dict[str, Any]] = []
 
     def answer(request: httpx.Request) -> httpx.Response:
@@ -86,7 +91,7 @@ async def member_request_size(agent: MemberAgent | None = None) -> RequestSize:
                 deps=deps,
                 instructions=turn_instructions(_ZONE, deps.user_id, now=_NOW, name="Kim Minjun"),
             )
-    return size_of(bodies[0])
+    return bodies[0]
 
 
 def size_of(body: dict[str, Any]) -> RequestSize:
