@@ -107,8 +107,8 @@ async def test_a_good_call_goes_to_the_device_with_the_models_arguments(
             "get_permission_status",
             {"notification_message": "", "permission": "bluetooth"},
             "permission",
-            "Input should be 'calendar.read', 'calendar.write', 'contacts.read', 'location', 'notifications', "
-            "'camera', 'photos' or 'microphone'",
+            "Input should be 'calendar.read', 'calendar.write', 'contacts.read', 'location', "
+            "'notifications', 'camera', 'photos' or 'microphone'",
         ),
     ],
 )
