@@ -15,7 +15,6 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
-from openai import AsyncOpenAI
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -80,8 +79,8 @@ async def member_request(agent: MemberAgent | None = None) -> dict[str, Any]:
         return httpx.Response(200, json=_ANSWER)
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
-        client = AsyncOpenAI(api_key="size", base_url="http://size.invalid/v1", http_client=http)
-        model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(openai_client=client))
+        provider = OpenAIProvider(base_url="http://size.invalid/v1", api_key="size", http_client=http)
+        model = OpenAIChatModel("gpt-4o-mini", provider=provider)
         member = agent or build_member_agent(model, tool_timeout_s=30.0)
         deps = AgentDeps(user_id="u_minjun", channel_url="size", timezone=_ZONE, clock=lambda: _NOW)
         # Allowed even where tests forbid model requests: this one never leaves the process.

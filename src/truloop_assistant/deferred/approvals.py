@@ -167,7 +167,8 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
     if args.get("start_time") or args.get("end_time"):
         changes.append(texts.CHANGED_TIME(lang, value=await _new_time(args, ctx)))
     # An empty value changes nothing; a field in ``clear`` is removed: the dialog says so.
-    cleared = args.get("clear") if isinstance(args.get("clear"), list) else []
+    clear = args.get("clear")
+    cleared: list[Any] = clear if isinstance(clear, list) else []
     if location := _written(args, "location"):
         changes.append(texts.CHANGED_PLACE(lang, value=location))
     elif "location" in cleared:

@@ -12,7 +12,7 @@ from collections.abc import Collection
 from typing import Any
 
 from pydantic_ai.toolsets.abstract import SchemaValidatorProt
-from pydantic_core import from_json, to_json
+from pydantic_core import SchemaValidator, from_json, to_json
 
 
 def is_empty(value: Any) -> bool:
@@ -23,7 +23,7 @@ def is_empty(value: Any) -> bool:
 class EmptyOptionalsDropped:
     """A tool's argument validator that first drops the ``optional`` arguments sent empty."""
 
-    def __init__(self, validator: SchemaValidatorProt, optional: Collection[str]) -> None:
+    def __init__(self, validator: SchemaValidator | SchemaValidatorProt, optional: Collection[str]) -> None:
         self.validator = validator
         self.optional = frozenset(optional)
 
