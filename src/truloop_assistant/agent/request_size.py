@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import httpx
+import httpx2
 from pydantic_ai.models import override_allow_model_requests
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -74,11 +74,12 @@ async def member_request(agent: MemberAgent | None = None) -> dict[str, Any]:
     """The body of the member agent's first Chat Completions request of a turn."""
     bodies: list[dict[str, Any]] = []
 
-    def answer(request: httpx.Request) -> httpx.Response:
+    def answer(request: httpx2.Request) -> httpx2.Response:
         bodies.append(json.loads(request.content))
-        return httpx.Response(200, json=_ANSWER)
+        return httpx2.Response(200, json=_ANSWER)
 
-    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+    # httpx2: the model SDKs' own copy of httpx, which they take a client of
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(answer)) as http:
         provider = OpenAIProvider(base_url="http://size.invalid/v1", api_key="size", http_client=http)
         model = OpenAIChatModel("gpt-4o-mini", provider=provider)
         member = agent or build_member_agent(model, tool_timeout_s=30.0)
