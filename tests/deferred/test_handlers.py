@@ -41,3 +41,14 @@ def test_params_never_carry_the_notification_message() -> None:
     }
     confirm = ToolCallPart("confirm_interaction", {"notification_message": "…", "title": "t", "message": "m"})
     assert HANDLERS["confirm_interaction"].create_params(confirm) == {"title": "t", "message": "m"}
+
+
+def test_an_optional_argument_left_empty_is_not_sent_to_the_phone() -> None:
+    confirm = ToolCallPart(
+        "confirm_interaction",
+        {"notification_message": "", "title": "t", "message": "m", "confirm_label": "", "cancel_label": " ",
+         "permission": None},
+    )  # fmt: skip
+    assert HANDLERS["confirm_interaction"].create_params(confirm) == {"title": "t", "message": "m"}
+    asked = ToolCallPart("confirm_interaction", {"title": "t", "message": "m", "permission": "location"})
+    assert HANDLERS["confirm_interaction"].create_params(asked)["permission"] == "location"

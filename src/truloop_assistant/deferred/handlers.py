@@ -58,7 +58,8 @@ class _Handler(Generic[R]):
     result_model: type[R]
 
     def create_params(self, call: ToolCallPart) -> dict[str, Any]:
-        args = dict(call.args_as_dict())
+        # An argument the model left empty (a blank label) is not sent: it would change the dialog.
+        args = {k: v for k, v in call.args_as_dict().items() if not _empty(v)}
         args.pop("notification_message", None)
         return self.params_model.model_validate(self._rename(args)).model_dump(exclude_none=True)
 
@@ -70,6 +71,10 @@ class _Handler(Generic[R]):
 
     def transform_result(self, result: BaseModel) -> Any:
         return result.model_dump(mode="json")
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == [] or (isinstance(value, str) and not value.strip())
 
 
 class EventToolHandler(_Handler[CalendarEventsResult]):
