@@ -7,6 +7,7 @@ tools and what their app can serve.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -21,11 +22,12 @@ from pydantic_ai.tools import ToolDefinition
 from tests.support import LOCATION_TOOL
 from tests.tools.support import fixed
 from truloop_assistant.agent.agents import build_guest_agent, build_member_agent, build_notification_agent
-from truloop_assistant.agent.models import resolve_model
+from truloop_assistant.agent.models import resolve_model, with_objects_open_unless_strict
 from truloop_assistant.protocol.declarations import Declaration, DeclaredTool
 from truloop_assistant.tools import all_toolsets, guest_toolsets, notification_safe_toolsets
 from truloop_assistant.tools.agent_deps import AgentDeps
 from truloop_assistant.tools.marks import is_destructive
+from truloop_assistant.tools.server_tools import as_sent
 
 models.ALLOW_MODEL_REQUESTS = False
 SEOUL = ZoneInfo("Asia/Seoul")
@@ -52,12 +54,12 @@ def offered(seen: list[list[ToolDefinition]], call: Call | None = None) -> Funct
 
 
 def defined(toolsets: Sequence[AbstractToolset[AgentDeps]]) -> dict[str, ToolDefinition]:
-    """Each tool of ``toolsets`` as its function toolset defines it."""
+    """Each tool of ``toolsets`` as its function toolset defines it, written as it is sent."""
     found: dict[str, ToolDefinition] = {}
 
     def walk(toolset: AbstractToolset[AgentDeps]) -> None:
         if isinstance(toolset, FunctionToolset):
-            found.update({name: tool.tool_def for name, tool in toolset.tools.items()})
+            found.update({name: as_sent(tool.tool_def) for name, tool in toolset.tools.items()})
         elif isinstance(toolset, CombinedToolset):
             for inner in toolset.toolsets:
                 walk(inner)
@@ -163,7 +165,7 @@ def test_a_provider_is_sent_each_tool_schema_in_the_form_its_transformer_gives(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     kept = resolve_model("openai-chat:gpt-4o", timezone=SEOUL)
-    plain = infer_model("openai-chat:gpt-4o")
+    plain = with_objects_open_unless_strict(infer_model("openai-chat:gpt-4o"))
     tools = [
         *defined(all_toolsets).values(),
         ToolDefinition(name="strict_one", parameters_json_schema=LOCATION.model_parameters(), strict=True),
@@ -177,3 +179,6 @@ def test_a_provider_is_sent_each_tool_schema_in_the_form_its_transformer_gives(
     pairs = zip(first, second, strict=True)
     assert all(a.parameters_json_schema is b.parameters_json_schema for a, b in pairs)  # made once
     assert [d.strict for d in first] == [d.strict for d in expected]
+    # Objects are closed for strict tools only: outside strict mode it binds nothing.
+    closed = {d.name for d in first if "additionalProperties" in json.dumps(d.parameters_json_schema)}
+    assert closed == {d.name for d in first if d.strict} and "strict_one" in closed

@@ -57,6 +57,10 @@ from truloop_assistant.redis_client import connect
 from truloop_assistant.tools import device_tools
 
 SCORE_LINE = re.compile(r"^(?P<group>\S+)\s+(?P<passed>\d+)/(?P<total>\d+)\s+(?P<percent>\d+) %$")
+REQUEST_SIZE = re.compile(
+    r"^request size: \d+ tools in [\d,]+ chars \(at most 10,000\), "
+    r"instructions [\d,]+ chars \(at most 3,500\), about [\d,]+ tokens$"
+)
 DEVICE_TOOLS = {"get_calendar_events", "confirm_interaction", "get_permission_status"}
 
 
@@ -125,6 +129,8 @@ def test_a_custom_cases_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["eval", "--model", "offline", "--cases", str(path)]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == f"model offline: 2 cases from {path}"
+    # what each request of the member agent carries besides the conversation
+    assert REQUEST_SIZE.match(out.splitlines()[1]), out.splitlines()[1]
     assert '  miss  [relay] "Hello!": expected send_message_to_user, called no tool' in out
     assert out.splitlines()[-3:] == ["clock    1/1  100 %", "relay    0/1    0 %", "overall  1/2   50 %"]
 

@@ -57,16 +57,35 @@ async def test_a_failing_lookup_still_asks_with_the_plain_arguments() -> None:
     assert "evt_1" in params.message and "mina" in params.message
 
 
-async def test_an_update_that_removes_things_says_what_goes() -> None:
+async def test_an_update_says_what_it_removes_and_whom_it_adds_and_removes() -> None:
     context = ApprovalContext(language="en", timezone=SEOUL)
-    removal = {"event_id": "evt_1", "location": "", "invitee_user_ids": [], "guest_user_ids": []}
-    params = await describe_approval(ToolCallPart("update_event", removal), context)
+    change = {
+        "event_id": "evt_1",
+        "location": "",  # empty: changes nothing, and the dialog says nothing of it
+        "clear": ["location"],
+        "add_invitee_user_ids": ["mina"],
+        "remove_invitee_user_ids": ["jiwoo"],
+        "add_guest_user_ids": ["guest-kim"],
+        "remove_guest_user_ids": ["guest-lee", "guest-park"],
+    }
+    params = await describe_approval(ToolCallPart("update_event", change), context)
     assert params.title == "Change this event?"
-    assert params.message.endswith(": remove the place; uninvite everyone; remove every guest.")
+    assert params.message.endswith(
+        ": remove the place; invite mina; uninvite jiwoo; add guests guest-kim (they get an invitation); "
+        "remove guests guest-lee, guest-park."
+    )
     korean = ApprovalContext(language="ko", timezone=SEOUL)
-    deadline = {"event_id": "evt_1", "availability_deadline": "", "title": "점심"}
+    deadline = {
+        "event_id": "evt_1",
+        "availability_deadline": "",
+        "title": "점심",
+        "clear": ["availability_deadline"],
+    }
     params = await describe_approval(ToolCallPart("update_event", deadline), korean)
     assert params.message.endswith(": 제목 → “점심”; 응답 마감 삭제.")
+    nothing = {"event_id": "evt_1", "location": "", "description": " ", "add_invitee_user_ids": []}
+    params = await describe_approval(ToolCallPart("update_event", nothing), context)
+    assert params.message.endswith(": no changes.")
 
 
 async def test_moving_the_start_shows_where_the_end_goes(redis: Any) -> None:

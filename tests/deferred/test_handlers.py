@@ -50,3 +50,14 @@ def test_the_gate_asks_with_the_method_of_the_declared_dialog_tool_which_a_perso
     assert dialog is not None and dialog.name == "confirm_interaction" and dialog.answered_by == "person"
     assert answered_by_person(CONFIRM_METHOD)
     assert not answered_by_person("calendar.getEvents") and not answered_by_person("location.getCurrent")
+
+
+def test_an_optional_argument_left_empty_is_not_sent_to_the_phone() -> None:
+    confirm = ToolCallPart(
+        "confirm_interaction",
+        {"notification_message": "", "title": "t", "message": "m", "confirm_label": "", "cancel_label": " ",
+         "permission": None},
+    )  # fmt: skip
+    assert HANDLERS["confirm_interaction"].create_params(confirm) == {"title": "t", "message": "m"}
+    asked = ToolCallPart("confirm_interaction", {"title": "t", "message": "m", "permission": "location"})
+    assert HANDLERS["confirm_interaction"].create_params(asked)["permission"] == "location"

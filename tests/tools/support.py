@@ -17,9 +17,10 @@ from truloop_assistant.backends import Backends
 from truloop_assistant.channels.relay import RelayError
 from truloop_assistant.i18n import Language
 from truloop_assistant.tools.agent_deps import AgentDeps, Inviter
+from truloop_assistant.tools.server_tools import merged
 
 
-def calls(tool: str, args: dict[str, Any]) -> FunctionModel:
+def calls(tool: str, args: dict[str, Any] | str) -> FunctionModel:
     """Call one tool, then answer with its result as the model saw it: ``<outcome>: <content>``."""
 
     def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -76,12 +77,17 @@ async def run_tool(
     user: str,
     prompt: str = "hi",
     inviter: Inviter | None = None,
+    as_json: bool = False,
     **args: Any,
 ) -> str:
-    """Have an agent with ``toolset`` call ``tool`` once as ``user`` who wrote ``prompt``; its answer
-    reports the result."""
+    """Have an agent with ``toolset`` (as the agents offer it) call ``tool`` once as ``user`` who
+    wrote ``prompt``; its answer reports the result. ``as_json``: the arguments come as a JSON text,
+    as providers deliver them."""
     agent = Agent(
-        calls(tool, args), deps_type=AgentDeps, output_type=[str, DeferredToolRequests], toolsets=[toolset]
+        calls(tool, json.dumps(args) if as_json else args),
+        deps_type=AgentDeps,
+        output_type=[str, DeferredToolRequests],
+        toolsets=[merged([toolset])],
     )
     deps = AgentDeps(
         user_id=user,

@@ -108,9 +108,10 @@ async def test_a_good_call_goes_to_the_device_with_the_models_arguments(
         ),
         (
             "get_permission_status",
-            {"notification_message": "", "permission": ""},
+            {"notification_message": "", "permission": "bluetooth"},
             "permission",
-            "String should have at least 1 character",
+            "Input should be 'calendar.read', 'calendar.write', 'contacts.read', 'location', "
+            "'notifications', 'camera', 'photos' or 'microphone'",
         ),
     ],
 )

@@ -113,7 +113,7 @@ async def test_a_guest_who_wrote_to_the_assistant_before_is_invited_in_their_lan
     [
         ("create_event", {**LUNCH, "guest_user_ids": ["guest-kim", "mina", "sarah"]}, "invitee_user_ids"),
         ("invite_to_event", {"guest_user_ids": ["mina"]}, "user_ids"),
-        ("update_event", {"guest_user_ids": ["guest-kim", "mina"]}, "invitee_user_ids"),
+        ("update_event", {"add_guest_user_ids": ["guest-park", "mina"]}, "add_invitee_user_ids"),
     ],
 )
 async def test_directory_users_are_not_guests(
@@ -182,7 +182,7 @@ async def test_inviting_guests_later_invites_only_the_new_ones(
     assert "give the ids of other people to invite" in retried(nobody)[""]
 
 
-async def test_replacing_the_guests_invites_the_new_and_drops_the_removed(
+async def test_adding_and_removing_guests_invites_the_new_and_drops_the_removed(
     backends: Backends, inviter: RecordingInviter, redis: Redis
 ) -> None:
     event = await lunch_with_guests(backends, inviter, guest_user_ids=["guest-kim", "guest-lee"])
@@ -201,7 +201,8 @@ async def test_replacing_the_guests_invites_the_new_and_drops_the_removed(
             inviter,
             "update_event",
             event_id=event["event_id"],
-            guest_user_ids=["guest-kim", "guest-park"],
+            add_guest_user_ids=["guest-park"],
+            remove_guest_user_ids=["guest-lee"],
         )
     )
     assert updated["guest_user_ids"] == ["guest-kim", "guest-park"]
@@ -246,6 +247,8 @@ async def test_a_reminder_is_due_a_day_before_the_deadline_until_the_guest_answe
     )
     assert (await reminders(redis))[lee].isoformat() == "2026-11-26T14:49:00+09:00"
     await ask(backends, inviter, "update_event", event_id=event["event_id"], availability_deadline="")
+    assert len(await reminders(redis)) == 1  # left empty: the deadline stays
+    await ask(backends, inviter, "update_event", event_id=event["event_id"], clear=["availability_deadline"])
     assert await reminders(redis) == {}
 
 
@@ -342,7 +345,7 @@ async def test_a_change_is_told_to_everyone_invited_and_new_people_are_invited(
             "update_event",
             event_id=event["event_id"],
             location="판교 2층",
-            invitee_user_ids=["mina", "sarah"],
+            add_invitee_user_ids=["sarah"],
         )
     )
     assert moved["invitations"] == {"sarah": "sent"}

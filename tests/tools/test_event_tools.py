@@ -215,8 +215,9 @@ async def test_update_changes_only_what_is_given(backends: Backends) -> None:
             event_id=event["event_id"],
             start_time="2026-12-03T12:00:00+09:00",
             end_time="2026-12-03T13:30:00+09:00",
-            location="",
-            invitee_user_ids=["jiwoo", "yuna"],
+            clear=["location"],
+            add_invitee_user_ids=["jiwoo", "yuna"],
+            remove_invitee_user_ids=["mina"],
         )
     )
     [stored] = await listed(backends)
@@ -262,27 +263,39 @@ async def test_update_without_changes_asks_for_one(backends: Backends) -> None:
     assert "give at least one field" in retried(answer)[""]
 
 
-async def test_update_with_an_empty_string_removes_and_without_the_field_keeps(backends: Backends) -> None:
+async def test_update_left_empty_keeps_and_clear_removes(backends: Backends) -> None:
     event = await create(
         backends,
         location="판교",
         description="메뉴는 당일에",
         availability_deadline="2026-12-01T18:00:00+09:00",
+        invitee_user_ids=["mina"],
     )
-    kept = content(await ask(backends, "update_event", event_id=event["event_id"], title="디자인 점심 2"))
-    assert (kept["location"], kept["description"], kept["availability_deadline"]) == (
-        "판교",
-        "메뉴는 당일에",
-        "2026-12-01T18:00:00+09:00",
+    # A model that fills every argument it sees, with nothing to say in most of them.
+    empty: dict[str, Any] = {
+        "start_time": None,
+        "end_time": "",
+        "location": "",
+        "description": " ",
+        "availability_deadline": "",
+        "add_invitee_user_ids": [],
+        "remove_invitee_user_ids": None,
+        "add_guest_user_ids": [],
+        "remove_guest_user_ids": [],
+        "clear": [],
+    }
+    kept = event_of(
+        await ask(backends, "update_event", event_id=event["event_id"], title="디자인 점심 2", **empty)
     )
+    assert kept == {**event, "title": "디자인 점심 2", "updated_at": kept["updated_at"]}
+    nothing = await ask(backends, "update_event", event_id=event["event_id"], title="", **empty)
+    assert "nothing to change" in retried(nothing)[""]
     removed = content(
         await ask(
             backends,
             "update_event",
             event_id=event["event_id"],
-            location="",
-            description=" ",
-            availability_deadline="",
+            clear=["location", "description", "availability_deadline"],
         )
     )
     assert (removed["location"], removed["description"], removed["availability_deadline"]) == (
@@ -291,6 +304,34 @@ async def test_update_with_an_empty_string_removes_and_without_the_field_keeps(b
         None,
     )
     assert removed["title"] == "디자인 점심 2"
+
+
+async def test_empty_arguments_in_a_providers_json_change_nothing(backends: Backends) -> None:
+    event = await create(backends, location="판교", invitee_user_ids=["mina"])
+    empty = {"location": "", "clear": None, "add_guest_user_ids": [], "remove_invitee_user_ids": []}
+    answer = await run_tool(
+        event_server_toolset,
+        backends,
+        "update_event",
+        user="jeff",
+        as_json=True,
+        event_id=event["event_id"],
+        title="디자인 점심 2",
+        **empty,
+    )
+    updated = event_of(answer)
+    assert (updated["title"], updated["location"], updated["invitee_user_ids"]) == (
+        "디자인 점심 2",
+        "판교",
+        ["mina"],
+    )
+    nothing = {"location": "", "description": None, "invitee_user_ids": [], "guest_user_ids": []}
+    created = content(
+        await run_tool(
+            event_server_toolset, backends, "create_event", user="jeff", as_json=True, **LUNCH, **nothing
+        )
+    )
+    assert created["location"] is None and created["invitee_user_ids"] == []
 
 
 async def test_update_moving_only_the_end_keeps_the_start(backends: Backends) -> None:
@@ -309,7 +350,11 @@ async def test_update_moving_only_the_end_keeps_the_start(backends: Backends) ->
     ("tool", "args", "field", "message"),
     [
         ("update_event", {"event_id": "lunch", "title": "x"}, "event_id", "should match pattern '^evt_"),
-        ("update_event", {"title": ""}, "title", "at least 1 character"),
+        ("update_event", {"title": ""}, "", "nothing to change"),  # empty: not given
+        ("update_event", {"remove_invitee_user_ids": ["yuna"]}, "", "'yuna' not invited to this event"),
+        ("update_event", {"add_invitee_user_ids": ["mina"], "remove_invitee_user_ids": ["mina"]}, "", "both"),
+        ("update_event", {"location": "판교", "clear": ["location"]}, "", "given a new value and cleared"),
+        ("update_event", {"clear": ["title"]}, "clear.0", "'location', 'description' or"),
         ("update_event", {"start_time": "2026-12-03 12:00"}, "start_time", "has no UTC offset"),
         ("update_event", {"availability_deadline": "tomorrow"}, "availability_deadline", "not an ISO 8601"),
         ("invite_to_event", {"user_ids": []}, "", "give the ids of other people to invite"),

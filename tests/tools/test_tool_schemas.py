@@ -1,5 +1,5 @@
-"""The tool surface the model sees: exact names, honest required arguments, and
-every tool's schema pinned in ``tool_schemas.json`` so a change to it shows up in review as a diff."""
+"""The tool surface the model sees: exact names, honest required arguments, and every tool's
+schema as it is sent pinned in ``tool_schemas.json`` so a change to it shows up in review as a diff."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from truloop_assistant.tools.marks import is_destructive
 from truloop_assistant.tools.memory_tools import memory_toolset
 from truloop_assistant.tools.places_tools import places_toolset
 from truloop_assistant.tools.relay_tools import relay_toolset
+from truloop_assistant.tools.server_tools import as_sent
 from truloop_assistant.tools.user_tools import user_toolset
 
 FUNCTION_TOOLSETS: list[FunctionToolset] = [
@@ -108,10 +109,8 @@ def tool_schemas() -> dict[str, Any]:
     schemas: dict[str, Any] = {}
     for toolset in FUNCTION_TOOLSETS:
         for name, tool in toolset.tools.items():
-            schema = {
-                "description": tool.tool_def.description,
-                "parameters": tool.tool_def.parameters_json_schema,
-            }
+            sent = as_sent(tool.tool_def)
+            schema = {"description": sent.description, "parameters": sent.parameters_json_schema}
             # A tool shared by two toolsets (an invited person's, for guests and members) is one tool.
             assert schemas.get(name, schema) == schema, f"two different tools are named {name}"
             schemas[name] = schema
@@ -140,34 +139,56 @@ def test_tool_schemas_match_the_snapshot() -> None:
     assert SNAPSHOT.read_text(encoding="utf-8") == as_json(pinned), f"{where} is not formatted; {how}"
 
 
-def test_argument_limits_are_in_the_schema() -> None:
+def test_the_schema_says_what_an_argument_is_in_few_characters() -> None:
     """Spot checks of what the model is told up front (the snapshot pins the rest)."""
     schemas = tool_schemas()
 
     def param(tool: str, name: str) -> dict[str, Any]:
         return schemas[tool]["parameters"]["properties"][name]
 
+    # An optional argument is one that is not required: no null alternative, no null default, and
+    # no closed objects outside strict mode; sizes are checked when a call comes back.
+    sent = json.dumps(schemas)
+    for noise in ('"type": "null"', '"default": null', "additionalProperties", "maxLength", "maxItems"):
+        assert noise not in sent, noise
+    assert param("get_day_of_week", "date") == {"format": "date", "type": "string"}
+    assert "required" not in schemas["get_events"]["parameters"]
     limit = param("search_users", "limit")
     assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 10)
-    user_ids = param("get_user_eids", "user_ids")
-    assert (user_ids["minItems"], user_ids["maxItems"]) == (1, 100)
-    assert param("get_day_of_week", "date")["anyOf"][0] == {"format": "date", "type": "string"}
-    for tool, name in (("create_event", "start_time"), ("create_event", "end_time")):
+    for tool, name in (
+        ("create_event", "start_time"),
+        ("get_events", "end_date"),
+        ("update_event", "end_time"),
+    ):
         assert param(tool, name)["format"] == "date-time", (tool, name)
-    # get_events finds an event without a range too ("the review I set up last time")
-    assert param("get_events", "end_date")["anyOf"][0]["format"] == "date-time"
-    assert "required" not in schemas["get_events"]["parameters"]
-    assert param("get_calendar_events", "start_date")["format"] == "date-time"
-    deadline = param("update_event", "availability_deadline")
-    assert {"const": "", "type": "string"} in deadline["anyOf"] and "empty string to remove" in deadline[
-        "description"
-    ]
-    dates = param("update_guest_availability", "available_dates")
-    assert dates["maxItems"] == 31 and dates["items"] == {"format": "date", "type": "string"}
     assert param("invite_to_event", "event_id")["pattern"] == "^evt_[0-9a-f]{12}$"
-    assert param("create_event", "invitee_user_ids")["anyOf"][0]["maxItems"] == 100
-    for tool in ("create_event", "update_event", "invite_to_event"):
-        assert param(tool, "guest_user_ids")["anyOf"][0]["maxItems"] == 100, tool
-    assert "required" not in schemas["invite_to_event"]["parameters"]["properties"]["user_ids"]
+    assert param("update_guest_availability", "available_dates")["items"] == {
+        "format": "date",
+        "type": "string",
+    }
+    # update_event adds and removes people, and names the fields it removes
+    assert schemas["update_event"]["parameters"]["required"] == ["event_id"]
+    assert list(schemas["update_event"]["parameters"]["properties"]) == [
+        "event_id", "title", "start_time", "end_time", "location", "description", "availability_deadline",
+        "add_invitee_user_ids", "remove_invitee_user_ids", "add_guest_user_ids", "remove_guest_user_ids",
+        "clear",
+    ]  # fmt: skip
+    assert param("update_event", "clear")["items"]["enum"] == [
+        "location",
+        "description",
+        "availability_deadline",
+    ]
+    # the OS permissions the device tools take
+    permissions = ["calendar.read", "calendar.write", "contacts.read", "location", "notifications", "camera"]
+    permissions += ["photos", "microphone"]
+    assert param("confirm_interaction", "permission")["enum"] == permissions
+    assert param("get_permission_status", "permission")["enum"] == permissions
     assert schemas["cancel_event"]["parameters"]["required"] == ["event_id"]
-    assert param("create_event", "title")["maxLength"] == 200
+
+
+def test_the_model_is_shown_less_than_what_is_checked() -> None:
+    """The sizes left out of what is sent are still the arguments' limits."""
+    title = event_server_toolset.tools["create_event"].function_schema.json_schema["properties"]["title"]
+    assert (title["minLength"], title["maxLength"]) == (1, 200)
+    user_ids = user_toolset.tools["get_user_eids"].function_schema.json_schema["properties"]["user_ids"]
+    assert (user_ids["minItems"], user_ids["maxItems"]) == (1, 100)

@@ -67,9 +67,31 @@ async def test_search_by_phone_with_dashes_finds_the_user(directory: RedisUserDi
 
 
 async def test_search_by_group_and_limit(directory: RedisUserDirectory) -> None:
+    everyone = content(await ask(directory, "search_users", query="design", by="group"))
+    assert everyone["count"] == len(everyone["users"]) > 2 and everyone["more"] is False
+    assert everyone["note"] is None
     found = content(await ask(directory, "search_users", query="design", by="group", limit=2))
-    assert len(found["users"]) == 2
-    assert content(await ask(directory, "search_users", query="nobody-like-this")) == {"users": []}
+    assert found["users"] == everyone["users"][:2]
+    assert (found["count"], found["more"]) == (2, True)
+    assert "more than 2 users match" in found["note"] and "higher limit (at most 50)" in found["note"]
+    exactly = content(
+        await ask(directory, "search_users", query="design", by="group", limit=everyone["count"])
+    )
+    assert (exactly["count"], exactly["more"]) == (everyone["count"], False)
+    assert content(await ask(directory, "search_users", query="nobody-like-this")) == {
+        "users": [],
+        "count": 0,
+        "more": False,
+        "note": None,
+    }
+
+
+async def test_optional_arguments_left_empty_take_their_defaults(directory: RedisUserDirectory) -> None:
+    mine = content(await ask(directory, "get_user_profile"))
+    assert content(await ask(directory, "get_user_profile", user_id=" ")) == mine
+    assert content(await ask(directory, "get_user_profile", user_id=None)) == mine
+    plain = content(await ask(directory, "search_users", query="design"))
+    assert content(await ask(directory, "search_users", query="design", by="", limit=None)) == plain
 
 
 # -- whose contact details a member sees
@@ -181,12 +203,9 @@ async def test_a_hidden_contact_detail_cannot_be_guessed_piece_by_piece(
     directory: RedisUserDirectory, store: RedisEventStore
 ) -> None:
     # Part of yuna's number or address finds nobody; the whole of it finds her (still without it).
-    assert content(await ask(directory, "search_users", store=store, query="555-0199", by="contact")) == {
-        "users": []
-    }
-    assert content(await ask(directory, "search_users", store=store, query="yuna.han@", by="contact")) == {
-        "users": []
-    }
+    for part in ("555-0199", "yuna.han@"):
+        found = content(await ask(directory, "search_users", store=store, query=part, by="contact"))
+        assert (found["users"], found["count"], found["more"]) == ([], 0, False)
     whole = content(await ask(directory, "search_users", store=store, query="02-555-0199"))
     assert ids(whole) == ["yuna"] and whole["users"][0]["phone"] is None
     # Her name and username still find her; a shared address or an admin's search may match by part.
@@ -242,7 +261,6 @@ class Counting:
         ("search_users", {"query": "x" * 201}, "query", "String should have at most 200 characters"),
         ("search_users", {"query": "mina", "by": "email"}, "by", "'contact', 'username', 'group' or 'name'"),
         ("search_users", {}, "query", "Field required"),
-        ("get_user_profile", {"user_id": " "}, "user_id", "String should have at least 1 character"),
         ("get_user_eids", {"user_ids": []}, "user_ids", "should have at least 1 item"),
         (
             "get_user_eids",

@@ -65,12 +65,75 @@ def _one_model(name: str, timezone: ZoneInfo) -> Model:
     """``offline`` is the built-in rule-based model; anything else is a pydantic-ai model string."""
     if name == "offline":
         return build_offline_model(timezone=timezone)
-    return with_plain_bodies(with_schemas_kept(infer_model(name)))
+    return as_served(infer_model(name))
+
+
+def as_served(model: Model) -> Model:
+    """A provider's model as the server uses it (see the wrappers below)."""
+    return with_plain_bodies(with_schemas_kept(with_objects_open_unless_strict(model)))
 
 
 JsonSchema = dict[str, Any]
 MAX_KEPT_SCHEMAS = 4096
 """Tool schemas whose provider form a model keeps at once (all are dropped when there are more)."""
+
+
+def with_objects_open_unless_strict(model: Model) -> Model:
+    """``model``, its tools sent without ``additionalProperties: false`` unless they are strict.
+
+    Some transformers (OpenAI's) close every object of a tool's schema, though only strict mode
+    binds a model to it: outside it the keyword is characters in every request that change nothing
+    (the arguments are validated when they come back). A strict tool keeps it: strict mode needs it.
+    """
+    transformer = _transformer(model)
+    if transformer is None or issubclass(transformer, _OpenObjects):
+        return model
+    return _with_transformer(model, _open(transformer))
+
+
+class _OpenObjects:
+    """Marks a transformer made by :func:`_open`."""
+
+
+def _open(base: type[JsonSchemaTransformer]) -> type[JsonSchemaTransformer]:
+    """``base``, leaving ``additionalProperties: false`` out of a schema that will not be strict."""
+
+    class Open(base, _OpenObjects):  # type: ignore[valid-type,misc]
+        def walk(self) -> JsonSchema:
+            walked = super().walk()
+            # A tool whose strict is None is sent strict when its schema allows it (pydantic-ai's rule).
+            if self.strict is True or (self.strict is None and self.is_strict_compatible):
+                return walked
+            return _opened(walked)
+
+    Open.__name__ = Open.__qualname__ = f"Open{base.__name__}"
+    return Open
+
+
+def _opened(node: Any) -> Any:
+    """``node`` without ``additionalProperties: false`` anywhere (property names are kept as they are)."""
+    if isinstance(node, list):
+        return [_opened(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: ({k: _opened(v) for k, v in value.items()} if key == "properties" else _opened(value))
+        for key, value in node.items()
+        if not (key == "additionalProperties" and value is False)
+    }
+
+
+def _transformer(model: Model) -> type[JsonSchemaTransformer] | None:
+    """The model's schema transformer, when its profile is kept on the model (and can be replaced)."""
+    if not isinstance(inspect.getattr_static(type(model), "profile", None), cached_property):
+        return None
+    return model.profile.get("json_schema_transformer")
+
+
+def _with_transformer(model: Model, transformer: type[JsonSchemaTransformer]) -> Model:
+    profile = ModelProfile(**{**model.profile, "json_schema_transformer": transformer})
+    model.__dict__["profile"] = profile  # where the cached property keeps it
+    return model
 
 
 def with_schemas_kept(model: Model) -> Model:
@@ -84,14 +147,10 @@ def with_schemas_kept(model: Model) -> Model:
     The schemas are never changed once made (pydantic-ai sends them as they are), and the kept form
     is the one the transformer gave, so what the provider is sent stays the same.
     """
-    if not isinstance(inspect.getattr_static(type(model), "profile", None), cached_property):
-        return model  # the profile is not kept on the model: leave it as it is
-    transformer = model.profile.get("json_schema_transformer")
+    transformer = _transformer(model)
     if transformer is None or issubclass(transformer, _KeptSchemas):
-        return model
-    profile = ModelProfile(**{**model.profile, "json_schema_transformer": _kept(transformer)})
-    model.__dict__["profile"] = profile  # where the cached property keeps it
-    return model
+        return model  # no profile kept on the model (nothing to replace), or kept already
+    return _with_transformer(model, _kept(transformer))
 
 
 class _KeptSchemas:

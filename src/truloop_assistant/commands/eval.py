@@ -65,6 +65,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     from ..agent.agents import build_member_agent
     from ..agent.models import resolve_model
+    from ..agent.request_size import member_request_size
     from ..config import ConfigError
     from ..local.embedded_redis import RedisServer
     from .evaluation.cases import DEFAULT_CASES, CasesFileError, load_cases, member_tools
@@ -106,6 +107,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         server.stop()
     results = outcomes(report)
     print(f"model {model_name}: {len(results)} cases from {path}")
+    print(asyncio.run(member_request_size(agent)).summary())
     for result in results:
         if not result.passed:
             print(f"  miss  [{result.group}] {shown(result.request)}: {result.reason}")

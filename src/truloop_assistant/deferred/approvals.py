@@ -166,27 +166,24 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
         changes.append(texts.CHANGED_TITLE(lang, value=args["title"]))
     if args.get("start_time") or args.get("end_time"):
         changes.append(texts.CHANGED_TIME(lang, value=await _new_time(args, ctx)))
-    # A field given empty removes what the event had: the dialog says so.
-    if args.get("location"):
-        changes.append(texts.CHANGED_PLACE(lang, value=args["location"]))
-    elif _removes(args, "location"):
+    # An empty value changes nothing; a field in ``clear`` is removed: the dialog says so.
+    clear = args.get("clear")
+    cleared: list[Any] = clear if isinstance(clear, list) else []
+    if location := _written(args, "location"):
+        changes.append(texts.CHANGED_PLACE(lang, value=location))
+    elif "location" in cleared:
         changes.append(texts.REMOVED_PLACE(lang))
     if description := _written(args, "description"):
         changes.append(texts.CHANGED_DESCRIPTION(lang, value=description))
-    elif _removes(args, "description"):
+    elif "description" in cleared:
         changes.append(texts.REMOVED_DESCRIPTION(lang))
-    if args.get("invitee_user_ids"):
-        changes.append(texts.CHANGED_INVITEES(lang, value=await _names(args["invitee_user_ids"], ctx)))
-    elif _removes(args, "invitee_user_ids"):
-        changes.append(texts.REMOVED_INVITEES(lang))
-    if args.get("availability_deadline"):
+    if _written(args, "availability_deadline"):
         changes.append(texts.CHANGED_DEADLINE(lang, value=_args_when(args, ctx, "availability_deadline")))
-    elif _removes(args, "availability_deadline"):
+    elif "availability_deadline" in cleared:
         changes.append(texts.REMOVED_DEADLINE(lang))
-    if args.get("guest_user_ids"):
-        changes.append(texts.CHANGED_GUESTS(lang, value=await _names(args["guest_user_ids"], ctx)))
-    elif _removes(args, "guest_user_ids"):
-        changes.append(texts.REMOVED_GUESTS(lang))
+    for name, text in _PEOPLE_CHANGES:
+        if who := await _names(args.get(name), ctx):
+            changes.append(text(lang, value=who))
     listed = "; ".join(changes) or texts.NO_CHANGES(lang)
     message = texts.UPDATE_EVENT(lang, title=title, when=when, changes=listed)
     return ConfirmParams(title=texts.UPDATE_EVENT_TITLE(lang), message=message)
@@ -198,10 +195,13 @@ def _written(args: dict[str, Any], name: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _removes(args: dict[str, Any], name: str) -> bool:
-    """Whether the call empties the field (an empty string or list), rather than leaving it out."""
-    value = args.get(name)
-    return value is not None and not (value.strip() if isinstance(value, str) else value)
+_PEOPLE_CHANGES = (
+    ("add_invitee_user_ids", texts.ADDED_INVITEES),
+    ("remove_invitee_user_ids", texts.REMOVED_INVITEES),
+    ("add_guest_user_ids", texts.ADDED_GUESTS),
+    ("remove_guest_user_ids", texts.REMOVED_GUESTS),
+)
+"""The people an update adds or removes, each with what the dialog says of them."""
 
 
 async def _invite(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:

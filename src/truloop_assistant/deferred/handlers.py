@@ -70,13 +70,18 @@ class DeviceToolHandler:
         return self.tool.result_model
 
     def create_params(self, call: ToolCallPart) -> dict[str, Any]:
-        return self.tool.params_of(call.args_as_dict())
+        # An argument the model left empty (a blank label) is not sent: it would change the dialog.
+        return self.tool.params_of({k: v for k, v in call.args_as_dict().items() if not _empty(v)})
 
     def validate_result(self, data: Any) -> BaseModel:
         return self.result_model.model_validate(data)
 
     def transform_result(self, result: BaseModel) -> Any:
         return result.model_dump(mode="json")
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == [] or (isinstance(value, str) and not value.strip())
 
 
 HANDLERS: dict[str, DeferredToolHandler] = {

@@ -84,13 +84,13 @@ CHANGED_TITLE = Text(ko="제목 → “{value}”", en="title → “{value}”"
 CHANGED_TIME = Text(ko="시간 → {value}", en="time → {value}")
 CHANGED_PLACE = Text(ko="장소 → {value}", en="place → {value}")
 CHANGED_DESCRIPTION = Text(ko="설명 → “{value}”", en="description → “{value}”")
-CHANGED_INVITEES = Text(ko="초대 → {value}", en="invitees → {value}")
+ADDED_INVITEES = Text(ko="초대 추가 → {value}", en="invite {value}")
 CHANGED_DEADLINE = Text(ko="응답 마감 → {value}", en="availability deadline → {value}")
 REMOVED_PLACE = Text(ko="장소 삭제", en="remove the place")
 REMOVED_DESCRIPTION = Text(ko="설명 삭제", en="remove the description")
-REMOVED_INVITEES = Text(ko="초대한 사람 모두 제외", en="uninvite everyone")
+REMOVED_INVITEES = Text(ko="초대 취소 → {value}", en="uninvite {value}")
 REMOVED_DEADLINE = Text(ko="응답 마감 삭제", en="remove the availability deadline")
-REMOVED_GUESTS = Text(ko="게스트 모두 제외", en="remove every guest")
+REMOVED_GUESTS = Text(ko="게스트 제외 → {value}", en="remove guests {value}")
 NO_CHANGES = Text(ko="변경 없음", en="no changes")
 INVITE_TITLE = Text(ko="초대를 보낼까요?", en="Send these invitations?")
 INVITE = Text(ko="{who} 님을 {title} {when} 일정에 초대해요.", en="Invite {who} to {title} {when}.")
@@ -98,8 +98,8 @@ GUESTS_INVITED = Text(
     ko=" 게스트 {who} 님에게는 어시스턴트와의 1:1 채팅으로 초대장을 보내요.",
     en=" Guests ({who}) get the invitation in a chat with the assistant.",
 )
-CHANGED_GUESTS = Text(
-    ko="게스트 → {value} (새 게스트에게 초대장 발송)", en="guests → {value} (new guests get an invitation)"
+ADDED_GUESTS = Text(
+    ko="게스트 추가 → {value} (초대장 발송)", en="add guests {value} (they get an invitation)"
 )
 CANCEL_TITLE = Text(ko="일정을 취소할까요?", en="Cancel this event?")
 CANCEL = Text(ko="{title} {when} 일정을 취소해요.", en="Cancel {title} {when}.")

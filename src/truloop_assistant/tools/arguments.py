@@ -11,7 +11,7 @@ need stored data stay in the tool bodies and :mod:`.validation`.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StringConstraints
@@ -57,13 +57,6 @@ def _with_offset_or_none(value: Any) -> Any:
     return _with_offset(value)
 
 
-def _with_offset_or_empty(value: Any) -> Any:
-    """Like :func:`_with_offset`; a blank string stays ``""`` (the caller's 'remove it')."""
-    if isinstance(value, str) and not value.strip():
-        return ""
-    return None if value is None else _with_offset(value)
-
-
 def _iso_date(value: Any) -> Any:
     """A YYYY-MM-DD string, parsed."""
     if isinstance(value, date) and not isinstance(value, datetime):
@@ -102,11 +95,6 @@ DateTimeWithOffset = Annotated[AwareDatetime, BeforeValidator(_with_offset)]
 OptionalDateTimeWithOffset = Annotated[AwareDatetime | None, BeforeValidator(_with_offset_or_none)]
 """A date-time with offset, or None (a blank string also means None)."""
 
-RemovableDateTimeWithOffset = Annotated[
-    AwareDatetime | Literal[""] | None, BeforeValidator(_with_offset_or_empty)
-]
-"""A date-time with offset; ``""`` (or blank) means 'remove it', None means 'keep it'."""
-
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]
 """A calendar date, YYYY-MM-DD."""
 
@@ -124,11 +112,7 @@ UserId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, m
 UserIds = Annotated[list[UserId], Field(max_length=MAX_USER_IDS), AfterValidator(_unique)]
 """Up to ``MAX_USER_IDS`` user ids; repeats are dropped, the first occurrence keeps its place."""
 
-EventId = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, pattern=r"^evt_[0-9a-f]{12}$"),
-    Field(description="The event's id, e.g. evt_1a2b3c4d5e6f"),
-]
+EventId = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^evt_[0-9a-f]{12}$")]
 """The id of an event in the app's store (``evt_`` and 12 hex digits)."""
 
 SearchQuery = Annotated[

@@ -34,9 +34,9 @@ class CurrentDateTime(BaseModel):
 @datetime_toolset.tool
 async def get_day_of_week(
     ctx: RunContext[AgentDeps],
-    date: Annotated[OptionalIsoDate, Field(description="ISO date (YYYY-MM-DD); omit for today")] = None,
+    date: OptionalIsoDate = None,
 ) -> DayOfWeekResult:
-    """Return the day of the week of a date (today in the user's time zone when no date is given)."""
+    """The weekday of a date (default: today)."""
     day = date or ctx.deps.now().date()
     return DayOfWeekResult(
         date=day.isoformat(), day_of_week=day.strftime("%A"), day_of_week_ko=weekday_ko(day)
@@ -46,12 +46,9 @@ async def get_day_of_week(
 @datetime_toolset.tool
 async def get_current_datetime(
     ctx: RunContext[AgentDeps],
-    timezone: Annotated[
-        TimeZoneName | None,
-        Field(description="IANA time zone to convert to, e.g. 'America/New_York'; omit for the user's zone"),
-    ] = None,
+    timezone: Annotated[TimeZoneName | None, Field(description="IANA name, e.g. America/New_York")] = None,
 ) -> CurrentDateTime:
-    """Return the current date and time, in the user's time zone or converted to another one."""
+    """The date and time now in a time zone (default: the user's)."""
     zone = ZoneInfo(timezone) if timezone else ctx.deps.timezone
     now = ctx.deps.clock().astimezone(zone)
     offset = now.strftime("%z")

@@ -126,16 +126,21 @@ def device_toolset(agent: AgentName) -> FunctionToolset[AgentDeps]:
     return toolset
 
 
-Notification = Annotated[
-    str,
-    StringConstraints(max_length=200),
-    Field(description="Short text shown to the user while their phone works on this, in the user's language"),
+Notification = Annotated[str, StringConstraints(max_length=200)]
+"""What the phone shows while it works on a call (the instructions say how to write it, once for all
+device tools)."""
+Permission = Literal[
+    "calendar.read",
+    "calendar.write",
+    "contacts.read",
+    "location",
+    "notifications",
+    "camera",
+    "photos",
+    "microphone",
 ]
-Permission = Annotated[str, StringConstraints(max_length=64)]
-PERMISSIONS = (
-    "calendar.read, calendar.write, contacts.read, location, notifications, camera, photos, microphone"
-)
-"""The OS permission names the app understands (the protocol takes any name; these are the common ones)."""
+"""The OS permission names the built-in device tools take (the protocol carries any name: an app's
+own declared tools may use others)."""
 ButtonLabel = Annotated[str, StringConstraints(max_length=40)]
 
 MEMBERS: frozenset[AgentName] = frozenset({"member"})
@@ -164,20 +169,10 @@ SAMPLE_EVENT = {
 async def get_calendar_events(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,
-    start_date: Annotated[
-        DateTimeWithOffset,
-        Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00"),
-    ],
-    end_date: Annotated[
-        DateTimeWithOffset,
-        Field(
-            description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00; "
-            "not before the start and at most 366 days after it"
-        ),
-    ],
+    start_date: DateTimeWithOffset,
+    end_date: DateTimeWithOffset,
 ) -> CalendarEventsResult:
-    """Read the events in the user's phone calendar between two date-times. Events made in this app
-    are in get_events: to know whether the user is free, look at both."""
+    """Events in the user's phone calendar between two date-times."""
     date_range(start_date, end_date)
     raise CallDeferred()
 
@@ -206,23 +201,18 @@ async def confirm_interaction(
     title: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
-        Field(description="Dialog title: what is being asked, in a few words"),
+        Field(description="What is asked, in a few words"),
     ],
     message: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
-        Field(description="Dialog body: exactly what will happen if the user confirms"),
+        Field(description="Exactly what happens on yes"),
     ],
-    confirm_label: Annotated[ButtonLabel | None, Field(description="Label of the confirm button")] = None,
-    cancel_label: Annotated[ButtonLabel | None, Field(description="Label of the cancel button")] = None,
-    permission: Annotated[
-        Permission | None,
-        Field(description=f"OS permission to request if the user confirms, one of: {PERMISSIONS}"),
-    ] = None,
+    confirm_label: ButtonLabel | None = None,
+    cancel_label: ButtonLabel | None = None,
+    permission: Annotated[Permission | None, Field(description="OS permission to request on yes")] = None,
 ) -> ConfirmResult:
-    """Ask the user a yes/no question in a dialog on their phone (optionally also for an OS permission).
-    Not before creating, changing or cancelling events, messaging someone or forgetting a memory:
-    those tools open their own confirmation dialog."""
+    """Ask the user a yes/no question in a phone dialog, when no other tool asks it."""
     raise CallDeferred()
 
 
@@ -243,11 +233,7 @@ async def confirm_interaction(
 async def get_permission_status(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,
-    permission: Annotated[
-        Permission,
-        StringConstraints(strip_whitespace=True, min_length=1),
-        Field(description=f"OS permission to check, one of: {PERMISSIONS}"),
-    ],
+    permission: Permission,
 ) -> PermissionStatusResult:
-    """Check whether an OS permission is granted on the user's phone, without asking for it."""
+    """Whether an OS permission is granted on the phone, without asking for it."""
     raise CallDeferred()

@@ -9,7 +9,7 @@ changed while the user decided.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic_ai import ModelRetry, RunContext, ToolFailed
 
@@ -42,7 +42,11 @@ async def _invitees(ctx: RunContext[AgentDeps], user_ids: list[str], *, field: s
 
 
 async def guests(
-    ctx: RunContext[AgentDeps], guest_ids: list[str], *, invitees_field: str = "invitee_user_ids"
+    ctx: RunContext[AgentDeps],
+    guest_ids: list[str],
+    *,
+    field: str = "guest_user_ids",
+    invitees_field: str = "invitee_user_ids",
 ) -> list[str]:
     """The guests without the organizer; none may be in the directory, and invitations must be deliverable."""
     ids = [i for i in guest_ids if i != ctx.deps.user_id]
@@ -51,9 +55,9 @@ async def guests(
     unknown = await directory_call(unknown_user_ids(ctx.deps.require_backends().users, ids))
     if members := [i for i in ids if i not in unknown]:
         raise ModelRetry(
-            f"guest_user_ids: {', '.join(repr(m) for m in members)} "
+            f"{field}: {', '.join(repr(m) for m in members)} "
             f"{'is' if len(members) == 1 else 'are'} in the directory; put directory users in "
-            f"{invitees_field} (guest_user_ids are for chat users outside the directory)"
+            f"{invitees_field} ({field} are for chat users outside the directory)"
         )
     require_inviter(ctx)
     return ids
@@ -95,19 +99,26 @@ async def planned_update(
     end_time: datetime | None = None,
     location: str | None = None,
     description: str | None = None,
-    invitee_user_ids: list[str] | None = None,
-    availability_deadline: datetime | str | None = None,
-    guest_user_ids: list[str] | None = None,
+    availability_deadline: datetime | None = None,
+    add_invitee_user_ids: list[str] | None = None,
+    remove_invitee_user_ids: list[str] | None = None,
+    add_guest_user_ids: list[str] | None = None,
+    remove_guest_user_ids: list[str] | None = None,
+    clear: list[Clearable] | None = None,
 ) -> tuple[Event, dict[str, Any]]:
     """The event to change and the checked changes (every check of an update)."""
     event = await owned_event(ctx, event_id)
-    changes: dict[str, Any] = {}
+    cleared = set(clear or [])
+    given = {"location": location, "description": description, "availability_deadline": availability_deadline}
+    if both := [name for name in CLEARABLE if name in cleared and given[name] is not None]:
+        raise ModelRetry(f"{', '.join(both)}: given a new value and cleared; do one or the other")
+    changes: dict[str, Any] = {name: None for name in CLEARABLE if name in cleared}
     if title is not None:
         changes["title"] = title
     if location is not None:
-        changes["location"] = location or None
+        changes["location"] = location
     if description is not None:
-        changes["description"] = description or None
+        changes["description"] = description
     start = start_time or event.start_time
     if start_time is not None and end_time is None:  # moved: it keeps its length
         end_time = start_time + (event.end_time - event.start_time)
@@ -118,19 +129,51 @@ async def planned_update(
         if end_time is not None:
             changes["end_time"] = end_time
     if availability_deadline is not None:
-        deadline = availability_deadline if isinstance(availability_deadline, datetime) else None
-        changes["availability_deadline"] = deadline
-        if deadline is not None:
-            deadline_not_after(deadline, start)
-    elif event.availability_deadline is not None and start_time is not None:
+        changes["availability_deadline"] = availability_deadline
+        deadline_not_after(availability_deadline, start)
+    elif (
+        event.availability_deadline is not None
+        and start_time is not None
+        and "availability_deadline" not in cleared
+    ):
         _check_kept_deadline(event.availability_deadline, start)
-    if invitee_user_ids is not None:
-        changes["invitee_user_ids"] = await _invitees(ctx, invitee_user_ids, field="invitee_user_ids")
-    if guest_user_ids is not None:
-        changes["guest_user_ids"] = await guests(ctx, guest_user_ids)
+    invitees = _people_after(
+        event.invitee_user_ids,
+        await _invitees(ctx, add_invitee_user_ids or [], field="add_invitee_user_ids"),
+        remove_invitee_user_ids or [],
+        field="remove_invitee_user_ids",
+    )
+    if invitees != event.invitee_user_ids:
+        changes["invitee_user_ids"] = invitees
+    new_guests = await guests(
+        ctx, add_guest_user_ids or [], field="add_guest_user_ids", invitees_field="add_invitee_user_ids"
+    )
+    guest_ids = _people_after(
+        event.guest_user_ids, new_guests, remove_guest_user_ids or [], field="remove_guest_user_ids"
+    )
+    if guest_ids != event.guest_user_ids:
+        changes["guest_user_ids"] = guest_ids
     if not changes:
-        raise ModelRetry("nothing to change: give at least one field to update")
+        raise ModelRetry("nothing to change: give at least one field to update (people already invited stay)")
     return event, changes
+
+
+Clearable = Literal["location", "description", "availability_deadline"]
+"""A field an update may remove (``clear``)."""
+CLEARABLE: tuple[Clearable, ...] = get_args(Clearable)
+
+
+def _people_after(current: list[str], added: list[str], removed: list[str], *, field: str) -> list[str]:
+    """The people invited after an update: ``current`` without ``removed``, then those ``added``."""
+    if strangers := [p for p in removed if p not in current]:
+        raise ModelRetry(
+            f"{field}: {', '.join(repr(p) for p in strangers)} not invited to this event "
+            f"(invited: {', '.join(current) or 'nobody'})"
+        )
+    if both := [p for p in added if p in removed]:
+        raise ModelRetry(f"{', '.join(repr(p) for p in both)}: both added and removed; do one or the other")
+    kept = [p for p in current if p not in removed]
+    return [*kept, *(p for p in added if p not in kept)]
 
 
 async def validate_update(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
@@ -143,7 +186,7 @@ def _check_kept_deadline(deadline: datetime, start: datetime) -> None:
         raise ModelRetry(
             f"the new start {start.isoformat()} is before the current availability_deadline "
             f"{deadline.isoformat()}; "
-            "also give an availability_deadline on or before the new start (or empty to remove it)"
+            "also give an availability_deadline on or before the new start, or clear it"
         )
 
 

@@ -15,15 +15,9 @@ from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError
 from .agent_deps import AgentDeps
-from .arguments import (
-    MAX_USER_IDS,
-    DateTimeWithOffset,
-    EventId,
-    OptionalDateTimeWithOffset,
-    RemovableDateTimeWithOffset,
-    UserIds,
-)
+from .arguments import DateTimeWithOffset, EventId, OptionalDateTimeWithOffset, UserIds
 from .event_checks import (
+    Clearable,
     check_create,
     check_invite,
     owned_event,
@@ -46,16 +40,8 @@ Details = Annotated[str, StringConstraints(strip_whitespace=True, max_length=400
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)]
 Query = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
 
-_DEADLINE = (
-    "ISO 8601 with UTC offset by which invitees and guests should give their availability; "
-    "not after the start"
-)
-_INVITEES = f"Directory user ids to invite, at most {MAX_USER_IDS} (find them with search_users)"
-_GUESTS = (
-    f"Chat user ids of people outside the directory to invite as guests, at most {MAX_USER_IDS} "
-    "(never directory users: those go with the invitees). Each gets an invitation in a chat with the "
-    "assistant and answers there with the dates they are available"
-)
+_DEADLINE = "By when invitees should give their dates; not after the start"
+_GUESTS = "Chat user ids of people outside the directory"
 _INVITATIONS = (
     "Invitee or guest user id -> 'sent', 'queued: ...' (Sendbird is busy; it goes out by itself later), "
     "or why their invitation was not delivered (they are invited anyway)"
@@ -107,28 +93,12 @@ LOOK_AHEAD = timedelta(days=335)
 @event_server_toolset.tool
 async def get_events(
     ctx: RunContext[AgentDeps],
-    start_date: Annotated[
-        OptionalDateTimeWithOffset,
-        Field(
-            description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T00:00:00+09:00; "
-            "omit for 30 days ago"
-        ),
-    ] = None,
-    end_date: Annotated[
-        OptionalDateTimeWithOffset,
-        Field(
-            description="End, ISO 8601 with UTC offset, e.g. 2026-03-15T23:59:59+09:00; not before the start "
-            "and at most 366 days after it; omit for the coming year"
-        ),
-    ] = None,
-    query: Annotated[
-        Query | None,
-        Field(description="Words of the title or description to look for, e.g. 'review'; omit for all"),
-    ] = None,
+    start_date: OptionalDateTimeWithOffset = None,
+    end_date: OptionalDateTimeWithOffset = None,
+    query: Annotated[Query | None, Field(description="Words of the title")] = None,
 ) -> EventList:
-    """List the app's events (not the phone calendar's) in a time range: those the current user
-    organizes, with everyone's available dates, and those they are invited to. Without dates it
-    looks from 30 days ago to a year ahead, so an event can be found by its title alone."""
+    """The app's events (not the phone calendar) the user organizes, with everyone's available
+    dates, or is invited to. Without dates: from 30 days ago to a year ahead."""
     start = start_date or ctx.deps.now() - LOOK_BACK
     end = end_date or start + LOOK_BACK + LOOK_AHEAD
     date_range(start, end)
@@ -150,27 +120,19 @@ async def get_events(
 @event_server_toolset.tool(metadata=DESTRUCTIVE, args_validator=validate_create)
 async def create_event(
     ctx: RunContext[AgentDeps],
-    title: Annotated[Title, Field(description="The event's title")],
-    start_time: Annotated[
-        DateTimeWithOffset,
-        Field(description="Start, ISO 8601 with UTC offset, e.g. 2026-03-09T14:00:00+09:00"),
-    ],
+    title: Title,
+    start_time: DateTimeWithOffset,
     end_time: Annotated[
-        DateTimeWithOffset,
-        Field(
-            description="End, ISO 8601 with UTC offset; after the start. When the user gives no length: "
-            "one hour (30 minutes for a coffee or a call)"
-        ),
+        DateTimeWithOffset, Field(description="No length given: 1 hour (30 min for a coffee or call)")
     ],
-    location: Annotated[Location | None, Field(description="Where it takes place")] = None,
-    description: Annotated[Details | None, Field(description="Details for the invitees")] = None,
-    invitee_user_ids: Annotated[UserIds | None, Field(description=_INVITEES)] = None,
+    location: Location | None = None,
+    description: Details | None = None,
+    invitee_user_ids: Annotated[UserIds | None, Field(description="Directory user ids")] = None,
     availability_deadline: Annotated[OptionalDateTimeWithOffset, Field(description=_DEADLINE)] = None,
     guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
 ) -> ScheduledEvent:
-    """Create an event in the app, organized by the current user, optionally inviting people. The
-    user confirms it in a dialog on their phone that this call opens itself: do not ask with
-    confirm_interaction first."""
+    """Create an event the user organizes. Invitees and guests get an invitation in their chat with
+    the assistant and answer there with their dates."""
     invitees, guests = await check_create(
         ctx, start_time, end_time, invitee_user_ids, availability_deadline, guest_user_ids
     )
@@ -194,47 +156,22 @@ async def create_event(
 async def update_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    title: Annotated[Title | None, Field(description="New title; omit to keep")] = None,
+    title: Title | None = None,
     start_time: Annotated[
-        OptionalDateTimeWithOffset,
-        Field(
-            description="New start, ISO 8601 with offset; omit to keep. Alone it moves the event: "
-            "the end moves with it, keeping its length"
-        ),
+        OptionalDateTimeWithOffset, Field(description="Alone, it moves the event: the end keeps its length")
     ] = None,
-    end_time: Annotated[
-        OptionalDateTimeWithOffset,
-        Field(description="New end, ISO 8601 with offset, after the start; omit to keep (or to move it)"),
-    ] = None,
-    location: Annotated[
-        Location | None, Field(description="New location; omit to keep, empty string to remove")
-    ] = None,
-    description: Annotated[
-        Details | None, Field(description="New details; omit to keep, empty string to remove")
-    ] = None,
-    invitee_user_ids: Annotated[
-        UserIds | None,
-        Field(
-            description=f"The complete new invitee list (at most {MAX_USER_IDS} directory user ids), "
-            "replacing the current one; omit to keep, empty list to remove everyone. "
-            "To add people use invite_to_event instead"
-        ),
-    ] = None,
-    availability_deadline: Annotated[
-        RemovableDateTimeWithOffset, Field(description=_DEADLINE + "; omit to keep, empty string to remove")
-    ] = None,
-    guest_user_ids: Annotated[
-        UserIds | None,
-        Field(
-            description=f"The complete new guest list (at most {MAX_USER_IDS} chat user ids of people "
-            "outside the directory), replacing the current one; omit to keep, empty list to remove every "
-            "guest. New guests get an invitation in a chat with the assistant. To add guests use "
-            "invite_to_event instead"
-        ),
-    ] = None,
+    end_time: OptionalDateTimeWithOffset = None,
+    location: Location | None = None,
+    description: Details | None = None,
+    availability_deadline: Annotated[OptionalDateTimeWithOffset, Field(description=_DEADLINE)] = None,
+    add_invitee_user_ids: UserIds | None = None,
+    remove_invitee_user_ids: UserIds | None = None,
+    add_guest_user_ids: UserIds | None = None,
+    remove_guest_user_ids: UserIds | None = None,
+    clear: Annotated[list[Clearable] | None, Field(description="Fields to remove")] = None,
 ) -> UpdatedEvent:
-    """Change an event the current user organizes; only the given fields change. Everyone invited is
-    told of a new title, time, place or deadline in their chat; new invitees and guests are invited."""
+    """Change an event the user organizes; only what is given changes. Everyone invited is told;
+    people added are invited."""
     event, changes = await planned_update(
         ctx,
         event_id,
@@ -243,15 +180,18 @@ async def update_event(
         end_time=end_time,
         location=location,
         description=description,
-        invitee_user_ids=invitee_user_ids,
         availability_deadline=availability_deadline,
-        guest_user_ids=guest_user_ids,
+        add_invitee_user_ids=add_invitee_user_ids,
+        remove_invitee_user_ids=remove_invitee_user_ids,
+        add_guest_user_ids=add_guest_user_ids,
+        remove_guest_user_ids=remove_guest_user_ids,
+        clear=clear,
     )
     guests: list[str] | None = changes.pop("guest_user_ids", None)
     new_guests = [g for g in guests or [] if g not in event.guest_user_ids]
     new_invitees = [i for i in changes.get("invitee_user_ids") or [] if i not in event.invitee_user_ids]
     languages = await invite_languages(ctx, [*new_invitees, *new_guests])
-    if guests is not None:  # the whole new list: known guests keep their language
+    if guests is not None:  # the new list: known guests keep their language
         known = {**event.guests, **languages}
         changes["guests"] = {g: known[g] for g in guests}
     if new_invitees:
@@ -271,10 +211,10 @@ async def update_event(
 async def invite_to_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    user_ids: Annotated[UserIds | None, Field(description=_INVITEES)] = None,
+    user_ids: Annotated[UserIds | None, Field(description="Directory user ids")] = None,
     guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
 ) -> InviteResult:
-    """Invite more people (directory users, guests, or both) to an event the current user organizes."""
+    """Invite more people to an event the user organizes."""
     event, ids, guests = await check_invite(ctx, event_id, user_ids, guest_user_ids)
     already = [i for i in ids if i in event.invitee_user_ids]
     added = [i for i in ids if i not in already]
@@ -303,12 +243,9 @@ async def invite_to_event(
 async def cancel_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    reason: Annotated[
-        Reason | None,
-        Field(description="Why, in the user's words, if they gave a reason; passed on to everyone"),
-    ] = None,
+    reason: Annotated[Reason | None, Field(description="The user's reason, if given")] = None,
 ) -> CancelResult:
-    """Cancel an event the current user organizes; each invitee and guest is told in their own chat."""
+    """Cancel an event the user organizes; everyone invited is told."""
     event = await owned_event(ctx, event_id, cancelled=True)  # a cancellation run again tells the rest
     try:
         cancelled = await ctx.deps.require_backends().events.cancel(event.event_id, reason=reason or None)

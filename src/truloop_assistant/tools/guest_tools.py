@@ -99,16 +99,15 @@ async def _invited_event(ctx: RunContext[AgentDeps], event_id: str, *, organizer
 
 @guest_toolset.tool
 async def list_invited_events(ctx: RunContext[AgentDeps]) -> InvitedEvents:
-    """List the events the current user is invited to."""
+    """The events the user is invited to."""
     events = await ctx.deps.require_backends().events.list_invited(ctx.deps.user_id)
     return InvitedEvents(events=[await invited_view(ctx, e) for e in events])
 
 
 @guest_toolset.tool
 async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> InvitedEventView:
-    """Show an event the current user is invited to or organizes: time, place, organizer and their own
-    availability; to its organizer, also everyone invited (invitees and guests), the dates each is
-    available and who has not answered."""
+    """An event the user is invited to or organizes; to its organizer also everyone invited, their
+    available dates and who has not answered."""
     return await invited_view(ctx, await _invited_event(ctx, event_id, organizer=True))
 
 
@@ -116,9 +115,8 @@ AvailableDates = Annotated[
     list[IsoDate],
     Field(
         max_length=MAX_AVAILABLE_DATES,
-        description=f"Every date (YYYY-MM-DD) the user can attend, today or later and not after the "
-        f"event's availability deadline, at most {MAX_AVAILABLE_DATES}; replaces what they said before. "
-        "An empty list means none of the dates work",
+        description="Every date they can come, up to the availability deadline; replaces earlier "
+        "answers; [] if none",
     ),
 ]
 
@@ -134,8 +132,7 @@ async def update_guest_availability(
 async def update_availability(
     ctx: RunContext[AgentDeps], event_id: EventId, available_dates: AvailableDates
 ) -> AvailabilitySaved:
-    """Save the dates on which the current user is available for an event they are invited to (find
-    its id with list_invited_events); the organizer sees them."""
+    """Save the dates the user can come to an event they are invited to."""
     return await _save_availability(ctx, event_id, available_dates)
 
 

@@ -33,20 +33,11 @@ async def search_knowledge_base(
     # Annotated, not `= Field(...)`: pydantic-ai treats a parameter with any default as optional
     query: Annotated[
         SearchQuery,
-        Field(
-            description="what to look for: the user's question or its key words, in the user's language, "
-            "e.g. '연차 며칠' or 'taxi reimbursement'"
-        ),
+        Field(description="The question or its key words, in the user's language"),
     ],
-    limit: Annotated[int, Field(ge=1, le=10, description="how many documents to return (1-10)")] = 3,
+    limit: Annotated[int, Field(ge=1, le=10)] = 3,
 ) -> KnowledgeSearchResult:
-    """Search the company's internal documents: policies (vacation, expenses), how-tos (meeting rooms,
-    Wi-Fi, IT help), onboarding and other handbook pages.
-
-    Use it whenever the user asks how something works at the company or what the rules are, instead of
-    answering from general knowledge. Each result names its document (title and path) and quotes the
-    best-matching passage: answer from the passages and cite the document title. If nothing matches,
-    say so rather than guess.
-    """
+    """The company's documents (policies, expenses, vacation, how-tos, IT, onboarding), for how things
+    work there, not general knowledge. Answer from the passages; name their documents."""
     hits = await ctx.deps.require_backends().knowledge.search(query, limit=limit)
     return KnowledgeSearchResult(results=hits, note=None if hits else NOTHING_FOUND)

@@ -35,14 +35,11 @@ async def search_memories(
     query: Annotated[
         str,
         StringConstraints(strip_whitespace=True, max_length=MAX_QUERY_CHARS),
-        Field(description="What to look for, in the user's words; empty lists the most recent memories"),
+        Field(description="In the user's words; none lists the latest"),
     ] = "",
-    limit: Annotated[int, Field(ge=1, le=20, description="How many memories to return at most")] = 5,
+    limit: Annotated[int, Field(ge=1, le=20)] = 5,
 ) -> MemorySearchResult:
-    """Search the long-term memories the user asked you to remember (facts, preferences, names, dates).
-
-    Use it before answering questions about the user's own life or preferences that you do not know.
-    """
+    """What the user asked you to remember: facts, preferences, where "home" or "the office" is."""
     store = ctx.deps.require_backends().memory
     try:
         found = await store.search(ctx.deps.user_id, query, limit=limit)
@@ -57,10 +54,10 @@ async def save_memory(
     text: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
-        Field(description="The fact to remember, as one self-contained sentence in the user's language"),
+        Field(description="One self-contained sentence in the user's language"),
     ],
 ) -> Memory:
-    """Save a long-term memory. Save only what the user explicitly wants remembered; never guess."""
+    """Remember a fact, only when the user asks you to."""
     store = ctx.deps.require_backends().memory
     try:
         return await store.save(ctx.deps.user_id, text)
@@ -87,13 +84,10 @@ async def forget_memory(
     memory_id: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=128),
-        Field(description="The memory_id from search_memories, e.g. 'mem_0123456789ab'"),
+        Field(description="From search_memories"),
     ],
 ) -> ForgetResult:
-    """Delete one of the user's memories permanently (the server asks the user to confirm first).
-
-    Find the memory_id with search_memories; never invent one.
-    """
+    """Delete one of the user's memories for good."""
     store = ctx.deps.require_backends().memory
     try:
         forgotten = await store.forget(ctx.deps.user_id, memory_id)

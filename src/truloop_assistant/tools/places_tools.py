@@ -38,18 +38,18 @@ async def search_places(
     query: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_PLACE_CHARS),
-        Field(description="What to look for, e.g. '조용한 카페' or 'ramen'"),
+        Field(description="e.g. '조용한 카페' or 'ramen'"),
     ],
     near: Annotated[
         _Where | None,
         Field(
-            description="Where: a neighbourhood, city or landmark, e.g. '강남역' or 'Shibuya'. Not 'the "
-            "office' or 'home': find where those are in search_memories first, or ask the user"
+            description="Neighbourhood, city or landmark; for 'the office' or 'home' look in "
+            "search_memories first, else ask"
         ),
     ] = None,
-    limit: Annotated[int, Field(ge=1, le=10, description="How many places to return at most")] = 5,
+    limit: Annotated[int, Field(ge=1, le=10)] = 5,
 ) -> PlacesResult:
-    """Search for places (restaurants, cafés, shops, sights ...) with address, rating and map link."""
+    """Find places (restaurants, cafés, shops, sights) with address, rating and map link."""
     places = ctx.deps.require_backends().places
     if places is None:
         raise ToolFailed(NOT_CONFIGURED)

@@ -59,16 +59,14 @@ def _approved(metadata: Any) -> Relayed | None:
 @relay_toolset.tool(metadata={**DESTRUCTIVE, **ASKS_ITSELF, **OWN_TIME_BOUND}, args_validator=_validate)
 async def send_message_to_user(
     ctx: RunContext[AgentDeps],
-    user_id: Annotated[
-        UserId, Field(description="The recipient's user id (find it with search_users first)")
-    ],
+    user_id: UserId,
     request: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
-        Field(description="What the message should say, e.g. 'the meeting moved to 3pm' (it is written up)"),
+        Field(description="What to tell them, e.g. 'the meeting moved to 3pm'"),
     ],
 ) -> RelayResult:
-    """Send a chat message to another user on the current user's behalf (they are asked to confirm first)."""
+    """Send another person a chat message on the user's behalf."""
     recipient = await _recipient(ctx, user_id)
     writer = ctx.deps.relay_writer
     assert writer is not None  # checked by _recipient

@@ -8,7 +8,9 @@ wrappers, per run), so they are one ``FunctionToolset`` here and their list is m
 retry budget a run lists them with), then handed out as it is.
 
 The list carries what the model is sent: a tool's return schema is dropped where it was made, as
-pydantic-ai would drop it before every request (no tool asks for it to be sent).
+pydantic-ai would drop it before every request (no tool asks for it to be sent), and its parameters
+schema is written compactly (:mod:`.sent_schema`). An optional argument sent empty is dropped before
+validation (:mod:`.empty_arguments`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool
 
 from .agent_deps import AgentDeps
+from .empty_arguments import EmptyOptionalsDropped
+from .sent_schema import sent_schema
 
 
 class ServerToolset(FunctionToolset[AgentDeps]):
@@ -35,22 +39,37 @@ class ServerToolset(FunctionToolset[AgentDeps]):
 
     async def get_tools(self, ctx: RunContext[AgentDeps]) -> dict[str, ToolsetTool[AgentDeps]]:
         if not self._fixed:
-            return await super().get_tools(ctx)
+            return {name: offered(tool) for name, tool in (await super().get_tools(ctx)).items()}
         listed = self._listed.get(ctx.max_retries)
         if listed is None:
-            listed = {
-                name: replace(tool, tool_def=_as_sent(tool.tool_def))
-                for name, tool in (await super().get_tools(ctx)).items()
-            }
+            listed = {name: offered(tool) for name, tool in (await super().get_tools(ctx)).items()}
             self._listed[ctx.max_retries] = listed
         return dict(listed)
 
 
-def _as_sent(tool_def: ToolDefinition) -> ToolDefinition:
-    """The definition as the model gets it: the return schema only for a tool that asks for it."""
-    if tool_def.return_schema is None or tool_def.include_return_schema:
-        return tool_def
-    return replace(tool_def, return_schema=None)
+def offered(tool: ToolsetTool[AgentDeps]) -> ToolsetTool[AgentDeps]:
+    """The tool as it is offered: its definition as the model gets it, empty optional arguments dropped."""
+    parameters = tool.tool_def.parameters_json_schema
+    optional = set(parameters.get("properties", {})) - set(parameters.get("required", []))
+    return replace(
+        tool,
+        tool_def=as_sent(tool.tool_def),
+        args_validator=EmptyOptionalsDropped(tool.args_validator, optional),
+    )
+
+
+def as_sent(tool_def: ToolDefinition) -> ToolDefinition:
+    """The definition as the model gets it: the description on one line, the parameters in few
+    characters (:func:`.sent_schema`), the return schema only for a tool that asks for it."""
+    return_schema = tool_def.return_schema if tool_def.include_return_schema else None
+    # A docstring's line breaks are the source's layout, not the model's business.
+    description = " ".join(tool_def.description.split()) if tool_def.description else tool_def.description
+    return replace(
+        tool_def,
+        description=description,
+        parameters_json_schema=sent_schema(tool_def.parameters_json_schema),
+        return_schema=return_schema,
+    )
 
 
 def merged(

@@ -22,9 +22,12 @@ from ..backends.users import (
     unknown_user_ids,
 )
 from .agent_deps import AgentDeps
-from .arguments import MAX_USER_IDS, UserId, UserIds
+from .arguments import UserId, UserIds
 
 user_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
+
+MAX_SEARCH_LIMIT = 50
+"""Most users one search lists."""
 
 T = TypeVar("T")
 
@@ -61,6 +64,9 @@ class Person(BaseModel):
 
 class UserSearchResult(BaseModel):
     users: list[Person] = Field(description="Matching users, best matches first; empty if none match")
+    count: int = Field(description="How many users are listed")
+    more: bool = Field(description="True when more users match than are listed")
+    note: str | None = Field(default=None, description="Set when more users match: what to do about it")
 
 
 class UserEids(BaseModel):
@@ -94,12 +100,9 @@ def _visibility(ctx: RunContext[AgentDeps]) -> ContactVisibility:
 
 
 @user_toolset.tool
-async def get_user_profile(
-    ctx: RunContext[AgentDeps],
-    user_id: Annotated[UserId | None, Field(description="The user's id; omit for the current user")] = None,
-) -> Person:
-    """Return one person's full profile (name, username, contacts, groups, title, time zone) by user id;
-    without a user id, the current user's own ("my e-mail", "what is my title?")."""
+async def get_user_profile(ctx: RunContext[AgentDeps], user_id: UserId | None = None) -> Person:
+    """One person's profile (contacts, groups, title, time zone) by user id; without one, the user's
+    own."""
     target = user_id if user_id is not None else ctx.deps.user_id
     profile = await directory_call(ctx.deps.require_backends().users.get_profile(target))
     if profile is None:
@@ -111,38 +114,37 @@ async def get_user_profile(
 @user_toolset.tool
 async def search_users(
     ctx: RunContext[AgentDeps],
-    query: Annotated[
-        str,
-        StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
-        Field(description="What to look for: a name, username, group, e-mail or phone number"),
-    ],
-    by: Annotated[
-        SearchField | None,
-        Field(description="Field to search: 'contact' (e-mail or phone), 'username', 'group' or 'name'"),
-    ] = None,
-    limit: Annotated[int, Field(ge=1, le=50, description="Most users to return, 1 to 50")] = 10,
+    query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)],
+    by: Annotated[SearchField | None, Field(description="Only this field; contact: e-mail or phone")] = None,
+    limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT)] = 10,
 ) -> UserSearchResult:
-    """Find people in the directory by name, username, group or contact (partial, case-insensitive):
-    every match with their user id, for people the user names. Not for the user themself: their own
-    profile is get_user_profile without a user id."""
-    users = await directory_call(ctx.deps.require_backends().users.search(query, by=by, limit=limit))
+    """Find people by name, username, group, e-mail or phone (partial match), best first, with their
+    user ids, how many are listed (count) and whether more match (more)."""
+    # One more than asked for tells whether there are more.
+    users = await directory_call(ctx.deps.require_backends().users.search(query, by=by, limit=limit + 1))
     visibility = _visibility(ctx)
     found = []
     for user in users:
         hidden = await directory_call(visibility.hidden(user))
         if not found_only_by_fragment(query, by, user, hidden):
             found.append(Person.of(user, hidden))
-    return UserSearchResult(users=found)
+    listed = found[:limit]
+    if len(found) <= limit:
+        return UserSearchResult(users=listed, count=len(listed), more=False)
+    note = (
+        f"more than {limit} users match; ask the user who they mean, narrow the query (or by), "
+        f"or search again with a higher limit (at most {MAX_SEARCH_LIMIT})"
+    )
+    return UserSearchResult(users=listed, count=len(listed), more=True, note=note)
 
 
 @user_toolset.tool
 async def get_user_eids(
     ctx: RunContext[AgentDeps],
-    user_ids: Annotated[
-        UserIds, Field(min_length=1, description=f"User ids to look up, 1 to {MAX_USER_IDS}")
-    ],
+    user_ids: Annotated[UserIds, Field(min_length=1)],
 ) -> UserEids:
-    """Return the external (employee) ids of users."""
+    """EIDs: employee ids in the company's HR systems, not user ids. Only when the user asks for
+    someone's EID or employee number."""
     eids = await directory_call(ctx.deps.require_backends().users.get_eids(user_ids))
     unknown = [i for i in user_ids if i not in eids]
     if len(unknown) == len(user_ids):
