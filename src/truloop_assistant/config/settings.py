@@ -73,6 +73,11 @@ class Settings(SendbirdSettings):
     model_timeout_s: float = Field(default=60.0, gt=0)
     turn_timeout_s: float = Field(default=180.0, gt=0)
     max_message_chars: int = Field(default=4000, ge=1)
+    stream: bool = True
+    """Answers appear while the model writes them (``TRULOOP_STREAM``): the first message goes out at
+    its first sentence and grows by in-place updates; false: each answer is sent whole, once written."""
+    stream_update_s: float = Field(default=1.0, ge=0.2, le=60.0)
+    """The shortest time between two updates of a growing message (``TRULOOP_STREAM_UPDATE_S``)."""
     max_calls_per_turn: int = Field(default=8, ge=1)
     max_client_failures: int = Field(default=3, ge=1)
 

@@ -62,6 +62,7 @@ class ConversationDrainer:
         """Deliveries beside a step, by channel: a request's update that was next to go out when the
         step began, or one that arose in the middle of it (a superseded request's)."""
         runner.calls_settled = self._deliver_soon
+        runner.text_shown = typing.stop  # a streamed answer shows: no more typing
 
     async def drain(
         self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None

@@ -22,7 +22,7 @@ from .answers import DeviceError, DeviceResult, dump_answer
 from .call_views import call_views, decode_fields
 from .history import History
 from .inbox import Consumed
-from .outbox import RpcOut, TextOut
+from .outbox import RpcOut, StreamOut, TextOut
 from .paused_record import decode_record, encode_record
 from .reads import Batch, Read, Write
 from .records import CallView, Outcome, PausedTurn, TurnSnapshot
@@ -55,7 +55,7 @@ class TurnStore:
         self,
         turn: PausedTurn,
         *,
-        outbox: Sequence[TextOut | RpcOut] = (),
+        outbox: Sequence[TextOut | StreamOut | RpcOut] = (),
         consumed: Consumed | None = None,
         recorded: Write | None = None,
     ) -> None:
@@ -360,7 +360,7 @@ class TurnStore:
         turn_id: str,
         paused: bool,
         answer: str | None = None,
-        outbox: Sequence[TextOut | RpcOut] = (),
+        outbox: Sequence[TextOut | StreamOut | RpcOut] = (),
         consumed: Consumed | None = None,
         recorded: Write | None = None,
     ) -> None:
