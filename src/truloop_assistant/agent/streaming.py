@@ -197,7 +197,7 @@ class StreamSender:
         """Show the current text: each of its parts in its message, posting those not yet shown."""
         text, run = self._text, self._runs[-1]
         self._pushed, self._pushed_at = text, time.monotonic()
-        for index, part in enumerate(split_text(text, self.streaming.max_chars)):
+        for index, part in enumerate(split_text(text.rstrip(), self.streaming.max_chars)):
             if index < len(run.messages):
                 message = run.messages[index]
                 if message.shown != part or not streaming:
@@ -269,7 +269,7 @@ class StreamSender:
             if run.messages:  # one update per interval, the last one too
                 await asyncio.sleep(max(0.0, self._pushed_at + self.streaming.update_s - time.monotonic()))
             await self._push(streaming=False)
-            parts = split_text(self._text, self.streaming.max_chars)
+            parts = split_text(self._text.rstrip(), self.streaming.max_chars)
             run.final = len(run.messages) == len(parts) and all(
                 m.shown == p for m, p in zip(run.messages, parts, strict=True)
             )
@@ -294,14 +294,14 @@ class StreamSender:
             self._earlier = await self.streaming.messages.of_step(self.channel_url, self.turn_id, self.step)
         leftover = [mid for index, mid in sorted(self._earlier.items()) if index >= self._count]
         items = [
-            self._out(run.text, run.messages, f"run{number}")
+            self._out(run.text.rstrip(), run.messages, f"run{number}")
             for number, run in enumerate(runs[:-1])
             if run.messages and not run.final
         ]
         last = runs[-1]
         if not last.messages and not leftover:
             return Ending(items, covers_text=False)
-        text = final_text if final_text is not None else (last.text if last.messages else "")
+        text = final_text if final_text is not None else (last.text.rstrip() if last.messages else "")
         items.append(self._out(text, last.messages, "end", leftover))
         return Ending(items, covers_text=final_text is not None)
 
