@@ -19,6 +19,7 @@ from tests.fakes.llm import FakeLLM
 from tests.fakes.sendbird import FakeSendbird, MessageUpdate, SentMessage
 from tests.pipeline.workers import cluster
 from tests.support import idle
+from truloop_assistant.i18n import language_of, texts
 from truloop_assistant.store.history import History
 
 STREAMING = '{"streaming":true}'
@@ -146,6 +147,22 @@ async def test_an_answer_past_the_message_length_goes_on_in_a_new_message(start_
         assert all(m.body["data"] == STREAMING for m in h.sendbird.messages)  # each one grew in place
 
 
+async def test_a_turn_that_runs_out_of_time_mid_answer_finishes_the_half_message_with_the_apology(
+    start_server: Any,
+) -> None:
+    writer = Writer(sentences(20), pause_s=0.2)  # about 4 s: longer than the turn may take
+    prompt = "tell me about the week"
+    async with start_server(model=writer.model(), stream=True, turn_timeout_s=1.5) as h:
+        await h.user_says(prompt)
+        [shown] = await finished(h.sendbird, "ch-1", 1)
+        await h.idle()
+        [half] = h.sendbird.in_channel("ch-1")
+        assert half.body["data"] == STREAMING  # the answer had begun to show
+        assert shown["message"] == texts.TIMED_OUT(language_of(prompt))
+        assert shown["data"] == FINISHED
+        assert len(h.sendbird.messages) == 1
+
+
 async def test_with_streaming_off_an_answer_is_sent_whole_once_without_data(start_server: Any) -> None:
     writer = Writer(sentences(5), pause_s=0.1)
     async with start_server(model=writer.model(), stream=False) as h:
@@ -179,3 +196,45 @@ async def test_a_worker_killed_mid_answer_leaves_one_finished_message_with_the_w
         assert [m["data"] for m in shown] == [FINISHED]
         assert not any(json.loads(m.shown["data"])["streaming"] for m in sendbird.messages)
         assert len(llm.requests) == 2  # the dead worker's run and the one that finished it
+
+
+async def test_growing_updates_that_sendbird_refuses_are_skipped_and_the_final_text_still_arrives(
+    start_server: Any,
+) -> None:
+    writer = Writer(sentences(20), pause_s=0.2)
+    async with start_server(model=writer.model(), stream=True) as h:
+        h.sendbird.throttle("update", 2)  # the first two updates are answered 429
+        await h.user_says("tell me about the week")
+        [shown] = await finished(h.sendbird, "ch-1", 1)
+        await h.idle()
+        assert h.sendbird.limited == ["update", "update"]
+        assert shown["message"] == writer.text
+        # A growing update is tried once: none was sent again at once after its 429.
+        updates = [c.at for c in h.sendbird.call_log if c.kind == "update"]
+        assert all(b - a >= 0.5 for a, b in zip(updates[:3], updates[1:3], strict=False))
+
+
+async def test_the_dev_channel_shows_the_message_growing_in_place(start_server: Any) -> None:
+    writer = Writer(sentences(15), pause_s=0.2)
+    async with start_server(model=writer.model(), stream=True, channel="local") as h:
+        r = await h.http.post(
+            "/dev/api/channels/dev-1/messages", json={"user_id": "jeff", "message": "the week?"}
+        )
+        assert r.status_code == 202, r.text
+        seen: list[dict[str, Any]] = []
+        async with asyncio.timeout(20):
+            while not seen or seen[-1]["data"] != FINISHED:
+                r = await h.http.get("/dev/api/channels/dev-1/messages")
+                bot = [m for m in r.json()["messages"] if m["user_id"] == h.settings.sendbird_bot_user_id]
+                if bot and (not seen or bot[-1] != seen[-1]):
+                    seen.append(bot[-1])
+                await asyncio.sleep(0.1)
+        await h.idle()
+        assert len({m["message_id"] for m in seen}) == 1  # one message, changed in place
+        assert seen[0]["data"] == STREAMING and len(seen) >= 3
+        assert seen[-1]["message"] == writer.text
+        assert seen[-1]["updated_at"] >= seen[-1]["created_at"]
+        assert [m.get("updated_at", 0) for m in seen] == sorted(m.get("updated_at", 0) for m in seen)
+        # Listed again once changed, after its own id.
+        r = await h.http.get("/dev/api/channels/dev-1/messages", params={"after": seen[-1]["message_id"]})
+        assert [m["message"] for m in r.json()["messages"]] == [writer.text]
