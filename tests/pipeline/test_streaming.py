@@ -7,6 +7,7 @@ sends whole answers."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from collections.abc import AsyncIterator
@@ -97,7 +98,7 @@ async def test_an_answer_shows_its_first_sentence_early_and_grows_in_place_to_th
         updates = updates_of(h.sendbird, first)
         assert len(updates) >= 2
         times = [first.at, *(u.at for u in updates)]
-        assert all(later - earlier >= 0.8 for earlier, later in zip(times, times[1:], strict=False))
+        assert all(later - earlier >= 0.8 for earlier, later in itertools.pairwise(times))
         assert [u.body["data"] for u in updates] == [STREAMING] * (len(updates) - 1) + [FINISHED]
         growing = [u.body["message"] for u in updates]
         assert all(writer.text.startswith(text) for text in growing)
@@ -211,7 +212,7 @@ async def test_growing_updates_that_sendbird_refuses_are_skipped_and_the_final_t
         assert shown["message"] == writer.text
         # A growing update is tried once: none was sent again at once after its 429.
         updates = [c.at for c in h.sendbird.call_log if c.kind == "update"]
-        assert all(b - a >= 0.5 for a, b in zip(updates[:3], updates[1:3], strict=False))
+        assert all(b - a >= 0.5 for a, b in itertools.pairwise(updates[:3]))
 
 
 async def test_the_dev_channel_shows_the_message_growing_in_place(start_server: Any) -> None:
