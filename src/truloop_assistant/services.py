@@ -278,11 +278,13 @@ class Services:
                 self.channel,
                 max_message_chars=self.settings.sendbird_max_message_chars,
                 failures=self.ledger,
+                streamed=StreamedMessages(self.redis),
             ),
             typing=Typing(self.channel),
             ledger=self.ledger,
             heartbeat_s=self.settings.worker_heartbeat_s,
             audience=partial(self.admission.late, patience_s=self.settings.sendbird_lookup_patience_s),
+            streamed=StreamedMessages(self.redis),
         )
 
     @cached_property

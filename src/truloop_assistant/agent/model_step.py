@@ -247,7 +247,7 @@ class ModelStep:
             TURNS.labels("paused").inc()
             messages, history_len = paused_messages(result.all_messages(), history, turn.history_len)
             declared = deps.declaration.by_name() if deps.declaration else {}
-            return await endings.pause(
+            again = await endings.pause(
                 replace(turn, used=usage, history_len=history_len),
                 messages,
                 output,
@@ -259,9 +259,14 @@ class ModelStep:
                 inputs.client_failures,
                 sender,
             )
+            if sender is not None:
+                await sender.forget()
+            return again
         TURNS.labels("answered").inc()
         recorded = await endings.record(turn, "answered", began, usage, calls, ended=True)
         await endings.answer(turn, result.all_messages(), output, consumed, recorded, sender)
+        if sender is not None:
+            await sender.forget()
         return False
 
 

@@ -130,6 +130,7 @@ class StreamSender:
         self._started = False  # the pump got to run (it may be in a channel call)
         self._ending = False
         self._broken = False  # the channel failed a post: the rest goes out with the step's end
+        self._settled = False  # every message is final, and the step's end has nothing to finish
 
     # --- pydantic-ai's event stream ---
 
@@ -184,14 +185,18 @@ class StreamSender:
 
     async def _run_pump(self) -> None:
         self._started = True
-        while not self._ending:
-            wait = self._due()
-            if wait is not None and wait <= 0:
-                await self._push(streaming=True)
-                continue
-            self._changed.clear()
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), wait)
+        try:
+            while not self._ending:
+                wait = self._due()
+                if wait is not None and wait <= 0:
+                    await self._push(streaming=True)
+                    continue
+                self._changed.clear()
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), wait)
+        except Exception:  # Redis, say: the rest of the answer goes out with the step's end
+            log.warning("streaming into %s stopped", self.channel_url, exc_info=True)
+            self._broken = True
 
     async def _push(self, *, streaming: bool) -> None:
         """Show the current text: each of its parts in its message, posting those not yet shown."""
@@ -254,12 +259,11 @@ class StreamSender:
         self._changed.set()
         if not self._started:
             pump.cancel()
-        try:
-            await asyncio.wait_for(pump, CLOSE_TIMEOUT_S)
-        except (TimeoutError, asyncio.CancelledError):
-            pass
-        finally:
-            self._ending = False
+        # asyncio.wait, not wait_for: a cancellation of the step itself still goes through.
+        _, pending = await asyncio.wait({pump}, timeout=CLOSE_TIMEOUT_S)
+        for late in pending:
+            late.cancel()
+        self._ending = False
 
     async def _finish_run(self) -> None:
         """Text before a tool call: its own message(s), finished before the tool runs."""
@@ -300,10 +304,17 @@ class StreamSender:
         ]
         last = runs[-1]
         if not last.messages and not leftover:
+            self._settled = not items
             return Ending(items, covers_text=False)
         text = final_text if final_text is not None else (last.text.rstrip() if last.messages else "")
         items.append(self._out(text, last.messages, "end", leftover))
         return Ending(items, covers_text=final_text is not None)
+
+    async def forget(self) -> None:
+        """After the step's end was stored: when its messages needed nothing more from it, their ids are
+        not needed either (a turn given up later must not take them for a half answer)."""
+        if self._settled and self._count:
+            await self.streaming.messages.finished(self.channel_url, self.turn_id, self.step)
 
     def _out(
         self, text: str, messages: list[_Message], name: str, more: list[int] | None = None
@@ -313,5 +324,7 @@ class StreamSender:
             text=text,
             message_ids=[m.message_id for m in messages] + (more or []),
             dedup_id=f"{self.turn_id}:{self.step}:stream-{name}",
+            turn_id=self.turn_id,
+            step=self.step,
             not_before=time.time() + max(0.0, wait),
         )

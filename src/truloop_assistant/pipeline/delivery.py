@@ -27,6 +27,7 @@ from ..deferred.approvals import CONFIRM_METHOD
 from ..i18n import texts
 from ..store.conversation_failures import ConversationFailures
 from ..store.outbox import Item, Outbox, Peeked, RpcMessage, RpcOut, SettleOut, StreamOut, TextOut
+from ..store.streamed import StreamedMessages
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class Deliverer:
         *,
         max_message_chars: int = DEFAULT_MAX_CHARS,
         failures: ConversationFailures | None = None,
+        streamed: StreamedMessages | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.outbox = outbox
@@ -69,6 +71,8 @@ class Deliverer:
         self.max_message_chars = max_message_chars
         self.failures = failures
         """Where a message given up is kept as a dead letter (None: only logged)."""
+        self.streamed = streamed
+        """Where the ids of streamed messages are kept: forgotten once their step's end is delivered."""
         self.clock = clock
         self._updates_wait: dict[str, float] = {}
         """Channel -> until when its updates are not tried (one just failed): answers go first."""
@@ -177,7 +181,7 @@ class Deliverer:
             raise ChannelSendError(f"{type(channel).__name__} cannot update messages", retryable=False)
         if (wait := item.not_before - self.clock()) > 0:  # one update per interval, the last one too
             await asyncio.sleep(min(wait, MAX_FINAL_WAIT_S))
-        parts = split_text(item.text, self.max_message_chars)
+        parts = split_text(item.text, self.max_message_chars) if item.text else []
         for index, part in enumerate(parts):
             if index < len(item.message_ids):
                 try:
@@ -200,6 +204,8 @@ class Deliverer:
                     raise
         for message_id in item.message_ids[len(parts) :]:
             await channel.delete_message(channel_url, message_id)
+        if self.streamed is not None and item.turn_id:
+            await self.streamed.finished(channel_url, item.turn_id, item.step)
 
     async def _keep(self, channel_url: str, raw: bytes, item: Item, exc: ChannelSendError) -> None:
         """Keep a message given up as a dead letter, with the channel's code and text."""

@@ -47,6 +47,8 @@ class StreamOut(_Outgoing):
     text: str
     message_ids: list[int]
     """The messages the text was streamed into, in order (a re-run of its step may have left more)."""
+    turn_id: str = ""
+    step: int = 0
     not_before: float = 0.0
     """The last update of the growing message was at this time less the updates' interval: the final
     one waits until then (``time.time()``)."""
@@ -237,6 +239,14 @@ class Outbox:
         return _item(
             await self._split_head(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=args)
         )
+
+    async def add(self, channel_url: str, items: Sequence[Item]) -> None:
+        """Put messages at the back of the outbox (outside a step: a turn given up after crashes)."""
+        tag = keys.conversation_tag(channel_url)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in items))
+            pipe.expire(keys.outbox(tag), keys.INBOX_TTL_S)
+            await pipe.execute()
 
     async def failed(self, channel_url: str) -> int:
         """Count a failed delivery; how many failed in a row. The outbox keeps its newest

@@ -33,6 +33,25 @@ class StreamedMessages:
                 found[int(index)] = int(value)
         return found
 
+    async def unfinished(self, channel_url: str, turn_id: str) -> dict[int, list[int]]:
+        """Step -> the message ids (in order) of the turn's steps whose end was not delivered."""
+        key = keys.streamed(keys.conversation_tag(channel_url), turn_id)
+        found: dict[int, dict[int, int]] = {}
+        for field, value in cast(dict[bytes, bytes], await self.redis.hgetall(key)).items():
+            step, _, index = field.decode().partition(":")
+            if step.isdigit() and index.isdigit():
+                found.setdefault(int(step), {})[int(index)] = int(value)
+        return {step: [ids[i] for i in sorted(ids)] for step, ids in sorted(found.items())}
+
+    async def finished(self, channel_url: str, turn_id: str, step: int) -> None:
+        """The step's end was delivered: its messages are final and need nothing more."""
+        key = keys.streamed(keys.conversation_tag(channel_url), turn_id)
+        fields = [
+            f for f in cast(list[bytes], await self.redis.hkeys(key)) if f.startswith(f"{step}:".encode())
+        ]
+        if fields:
+            await self.redis.hdel(key, *fields)
+
     async def note(self, channel_url: str, turn_id: str, step: int, index: int, message_id: int) -> None:
         """Remember that the step's ``index``-th streamed message is ``message_id``."""
         key = keys.streamed(keys.conversation_tag(channel_url), turn_id)
