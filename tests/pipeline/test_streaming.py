@@ -19,7 +19,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from tests.fakes.llm import FakeLLM
 from tests.fakes.sendbird import FakeSendbird, MessageUpdate, SentMessage
 from tests.pipeline.workers import cluster
-from tests.support import idle
+from tests.support import BOT, idle
 from truloop_assistant.i18n import language_of, texts
 from truloop_assistant.store.history import History
 
@@ -239,3 +239,33 @@ async def test_the_dev_channel_shows_the_message_growing_in_place(start_server: 
         # Listed again once changed, after its own id.
         r = await h.http.get("/dev/api/channels/dev-1/messages", params={"after": seen[-1]["message_id"]})
         assert [m["message"] for m in r.json()["messages"]] == [writer.text]
+
+
+async def test_a_message_that_arrives_while_an_answer_streams_is_answered_after_it_finishes(
+    start_server: Any,
+) -> None:
+    writer = Writer(sentences(10), pause_s=0.2)
+    async with start_server(model=writer.model(), stream=True) as h:
+        await h.user_says("tell me about the week")
+        await h.sendbird.wait_count(1, "ch-1")  # the first answer shows and grows
+        await h.user_says("and the week after?")
+        shown = await finished(h.sendbird, "ch-1", 2)
+        await h.idle()
+        assert [m["message"] for m in shown] == [writer.text, writer.text]
+        first, second = h.sendbird.in_channel("ch-1")
+        [done] = [u for u in updates_of(h.sendbird, first) if u.body["data"] == FINISHED]
+        assert done.at < second.at  # one answer at a time, in order
+        assert [m.body["dedup_id"] for m in (first, second)] == ["m1000:0:stream:0", "m1001:0:stream:0"]
+
+
+async def test_in_a_group_channel_the_answer_to_a_mention_streams_in_that_channel(start_server: Any) -> None:
+    writer = Writer(sentences(10), pause_s=0.2)
+    group = ["jeff", "mina", BOT]
+    async with start_server(model=writer.model(), stream=True) as h:
+        await h.user_says("@Truloop the week?", channel="team", members=group, mentions=[BOT])
+        [shown] = await finished(h.sendbird, "team", 1)
+        await h.idle()
+        assert shown["message"] == writer.text
+        [message] = h.sendbird.in_channel("team")
+        assert message.body["data"] == STREAMING and len(updates_of(h.sendbird, message)) >= 2
+        assert len(h.sendbird.messages) == 1

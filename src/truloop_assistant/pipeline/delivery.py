@@ -9,7 +9,8 @@ longer than the channel takes goes out as consecutive messages, one part at a ti
 what is left, so a part is neither lost nor sent twice when a send fails between parts). A message
 the channel refuses for good (a 4xx other than 429), or one still undelivered after
 ``GIVE_UP_AFTER_S``, leaves the outbox as a dead letter with the channel's reason (``inspect`` and
-``dead-letters list`` show it); the conversation goes on.
+``dead-letters list`` show it); the conversation goes on. The end of a streamed answer updates the
+messages it grew in (each update safe to repeat), no sooner than its interval after the last one.
 """
 
 from __future__ import annotations

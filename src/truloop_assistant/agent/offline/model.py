@@ -66,7 +66,7 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
     async def offline_stream(
         messages: list[ModelMessage], info: AgentInfo
     ) -> AsyncIterator[str | DeltaToolCalls]:
-        """The same answer, streamed: its text a few words at a time, its tool calls whole."""
+        """The same answer, streamed: its text a word at a time, its tool calls whole."""
         response = offline(messages, info)
         for index, part in enumerate(response.parts):
             if isinstance(part, TextPart):
