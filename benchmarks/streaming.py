@@ -51,7 +51,8 @@ def writer(sentences: int, pause_s: float) -> tuple[FunctionModel, str]:
 
 
 async def measure(stream: bool, args: argparse.Namespace) -> dict[str, Any]:
-    """Run the turns one after another; calls per turn by kind, CPU ms per turn, seconds per turn."""
+    """Run the turns one after another; calls per turn by kind, CPU ms per turn, seconds until the
+    first text showed and per turn."""
     model, answer = writer(args.sentences, args.pause_ms / 1000)
     async with redis_under_test("standalone") as redis, served(FakeSendbird()) as sendbird:
         settings = make_settings(redis.url, sendbird.url, stream=stream, queue_name="bench-stream")
@@ -61,8 +62,10 @@ async def measure(stream: bool, args: argparse.Namespace) -> dict[str, Any]:
             serve(app, port),
             httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as http,
         ):
+            first_s: list[float] = []
 
             async def turn(i: int) -> None:
+                sent = time.monotonic()
                 channel = f"{'stream' if stream else 'whole'}-{i}"
                 body = webhook_payload(f"the week {i}", user="jeff", channel=channel, message_id=10_000 + i)
                 raw = json.dumps(body).encode()
@@ -78,10 +81,12 @@ async def measure(stream: bool, args: argparse.Namespace) -> dict[str, Any]:
                     )
 
                 await sendbird.wait_for(done, timeout=60)
+                first_s.append(sendbird.in_channel(channel)[0].at - sent)
 
             await turn(-1)  # warm-up: imports, connections, the worker's first job
             await asyncio.sleep(0.5)
             sendbird.calls.clear()
+            first_s.clear()
             cpu, started = time.process_time(), time.monotonic()
             for i in range(args.turns):
                 await turn(i)
@@ -89,7 +94,14 @@ async def measure(stream: bool, args: argparse.Namespace) -> dict[str, Any]:
             cpu_ms = (time.process_time() - cpu) * 1000 / args.turns
             seconds = (time.monotonic() - started) / args.turns
     calls = {kind: sendbird.calls.get(kind, 0) / args.turns for kind in KINDS}
-    return {"calls": calls, "total": sum(calls.values()), "cpu_ms": cpu_ms, "seconds": seconds}
+    first = sum(first_s) / len(first_s)
+    return {
+        "calls": calls,
+        "total": sum(calls.values()),
+        "cpu_ms": cpu_ms,
+        "seconds": seconds,
+        "first_s": first,
+    }
 
 
 def main() -> None:
@@ -103,7 +115,8 @@ def main() -> None:
         calls = ", ".join(f"{kind} {n:.2f}" for kind, n in figures["calls"].items() if n)
         print(
             f"{'streamed' if stream else 'whole   '}: {figures['total']:.2f} Platform API calls per turn"
-            f" ({calls}); CPU {figures['cpu_ms']:.1f} ms per turn; {figures['seconds']:.2f} s per turn"
+            f" ({calls}); CPU {figures['cpu_ms']:.1f} ms per turn;"
+            f" first text after {figures['first_s']:.2f} s, {figures['seconds']:.2f} s per turn"
         )
 
 
