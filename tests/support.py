@@ -251,6 +251,8 @@ def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settin
         # The fake Sendbird has no rate limit unless a test sets one (and the server's pace with it).
         "sendbird_rate": 1000,
         "sendbird_write_rate": 1000,
+        # Whole answers, as the tests written before streaming expect; streaming tests turn it on.
+        "stream": False,
     }
     values.update(overrides)
     return load_settings(**values)

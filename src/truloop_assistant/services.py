@@ -21,6 +21,7 @@ from .agent.models import resolve_model
 from .agent.notifier import Notifier
 from .agent.private_requests import PrivateRequests
 from .agent.runner import TurnRunner
+from .agent.streaming import Streaming
 from .agent.turn_limits import TurnLimits
 from .auth import TokenVerifier
 from .backends import Backends
@@ -32,7 +33,7 @@ from .backends.knowledge.store import KnowledgeStore
 from .backends.memory import RedisMemoryStore, SupermemoryStore
 from .backends.places import GooglePlacesSearch
 from .backends.users import HttpUserDirectory, RedisUserDirectory
-from .channels.base import Channel
+from .channels.base import Channel, StreamingChannel
 from .channels.local import LocalChannel
 from .channels.members import LocalMembers, Members, SendbirdMembers
 from .channels.pacing import Pacer, Rates
@@ -57,6 +58,7 @@ from .store.inbox import Inbox
 from .store.ledger import Ledger
 from .store.outbox import Outbox
 from .store.pending_deliveries import PendingDeliveries
+from .store.streamed import StreamedMessages
 from .store.transcript import Transcript
 from .store.turns import TurnStore
 from .tools import tool_names
@@ -245,12 +247,24 @@ class Services:
             tool_descriptions=lambda: {k: v for tools, _ in servers for k, v in tools.descriptions.items()},
             callbacks=self.callbacks,
             clock=utcnow,
+            streaming=self.streaming(),
             private=PrivateRequests(
                 members=self.members,
                 relay=self.relay,
                 users=self.backends.users,
                 bot_user_id=settings.sendbird_bot_user_id,
             ),
+        )
+
+    def streaming(self) -> Streaming | None:
+        """How answers stream into the channel (``TRULOOP_STREAM``); None: each is sent whole."""
+        if not self.settings.stream or not isinstance(self.channel, StreamingChannel):
+            return None
+        return Streaming(
+            channel=self.channel,
+            messages=StreamedMessages(self.redis),
+            update_s=self.settings.stream_update_s,
+            max_chars=self.settings.sendbird_max_message_chars,
         )
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:
@@ -264,11 +278,13 @@ class Services:
                 self.channel,
                 max_message_chars=self.settings.sendbird_max_message_chars,
                 failures=self.ledger,
+                streamed=StreamedMessages(self.redis),
             ),
             typing=Typing(self.channel),
             ledger=self.ledger,
             heartbeat_s=self.settings.worker_heartbeat_s,
             audience=partial(self.admission.late, patience_s=self.settings.sendbird_lookup_patience_s),
+            streamed=StreamedMessages(self.redis),
         )
 
     @cached_property

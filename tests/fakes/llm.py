@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 
@@ -39,6 +41,11 @@ class FakeLLM:
     """Set once ``gather`` requests were in flight at the same moment."""
     _gave_up: bool = False
 
+    piece_delay_s: float = 0.0
+    """A streamed answer's text comes a word at a time, this long apart (0: all at once)."""
+    streaming: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once a streamed answer has begun to come out."""
+
     in_flight: int = 0
     """Requests being answered right now."""
     most_in_flight: int = 0
@@ -47,7 +54,7 @@ class FakeLLM:
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
 
-    async def _complete(self, request: Request) -> JSONResponse:
+    async def _complete(self, request: Request) -> Response:
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         if self.gather and self.in_flight >= self.gather:
@@ -57,7 +64,7 @@ class FakeLLM:
         finally:
             self.in_flight -= 1
 
-    async def _answer(self, request: Request) -> JSONResponse:
+    async def _answer(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
         self.request_seen.set()
@@ -83,6 +90,8 @@ class FakeLLM:
         message = self.script(body["messages"]) if self.script is not None else None
         if message is None:
             message = {"role": "assistant", "content": f"answer to: {user_texts[-1] if user_texts else ''}"}
+        if body.get("stream"):
+            return StreamingResponse(self._chunks(body, message), media_type="text/event-stream")
         return JSONResponse(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -99,3 +108,29 @@ class FakeLLM:
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             }
         )
+
+    async def _chunks(self, body: dict[str, Any], message: dict[str, Any]) -> AsyncIterator[bytes]:
+        """The answer as Chat Completions streams it (server-sent events), its text a word at a time."""
+        head = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            return f"data: {json.dumps({**head, 'choices': [choice]})}\n\n".encode()
+
+        yield chunk({"role": "assistant", "content": ""})
+        for piece in re.findall(r"\S+\s*|\s+", message.get("content") or ""):
+            self.streaming.set()
+            yield chunk({"content": piece})
+            if self.piece_delay_s:
+                await asyncio.sleep(self.piece_delay_s)
+        for index, call in enumerate(message.get("tool_calls") or []):
+            yield chunk({"tool_calls": [{"index": index, **call}]})
+        yield chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        yield f"data: {json.dumps({**head, 'choices': [], 'usage': usage})}\n\n".encode()
+        yield b"data: [DONE]\n\n"

@@ -37,6 +37,8 @@ class SentMessage:
     """What the channel shows now: ``body`` (as sent), with the fields of later updates."""
     raw_path: str = ""
     """The request's path as it arrived, escapes and all."""
+    deleted: bool = False
+    """Deleted since (``DELETE .../messages/{message_id}``): the channel no longer shows it."""
 
     def __post_init__(self) -> None:
         self.shown = self.shown or dict(self.body)
@@ -70,6 +72,14 @@ class MessageUpdate:
         """The ``data`` of an ``agent-rpc-settled`` update: the call's id and state."""
         assert self.body.get("custom_type") == "agent-rpc-settled", self.body
         return json.loads(self.body["data"])
+
+
+@dataclass
+class ApiCall:
+    """A Platform API call as it arrived (429s too): its kind and when."""
+
+    kind: str
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -160,7 +170,9 @@ class FakeSendbird:
     limited: list[str] = field(default_factory=list)
     """The kind of every call answered 429 by these limits, in arrival order."""
     calls: dict[str, int] = field(default_factory=dict)
-    """Every call that arrived, by kind: send, update, typing, lookup, creation (429s too)."""
+    """Every call that arrived, by kind: send, update, deletion, typing, lookup, creation (429s too)."""
+    call_log: list[ApiCall] = field(default_factory=list)
+    """Every call that arrived (429s too), in order, with when it arrived."""
     throttled: dict[str, int] = field(default_factory=dict)
     """Kind -> how many of its next calls are answered 429 whatever the limits (see :meth:`throttle`)."""
     _recent: dict[str, deque[float]] = field(default_factory=dict)
@@ -172,13 +184,14 @@ class FakeSendbird:
     def _rate_limited(self, kind: str) -> JSONResponse | None:
         """Count the call; a 429 when it is over one of the app-wide limits (it counts for neither)."""
         self.calls[kind] = self.calls.get(kind, 0) + 1
+        self.call_log.append(ApiCall(kind))
         now = time.monotonic()
         if self.throttled.get(kind):
             self.throttled[kind] -= 1
             self.limited.append(kind)
             return _too_many(self.write_limit or 5, 0.05)
         limits = [("all", self.rate_limit)]
-        if kind in ("send", "update", "creation"):
+        if kind in ("send", "update", "deletion", "creation"):
             limits.append(("writes", self.write_limit))
         for name, limit in limits:
             if limit <= 0:
@@ -204,6 +217,11 @@ class FakeSendbird:
                     "/v3/group_channels/{channel_url:path}/messages/{message_id:int}",
                     self._update,
                     methods=["PUT"],
+                ),
+                Route(
+                    "/v3/group_channels/{channel_url:path}/messages/{message_id:int}",
+                    self._delete,
+                    methods=["DELETE"],
                 ),
                 Route(
                     "/v3/group_channels/{channel_url:path}/typing", self._typing, methods=["POST", "DELETE"]
@@ -302,6 +320,7 @@ class FakeSendbird:
         if (
             not 1 <= message_id <= len(self.messages)
             or self.messages[message_id - 1].channel_url != channel_url
+            or self.messages[message_id - 1].deleted
         ):
             return _error(400, 400201, '"Message" not found.')
         if self.update_hang_s:
@@ -314,6 +333,29 @@ class FakeSendbird:
         self.updates.append(MessageUpdate(channel_url, message_id, body))
         await self._notify()
         return JSONResponse({"message_id": message_id, **message.shown})
+
+    async def _delete(self, request: Request) -> JSONResponse:
+        """``DELETE .../messages/{message_id}``: the channel no longer shows the message (400201 if none)."""
+        if (limited := self._rate_limited("deletion")) is not None:
+            return limited
+        if time.monotonic() < self.down_until:
+            return _error(503, 500901, "outage")
+        if (denied := self._unauthorized(request)) is not None:
+            return denied
+        channel_url = unquote(request.path_params["channel_url"])
+        message_id = request.path_params["message_id"]
+        if (
+            not 1 <= message_id <= len(self.messages)
+            or self.messages[message_id - 1].channel_url != channel_url
+        ):
+            return _error(400, 400201, '"Message" not found.')
+        self.messages[message_id - 1].deleted = True
+        await self._notify()
+        return JSONResponse({})
+
+    def shown_in(self, channel_url: str | None) -> list[dict[str, Any]]:
+        """What the channel shows now, oldest first: each message not deleted, with its updates."""
+        return [m.shown for m in self.in_channel(channel_url) if not m.deleted]
 
     def release_updates(self) -> None:
         """End the hang: held updates are applied now, later ones at once."""

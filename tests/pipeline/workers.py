@@ -73,7 +73,7 @@ class Cluster:
 
 @asynccontextmanager
 async def cluster(
-    redis_url: str, sendbird: FakeSendbird, llm: FakeLLM, *, queue: str
+    redis_url: str, sendbird: FakeSendbird, llm: FakeLLM, *, queue: str, stream: bool = False
 ) -> AsyncIterator[Cluster]:
     """Serve the API and ``llm``; worker processes started through the cluster are killed at the end."""
     llm_port, api_port = free_port(), free_port()
@@ -87,6 +87,7 @@ async def cluster(
         "TRULOOP_JWT_SECRET": JWT_SECRET,
         "TRULOOP_QUEUE_NAME": queue,
         "TRULOOP_WORKER_HEARTBEAT_S": "2",
+        "TRULOOP_STREAM": "true" if stream else "false",
         "TRULOOP_MODEL": "openai-chat:fake-model",
         "OPENAI_BASE_URL": f"http://127.0.0.1:{llm_port}/v1",
         "OPENAI_API_KEY": "fake",

@@ -43,6 +43,7 @@ from .context import QuotedVoices, channel_voices, turn_instructions
 from .ledger_calls import invalid_calls, server_calls, without_result
 from .people import Person, profile_of
 from .step_endings import StepEndings, TurnStep
+from .streaming import Streaming, StreamSender, can_stream
 from .turn_limits import TurnLimits, failure_text
 from .verify import log_invalid_calls, unpaired_tool_calls
 
@@ -79,8 +80,14 @@ class ModelStep:
         callbacks: ToolCallbacks,
         clock: Callable[[], datetime],
         endings: StepEndings,
+        streaming: Streaming | None = None,
+        text_shown: Callable[[str], None] = lambda channel_url: None,
     ) -> None:
         self.agents = agents
+        self.streaming = streaming
+        """How answers stream into the channel (None: each is sent whole once written)."""
+        self.text_shown = text_shown
+        """Told (with the channel) when a streamed answer first shows."""
         self.transcript = transcript
         self.timezone = timezone
         self.limits = limits
@@ -176,6 +183,9 @@ class ModelStep:
     ) -> bool:
         endings = self.endings
         voices = channel_voices(turn.user_id, inputs.recent)
+        sender: StreamSender | None = None
+        if self.streaming is not None and can_stream(agent.model):
+            sender = self.streaming.sender(turn.channel_url, turn.turn_id, turn.step, self.text_shown)
         try:
             if usage.requests >= self.limits.max_model_requests:
                 raise UsageLimitExceeded(f"the turn already made {usage.requests} model requests")
@@ -190,6 +200,7 @@ class ModelStep:
                     usage=usage,
                     usage_limits=self.usage_limits,
                     model_settings={"timeout": self.limits.model_timeout_s},
+                    event_stream_handler=sender.handle if sender is not None else None,
                 )
         except (UsageLimitExceeded, UnexpectedModelBehavior) as exc:
             # Out of budget, or the model kept making calls it could not fix: an honest "could not".
@@ -204,7 +215,7 @@ class ModelStep:
             recorded = await endings.record(
                 turn, "limited", began, usage, server_calls(deps.tool_runs), ended=True
             )
-            await endings.give_up(turn, texts.TURN_LIMIT, consumed, recorded)
+            await endings.give_up(turn, texts.TURN_LIMIT, consumed, recorded, await _closed(sender))
             return False
         except (Exception, TimeoutError) as exc:
             kind, text = failure_text(exc)
@@ -213,8 +224,9 @@ class ModelStep:
             recorded = await endings.record(
                 turn, "failed", began, usage, server_calls(deps.tool_runs), ended=True
             )
-            await endings.give_up(turn, text, consumed, recorded)
+            await endings.give_up(turn, text, consumed, recorded, await _closed(sender))
             return False
+        await _closed(sender)
 
         new = result.new_messages()
         log_invalid_calls(new, deps.calls_run, turn.turn_id, turn.channel_url)
@@ -235,7 +247,7 @@ class ModelStep:
             TURNS.labels("paused").inc()
             messages, history_len = paused_messages(result.all_messages(), history, turn.history_len)
             declared = deps.declaration.by_name() if deps.declaration else {}
-            return await endings.pause(
+            again = await endings.pause(
                 replace(turn, used=usage, history_len=history_len),
                 messages,
                 output,
@@ -245,8 +257,21 @@ class ModelStep:
                 declared,
                 deps.timezone,
                 inputs.client_failures,
+                sender,
             )
+            if sender is not None:
+                await sender.forget()
+            return again
         TURNS.labels("answered").inc()
         recorded = await endings.record(turn, "answered", began, usage, calls, ended=True)
-        await endings.answer(turn, result.all_messages(), output, consumed, recorded)
+        await endings.answer(turn, result.all_messages(), output, consumed, recorded, sender)
+        if sender is not None:
+            await sender.forget()
         return False
+
+
+async def _closed(sender: StreamSender | None) -> StreamSender | None:
+    """The step's stream, its channel calls over (the run ended)."""
+    if sender is not None:
+        await sender.close()
+    return sender

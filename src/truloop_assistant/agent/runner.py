@@ -38,6 +38,7 @@ from .private_requests import PrivateRequests
 from .recorder import LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .step_endings import StepEndings, TurnStep
+from .streaming import Streaming
 from .turn_limits import TurnLimits
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,7 @@ class TurnRunner:
         callbacks: ToolCallbacks,
         clock: Callable[[], datetime],
         private: PrivateRequests | None = None,
+        streaming: Streaming | None = None,
     ) -> None:
         self.store = store
         self.history = history
@@ -92,10 +94,14 @@ class TurnRunner:
             callbacks=callbacks,
             clock=clock,
             endings=endings,
+            streaming=streaming,
+            text_shown=lambda channel_url: self.text_shown(channel_url),
         )
         self.calls_settled: Callable[[str], None] = lambda channel_url: None
         """Told (with the channel) when a step ended calls before its own end: their requests'
         updates are in the outbox, and whoever drains the conversation may deliver them at once."""
+        self.text_shown: Callable[[str], None] = lambda channel_url: None
+        """Told (with the channel) when a streamed answer first shows (the typing indicator stops)."""
 
     async def handle_message(self, message: InboundMessage, consumed: Consumed | None = None) -> None:
         """Answer a user message (or pause for the device); ``consumed`` is the inbox event it ends.

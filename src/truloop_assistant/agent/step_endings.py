@@ -25,7 +25,7 @@ from ..store.answers import ServerFailure
 from ..store.history import History
 from ..store.inbox import Consumed
 from ..store.ledger import LedgerCall, TurnState
-from ..store.outbox import RpcOut, TextOut
+from ..store.outbox import RpcOut, StreamOut, TextOut
 from ..store.reads import Write
 from ..store.records import AgentRole, PausedTurn
 from ..store.turns import TurnStore
@@ -35,6 +35,7 @@ from .private_requests import PrivateRequests
 from .recorder import KnownRecord, LedgerWriter, StepRecord
 from .requests import device_requests
 from .results import REQUESTS
+from .streaming import StreamSender
 from .turn_limits import TurnLimits
 
 log = logging.getLogger(__name__)
@@ -114,8 +115,20 @@ class StepEndings:
         answer: str,
         consumed: Consumed | None,
         recorded: Write | None = None,
+        streamed: StreamSender | None = None,
     ) -> None:
-        """Keep the run's messages and send its answer (``recorded``: the step's ledger record)."""
+        """Keep the run's messages and send its answer (``recorded``: the step's ledger record;
+        ``streamed``: the messages the answer was streamed into, which the outbox finishes with it)."""
+        outbox: list[TextOut | StreamOut] = []
+        if streamed is not None:
+            ending = await streamed.ending(answer)
+            outbox += ending.items
+            if ending.covers_text:
+                outbox_text: list[TextOut] = []
+            else:
+                outbox_text = [TextOut(text=answer, dedup_id=f"{turn.turn_id}:{turn.step}:answer")]
+        else:
+            outbox_text = [TextOut(text=answer, dedup_id=f"{turn.turn_id}:{turn.step}:answer")]
         await self.store.finish(
             turn.channel_url,
             turn.user_id,
@@ -123,22 +136,28 @@ class StepEndings:
             turn_id=turn.turn_id,
             paused=turn.step > 0,
             answer=answer,
-            outbox=[TextOut(text=answer, dedup_id=f"{turn.turn_id}:{turn.step}:answer")],
+            outbox=[*outbox, *outbox_text],
             consumed=consumed,
             recorded=recorded,
         )
 
     async def give_up(
-        self, turn: TurnStep, text: Text, consumed: Consumed | None, recorded: Write | None = None
+        self,
+        turn: TurnStep,
+        text: Text,
+        consumed: Consumed | None,
+        recorded: Write | None = None,
+        streamed: StreamSender | None = None,
     ) -> None:
-        """End the turn with a short apology instead of silence, keeping the history valid."""
+        """End the turn with a short apology instead of silence, keeping the history valid (a message
+        the answer was being streamed into is finished with the apology)."""
         said = text(language_of(turn.prompt))
         history = await self.history.load(turn.channel_url, turn.user_id)
         history += [
             ModelRequest(parts=[UserPromptPart(turn.prompt)]),
             ModelResponse(parts=[TextPart(said)]),
         ]
-        await self.answer(turn, history, said, consumed, recorded)
+        await self.answer(turn, history, said, consumed, recorded, streamed)
 
     async def pause(
         self,
@@ -151,6 +170,7 @@ class StepEndings:
         declared: Mapping[str, DeclaredTool],
         timezone: ZoneInfo,
         client_failures: Mapping[str, int],
+        streamed: StreamSender | None = None,
     ) -> bool:
         """Store the paused turn and send its device requests (their dialogs say when in ``timezone``,
         the person's own; a tool whose devices failed too often in a row, ``client_failures``, is
@@ -170,7 +190,10 @@ class StepEndings:
         )
         language = language_of(turn.prompt)
         private: str | None = None  # the person's 1:1 channel, where this group turn's requests go
-        notes: list[TextOut] = []
+        notes: list[TextOut | StreamOut] = []
+        finishing: list[TextOut | StreamOut] = []  # text before the calls, streamed and not finished yet
+        if streamed is not None:
+            finishing += (await streamed.ending(None)).items
         if self.private is not None and any(ref.call_id not in failed for ref in refs):
             try:
                 private = await self.private.channel_for(turn.channel_url, turn.user_id)
@@ -178,6 +201,7 @@ class StepEndings:
                 log.warning("no 1:1 channel with %s for turn %s: %s", turn.user_id, turn.turn_id, exc)
                 failed |= {ref.call_id: _NOT_SENT for ref in refs if ref.call_id not in failed}
                 notes = [await self._note(turn, texts.NOT_SENT_PRIVATELY, language, "not-sent")]
+        notes = [*finishing, *notes]
         paused = PausedTurn(
             turn_id=turn.turn_id,
             step=turn.step,
@@ -211,9 +235,9 @@ class StepEndings:
             descriptions={**self.tool_descriptions(), **{n: t.description for n, t in declared.items()}},
         )
         asking = await device_requests(paused, context)
-        outbox: list[TextOut | RpcOut] = [*asking]
+        outbox: list[TextOut | StreamOut | RpcOut] = [*notes, *asking]
         if private is not None:
-            outbox = [item.model_copy(update={"channel_url": private}) for item in asking]
+            outbox = [*notes, *(item.model_copy(update={"channel_url": private}) for item in asking)]
             confirm = any(item.request.method == CONFIRM_METHOD for item in asking)
             said = texts.SENT_PRIVATELY_CONFIRM if confirm else texts.SENT_PRIVATELY
             outbox.append(await self._note(turn, said, language, "sent-privately"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ..errors import ServiceError
 from ..protocol.jsonrpc import JsonRpcRequest
@@ -28,6 +28,8 @@ class InboundMessage:
 
 
 class Channel(Protocol):
+    """What the server sends through; a channel may also be a :class:`StreamingChannel`."""
+
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
         """Post the assistant's answer, exactly as the model wrote it."""
         ...
@@ -64,6 +66,33 @@ class Channel(Protocol):
         """Stop showing the bot as typing in the channel; a failure is logged, never raised. False:
         skipped (no budget to spare; the indicator ends by itself)."""
         ...
+
+
+@runtime_checkable
+class StreamingChannel(Protocol):
+    """A channel whose messages can grow in place: an answer streamed while the model writes it."""
+
+    async def post_streamed(
+        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool
+    ) -> int | None:
+        """Post a plain message whose ``data`` says whether it still grows (:func:`streaming_data`);
+        the channel's id of the message. Raises :class:`ChannelSendError` as a send does."""
+        ...
+
+    async def update_streamed(self, channel_url: str, message_id: int, text: str, *, streaming: bool) -> bool:
+        """Change a posted message's text (and its ``data``) in place. While it still grows
+        (``streaming``) the update is tried once and skipped when the budget is short: False, and
+        nothing raised. Its final update is retried as a send is, and raises :class:`ChannelSendError`."""
+        ...
+
+    async def delete_message(self, channel_url: str, message_id: int) -> None:
+        """Remove a message the channel shows (one that a re-run of its step no longer needs)."""
+        ...
+
+
+def streaming_data(streaming: bool) -> str:
+    """The ``data`` of a streamed answer's message: whether it still grows."""
+    return '{"streaming":true}' if streaming else '{"streaming":false}'
 
 
 class ChannelSendError(ServiceError):

@@ -12,7 +12,7 @@ from redis.exceptions import WatchError
 
 from ..protocol.jsonrpc import JsonRpcRequest
 from ..store import keys
-from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
+from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError, streaming_data
 from .parts import DEFAULT_MAX_CHARS, send_in_parts
 
 log = logging.getLogger(__name__)
@@ -54,15 +54,43 @@ class LocalChannel:
 
     async def settle_rpc(self, channel_url: str, message_id: int, *, data: str, text: str) -> None:
         """Change the message in place, as Sendbird's update does; it is listed again as updated."""
-        await self._update(
+        await self._change(
             channel_url, message_id, {"custom_type": AGENT_RPC_SETTLED, "data": data, "message": text}
         )
 
+    async def post_streamed(
+        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool
+    ) -> int | None:
+        item = await self.append(
+            channel_url,
+            user_id=self.bot_user_id,
+            message=text,
+            data=streaming_data(streaming),
+            dedup_id=dedup_id,
+        )
+        return item.get("message_id")
+
+    async def update_streamed(self, channel_url: str, message_id: int, text: str, *, streaming: bool) -> bool:
+        """Change the text and ``data`` in place (listed again as updated, ``updated_at`` bumped)."""
+        try:
+            await self._change(channel_url, message_id, {"message": text, "data": streaming_data(streaming)})
+        except ChannelSendError:
+            if not streaming:
+                raise
+            return False
+        return True
+
     async def update_text(self, channel_url: str, message_id: int, text: str, *, data: str = "") -> None:
         """Change a plain message's text and data in place (a growing answer); listed again as updated."""
-        await self._update(channel_url, message_id, {"data": data, "message": text})
+        await self._change(channel_url, message_id, {"data": data, "message": text})
 
-    async def _update(self, channel_url: str, message_id: int, fields: dict[str, Any]) -> None:
+    async def delete_message(self, channel_url: str, message_id: int) -> None:
+        key = keys.local_messages(keys.conversation_tag(channel_url))
+        for raw in cast(list[bytes], await self.redis.lrange(key, 0, -1)):
+            if json.loads(raw)["message_id"] == message_id:
+                await self.redis.lrem(key, 1, raw)  # type: ignore[arg-type]  # bytes are what it stores
+
+    async def _change(self, channel_url: str, message_id: int, fields: dict[str, Any]) -> None:
         key = keys.local_messages(keys.conversation_tag(channel_url))
         async with self.redis.pipeline(transaction=True) as pipe:
             while True:

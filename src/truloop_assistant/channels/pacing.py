@@ -11,6 +11,8 @@ schedule too. What goes first when the budget is short:
 - ``UPDATE`` (a request's message updated to ``agent-rpc-settled``) takes only a slot free now;
   while the schedule is booked it waits and asks again, so answers asked for meanwhile go first.
   After ``UPDATE_PRIORITY_S`` it is queued like an answer: an update is late, never lost.
+- ``STREAM`` (an update of an answer that is still growing) takes only a slot free now, else it is
+  skipped: the next one, or the answer's final update (an ``ANSWER``), carries its text anyway.
 - ``TYPING`` (a start) takes only a slot free now, else it is skipped; for as long as the schedule
   is known to be booked, a start is skipped without asking Redis at all. ``TYPING_STOP`` (the stop
   of a start that went out, so the bot is not left typing) is queued if its slot is within
@@ -41,6 +43,7 @@ class Kind(enum.Enum):
 
     ANSWER = "answer"
     UPDATE = "update"
+    STREAM = "stream"
     TYPING = "typing"
     TYPING_STOP = "typing-stop"
     LOOKUP = "lookup"
@@ -48,7 +51,7 @@ class Kind(enum.Enum):
     @property
     def is_write(self) -> bool:
         """Sends, updates and channel creations: Sendbird's stricter limit."""
-        return self in (Kind.ANSWER, Kind.UPDATE)
+        return self in (Kind.ANSWER, Kind.UPDATE, Kind.STREAM)
 
 
 HEADROOM = 1.1
@@ -122,6 +125,9 @@ class Pacer:
         if kind is Kind.TYPING:
             if time.monotonic() < self._booked_until:
                 raise Throttled("no budget to spare for typing")
+            await self._take(kind, max_wait_s=0.0)
+            return
+        if kind is Kind.STREAM:
             await self._take(kind, max_wait_s=0.0)
             return
         if kind is Kind.TYPING_STOP:

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from ..config import reveal
 from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
-from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError
+from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError, streaming_data
 from .pacing import Kind, Pacer
 from .parts import DEFAULT_MAX_CHARS, send_in_parts
 from .platform_http import PlatformClient, PlatformThrottled, PlatformTransportError, Reply, retry_after
@@ -104,6 +104,40 @@ class SendbirdChannel:
             what=f"update of message {message_id}",
             kind=Kind.UPDATE,
         )
+
+    async def post_streamed(
+        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool
+    ) -> int | None:
+        return await self._send(
+            channel_url, {"message": text, "data": streaming_data(streaming)}, dedup_id=dedup_id
+        )
+
+    async def update_streamed(self, channel_url: str, message_id: int, text: str, *, streaming: bool) -> bool:
+        path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages/{message_id}"
+        body = {"message_type": "MESG", "message": text, "data": streaming_data(streaming)}
+        what = f"update of message {message_id}"
+        if not streaming:  # the final text: retried, never dropped
+            await self._request("PUT", path, body, channel_url=channel_url, what=what)
+            return True
+        try:  # a growing text, tried once: the next update (or the final one) carries it anyway
+            response = await self._client.request("PUT", path, json=body, kind=Kind.STREAM)
+        except PlatformTransportError as exc:  # no budget to spare (throttled) included
+            log.debug("update of growing message %s in %s skipped: %s", message_id, channel_url, exc)
+            return False
+        if response.status_code >= 300:
+            log.info(
+                "update of growing message %s in %s: HTTP %d", message_id, channel_url, response.status_code
+            )
+        return response.status_code < 300
+
+    async def delete_message(self, channel_url: str, message_id: int) -> None:
+        path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages/{message_id}"
+        try:
+            await self._request("DELETE", path, {}, channel_url=channel_url, what=f"deletion of {message_id}")
+        except ChannelSendError as exc:
+            if exc.retryable:
+                raise
+            log.info("message %s in %s was not there to delete: %s", message_id, channel_url, exc)
 
     async def typing_started(self, channel_url: str) -> bool:
         return await self._typing("POST", channel_url, Kind.TYPING)

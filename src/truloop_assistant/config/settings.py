@@ -119,6 +119,11 @@ class Settings(SendbirdSettings):
     """Time limit of one whole agent run; past it the user gets “the request timed out”."""
     max_message_chars: int = Field(default=4000, ge=1)
     """Longer chat messages are not run; the user is told why."""
+    stream: bool = True
+    """Answers appear while the model writes them (``TRULOOP_STREAM``): the first message goes out at
+    its first sentence and grows by in-place updates; false: each answer is sent whole, once written."""
+    stream_update_s: float = Field(default=1.0, ge=0.2, le=60.0)
+    """The shortest time between two updates of a growing message (``TRULOOP_STREAM_UPDATE_S``)."""
     max_calls_per_turn: int = Field(default=8, ge=1)
     """Device calls one step may send; the rest fail at once and the model is told."""
     max_client_failures: int = Field(default=3, ge=1)

@@ -11,12 +11,14 @@ from dataclasses import replace
 from .. import tracing
 from ..agent.runner import TurnRunner
 from ..channels.base import InboundMessage
+from ..i18n import language_of, texts
 from ..logs import log_context
 from ..metrics import DEAD_LETTERS
 from ..store.drains import Drains
 from ..store.inbox import EVENT, WAIT, Consumed, Inbox, MessageEvent, Next, ResumeEvent
 from ..store.ledger import Ledger
-from ..store.outbox import Peeked
+from ..store.outbox import Peeked, StreamOut
+from ..store.streamed import StreamedMessages
 from .delivery import Deliverer, Delivery
 from .typing_indicator import Typing
 
@@ -48,10 +50,13 @@ class ConversationDrainer:
         ledger: Ledger,
         heartbeat_s: float,
         audience: Callable[[InboundMessage], Awaitable[bool]] | None = None,
+        streamed: StreamedMessages | None = None,
     ) -> None:
         """``audience``: whether an undecided message (its delivery did not say) is a turn; without
         it, every message is."""
         self.audience = audience
+        self.streamed = streamed
+        """The ids of streamed messages: a turn given up finishes its half message (None: no streaming)."""
         self.inbox = inbox
         self.drains = drains
         self.runner = runner
@@ -63,6 +68,7 @@ class ConversationDrainer:
         """Deliveries beside a step, by channel: a request's update that was next to go out when the
         step began, or one that arose in the middle of it (a superseded request's)."""
         runner.calls_settled = self._deliver_soon
+        runner.text_shown = typing.stop  # a streamed answer shows: no more typing
 
     async def drain(
         self, channel_url: str, owner: str, *, touch: Callable[[], Awaitable[None]] | None = None
@@ -234,6 +240,31 @@ class ConversationDrainer:
             f"given up after {MAX_EVENT_ATTEMPTS} attempts: {error}",
             eid=eid,
         )
+        with suppress(Exception):  # the dead letter is kept: the rest is a courtesy
+            await self._finish_streamed(channel_url, EVENT.validate_json(raw))
+
+    async def _finish_streamed(self, channel_url: str, event: MessageEvent | ResumeEvent) -> None:
+        """A turn given up mid-answer: the message it was streaming into says the turn failed."""
+        if self.streamed is None:
+            return
+        if isinstance(event, MessageEvent):
+            turn_id, language = f"m{event.message_id}", language_of(event.text)
+        else:
+            turn_id, language = event.turn_id, language_of("")
+        steps = await self.streamed.unfinished(channel_url, turn_id)
+        items = [
+            StreamOut(
+                text=texts.SERVER_ERROR(language),
+                message_ids=ids,
+                dedup_id=f"{turn_id}:{step}:stream-given-up",
+                turn_id=turn_id,
+                step=step,
+            )
+            for step, ids in steps.items()
+        ]
+        if items:
+            log.warning("turn %s in %s was given up mid-answer: its message says so", turn_id, channel_url)
+            await self.deliverer.outbox.add(channel_url, items)
 
     async def _run(
         self, channel_url: str, event: MessageEvent | ResumeEvent, consumed: Consumed

@@ -9,28 +9,43 @@ longer than the channel takes goes out as consecutive messages, one part at a ti
 what is left, so a part is neither lost nor sent twice when a send fails between parts). A message
 the channel refuses for good (a 4xx other than 429), or one still undelivered after
 ``GIVE_UP_AFTER_S``, leaves the outbox as a dead letter with the channel's reason (``inspect`` and
-``dead-letters list`` show it); the conversation goes on.
+``dead-letters list`` show it); the conversation goes on. The end of a streamed answer updates the
+messages it grew in (each update safe to repeat), no sooner than its interval after the last one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..channels.base import Channel, ChannelSendError
-from ..channels.parts import DEFAULT_MAX_CHARS, first_part, part_dedup_id
+from ..channels.base import Channel, ChannelSendError, StreamingChannel
+from ..channels.parts import DEFAULT_MAX_CHARS, first_part, part_dedup_id, split_text
 from ..i18n import texts
 from ..store.conversation_failures import ConversationFailures
-from ..store.outbox import DeliveryFailure, Outbox, Peeked, RpcMessage, RpcOut, SettleOut, TextOut
+from ..store.outbox import (
+    DeliveryFailure,
+    Item,
+    Outbox,
+    Peeked,
+    RpcMessage,
+    RpcOut,
+    SettleOut,
+    StreamOut,
+    TextOut,
+)
+from ..store.streamed import StreamedMessages
 from ..tools.device_tools import answered_by_person
 
 log = logging.getLogger(__name__)
 
 RETRY_BASE_S = 1.0
 RETRY_CAP_S = 30.0
+MAX_FINAL_WAIT_S = 60.0
+"""The longest a streamed answer's final update waits for its interval (the setting's own bound)."""
 GIVE_UP_AFTER_S = 6 * 3600
 """A channel outage longer than this loses the answer (logged); shorter ones lose nothing."""
 
@@ -59,6 +74,7 @@ class Deliverer:
         *,
         max_message_chars: int = DEFAULT_MAX_CHARS,
         failures: ConversationFailures | None = None,
+        streamed: StreamedMessages | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.outbox = outbox
@@ -66,6 +82,8 @@ class Deliverer:
         self.max_message_chars = max_message_chars
         self.failures = failures
         """Where a message given up is kept as a dead letter (None: only logged)."""
+        self.streamed = streamed
+        """Where the ids of streamed messages are kept: forgotten once their step's end is delivered."""
         self.clock = clock
         self._updates_wait: dict[str, float] = {}
         """Channel -> until when its updates are not tried (one just failed): answers go first."""
@@ -145,7 +163,7 @@ class Deliverer:
             head = await self.outbox.pop(channel_url, raw, note=note)
         return Delivery(retry_in=None, blocking=False, asked=asked)
 
-    async def _send(self, channel_url: str, item: TextOut | RpcOut | SettleOut) -> RpcMessage | None:
+    async def _send(self, channel_url: str, item: Item) -> RpcMessage | None:
         """Send one message; what to note of a request's message id as it leaves the outbox."""
         match item:
             case TextOut(text=text, dedup_id=dedup_id, part=part):
@@ -161,13 +179,49 @@ class Deliverer:
                 )
                 if message_id is not None:  # the update of its request names it (and its channel)
                     return RpcMessage(request.id, message_id, item.channel_url)
+            case StreamOut():
+                await self._finish_stream(channel_url, item)
             case SettleOut():
                 return await self._settle(channel_url, item)
         return None
 
-    async def _keep(
-        self, channel_url: str, raw: bytes, item: TextOut | RpcOut | SettleOut, exc: ChannelSendError
-    ) -> None:
+    async def _finish_stream(self, channel_url: str, item: StreamOut) -> None:
+        """Give a streamed answer's messages their final text (``data`` streaming false), in parts as a
+        long text is sent: each streamed message updated in place, parts past them posted, streamed
+        messages past the parts (left by an earlier run of the step) deleted. Every call is safe to
+        repeat, so a delivery cut short is simply done again."""
+        channel = self.channel
+        if not isinstance(channel, StreamingChannel):
+            raise ChannelSendError(f"{type(channel).__name__} cannot update messages", retryable=False)
+        if (wait := item.not_before - self.clock()) > 0:  # one update per interval, the last one too
+            await asyncio.sleep(min(wait, MAX_FINAL_WAIT_S))
+        parts = split_text(item.text, self.max_message_chars) if item.text else []
+        for index, part in enumerate(parts):
+            if index < len(item.message_ids):
+                try:
+                    await channel.update_streamed(channel_url, item.message_ids[index], part, streaming=False)
+                    continue
+                except ChannelSendError as exc:
+                    if exc.retryable:
+                        raise
+                    log.warning(
+                        "streamed message %s in %s is gone (%s): posted anew",
+                        item.message_ids[index],
+                        channel_url,
+                        exc,
+                    )
+            try:
+                sent_as = part_dedup_id(item.dedup_id, index)
+                await channel.post_streamed(channel_url, part, dedup_id=sent_as, streaming=False)
+            except ChannelSendError as exc:
+                if not exc.already_delivered:
+                    raise
+        for message_id in item.message_ids[len(parts) :]:
+            await channel.delete_message(channel_url, message_id)
+        if self.streamed is not None and item.turn_id:
+            await self.streamed.finished(channel_url, item.turn_id, item.step)
+
+    async def _keep(self, channel_url: str, raw: bytes, item: Item, exc: ChannelSendError) -> None:
         """Keep a message given up as a dead letter, with the channel's code and text."""
         if self.failures is None:
             return
@@ -189,7 +243,7 @@ class Deliverer:
         return RpcMessage(item.call_id, None)  # updated for good: its id is no longer needed
 
 
-def _sent_as(item: TextOut | RpcOut | SettleOut) -> str:
+def _sent_as(item: Item) -> str:
     """The ``dedup_id`` the message is sent under (a part's own)."""
     if isinstance(item, TextOut) and item.part is not None:
         return part_dedup_id(item.dedup_id, item.part)

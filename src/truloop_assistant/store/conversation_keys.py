@@ -37,6 +37,7 @@ __all__ = [
     "seen",
     "seen_line",
     "settled",
+    "streamed",
     "transcript",
     "turn",
     "waiting",
@@ -163,6 +164,12 @@ def rpc_message(tag: str, call_id: str) -> str:
     Written when the request is delivered; gone once the update is delivered (or the call forgotten).
     """
     return _conv(tag, "rpc-message", call_id)
+
+
+def streamed(tag: str, turn_id: str) -> str:
+    """Hash: ``"<step>:<index>"`` -> the channel's message id of each message a turn's answers streamed
+    into (expires after ``STREAMED_TTL_S``): a re-run of a step updates its messages, not posts anew."""
+    return _conv(tag, "streamed", turn_id)
 
 
 def seen(tag: str, message_id: str) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "REMINDER_LEASE_S",
     "SEEN_TTL_S",
     "SETTLED_TTL_S",
+    "STREAMED_TTL_S",
     "SUPERSEDED_TURN_TTL_S",
     "TRANSCRIPT_LINE_CHARS",
     "TRANSCRIPT_MAX",
@@ -77,6 +78,8 @@ SUPERSEDED_TURN_TTL_S = 300
 """A superseded turn's record is read once more, at once, by the run that answers the new message."""
 EFFECTS_TTL_S = 24 * 3600
 """The recorded results of a turn's side effects outlive any re-run of its steps."""
+STREAMED_TTL_S = 24 * 3600
+"""The message ids a step's answer streamed into outlive any re-run of the step."""
 EXPIRY_GRACE_S = 120
 """A pending call's key outlives its deadline by this much, so the expiry scanner settles it (410)."""
 USER_CHANNELS_TTL_S = 8 * 24 * 3600

@@ -39,6 +39,22 @@ class TextOut(_Outgoing):
     part of this index on (each part is sent under its own id, derived from ``dedup_id``)."""
 
 
+class StreamOut(_Outgoing):
+    """The end of an answer that was streamed: its messages updated to the whole ``text`` (``data``
+    streaming false), in parts as a long text is sent; parts past the streamed messages are posted
+    (under ids derived from ``dedup_id``), and streamed messages past the parts are deleted."""
+
+    kind: Literal["stream"] = "stream"
+    text: str
+    message_ids: list[int]
+    """The messages the text was streamed into, in order (a re-run of its step may have left more)."""
+    turn_id: str = ""
+    step: int = 0
+    not_before: float = 0.0
+    """The last update of the growing message was at this time less the updates' interval: the final
+    one waits until then (``time.time()``)."""
+
+
 class RpcOut(_Outgoing):
     """A JSON-RPC request for the user's device, with the text shown meanwhile."""
 
@@ -62,8 +78,9 @@ class SettleOut(_Outgoing):
     lang: Language
 
 
-Outgoing = Annotated[TextOut | RpcOut | SettleOut, Field(discriminator="kind")]
-OUTGOING: TypeAdapter[TextOut | RpcOut | SettleOut] = TypeAdapter(Outgoing)
+Outgoing = Annotated[TextOut | StreamOut | RpcOut | SettleOut, Field(discriminator="kind")]
+Item = TextOut | StreamOut | RpcOut | SettleOut
+OUTGOING: TypeAdapter[Item] = TypeAdapter(Outgoing)
 
 # Remove a delivered (or abandoned) message if it is still the oldest, forget the failures in a
 # row (and the last one's error), note (or forget) the channel's message id of a call's request, and
@@ -161,7 +178,7 @@ class Peeked:
     raw: bytes | None
 
     @cached_property
-    def item(self) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+    def item(self) -> tuple[bytes, Item] | None:
         """The message, parsed once however often it is looked at."""
         return _item(self.raw)
 
@@ -193,7 +210,7 @@ class Outbox:
         message_id, _, elsewhere = raw.decode().partition(" ")
         return PostedRequest(elsewhere or channel_url, int(message_id))
 
-    async def head(self, channel_url: str) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+    async def head(self, channel_url: str) -> tuple[bytes, Item] | None:
         """The oldest undelivered message (with its stored bytes, to remove it once sent)."""
         raw = cast(bytes | None, await self.redis.lindex(keys.outbox(keys.conversation_tag(channel_url)), 0))
         return _item(raw)
@@ -206,7 +223,7 @@ class Outbox:
 
     async def pop(
         self, channel_url: str, raw: bytes, *, note: RpcMessage | None = None
-    ) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+    ) -> tuple[bytes, Item] | None:
         """Remove a delivered (or abandoned) message, if it is still the oldest, with what ``note``
         says of its request's message id; the next message, if any."""
         tag = keys.conversation_tag(channel_url)
@@ -222,15 +239,13 @@ class Outbox:
         failures = [keys.outbox_failures(tag), rpc, keys.outbox_error(tag)]
         return _item(await self._pop(keys=[outbox, *failures], args=args))
 
-    async def to_back(
-        self, channel_url: str, raw: bytes
-    ) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+    async def to_back(self, channel_url: str, raw: bytes) -> tuple[bytes, Item] | None:
         """Move a message that could not go out now behind the others; the new oldest one."""
         return _item(await self._to_back(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=[raw]))
 
     async def split(
         self, channel_url: str, raw: bytes, first: TextOut, rest: TextOut
-    ) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+    ) -> tuple[bytes, Item] | None:
         """Replace the oldest message by its ``first`` part and the ``rest`` behind it, each sent and
         removed in turn: a part sent is not sent again, whatever happens before the next (and the
         outbox grows by one message, however long the text). The new oldest message."""
@@ -238,6 +253,14 @@ class Outbox:
         return _item(
             await self._split_head(keys=[keys.outbox(keys.conversation_tag(channel_url))], args=args)
         )
+
+    async def add(self, channel_url: str, items: Sequence[Item]) -> None:
+        """Put messages at the back of the outbox (outside a step: a turn given up after crashes)."""
+        tag = keys.conversation_tag(channel_url)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in items))
+            pipe.expire(keys.outbox(tag), keys.INBOX_TTL_S)
+            await pipe.execute()
 
     async def failed(self, channel_url: str, failure: DeliveryFailure | None = None) -> int:
         """Count a failed delivery (and keep ``failure``, for ``inspect``); how many failed in a row.
@@ -268,5 +291,5 @@ class Outbox:
         return not await self.redis.llen(keys.outbox(keys.conversation_tag(channel_url)))
 
 
-def _item(raw: bytes | None) -> tuple[bytes, TextOut | RpcOut | SettleOut] | None:
+def _item(raw: bytes | None) -> tuple[bytes, Item] | None:
     return None if raw is None else (raw, OUTGOING.validate_json(raw))

@@ -10,14 +10,14 @@ from redis.asyncio.client import Pipeline
 
 from . import keys
 from .inbox import Consumed
-from .outbox import Peeked, RpcOut, TextOut
+from .outbox import Peeked, RpcOut, StreamOut, TextOut
 from .reads import Write
 
 
 def end_step(
     pipe: Pipeline,
     tag: str,
-    outbox: Sequence[TextOut | RpcOut],
+    outbox: Sequence[TextOut | StreamOut | RpcOut],
     consumed: Consumed | None,
     recorded: Write | None = None,
 ) -> None:

@@ -21,7 +21,7 @@ from .call_answers import CallAnswers
 from .call_views import decode_fields
 from .history import History
 from .inbox import Consumed
-from .outbox import RpcOut, TextOut
+from .outbox import RpcOut, StreamOut, TextOut
 from .paused_record import decode_record, encode_record
 from .reads import Read, Write
 from .records import PausedTurn, TurnSnapshot
@@ -49,7 +49,7 @@ class TurnStore(CallAnswers):
         self,
         turn: PausedTurn,
         *,
-        outbox: Sequence[TextOut | RpcOut] = (),
+        outbox: Sequence[TextOut | StreamOut | RpcOut] = (),
         consumed: Consumed | None = None,
         recorded: Write | None = None,
     ) -> None:
@@ -217,7 +217,7 @@ class TurnStore(CallAnswers):
         turn_id: str,
         paused: bool,
         answer: str | None = None,
-        outbox: Sequence[TextOut | RpcOut] = (),
+        outbox: Sequence[TextOut | StreamOut | RpcOut] = (),
         consumed: Consumed | None = None,
         recorded: Write | None = None,
     ) -> None:

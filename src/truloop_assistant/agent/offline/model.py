@@ -9,7 +9,7 @@ events up, then act on the one meant (``events``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -22,7 +22,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
 from ...i18n import Language, language_of
@@ -63,7 +63,20 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
             return ModelResponse(parts=[call])
         return ModelResponse(parts=[choose(prompt, lang, tools, now().astimezone(zone), messages)])
 
-    return FunctionModel(offline, model_name="offline")
+    async def offline_stream(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        """The same answer, streamed: its text a word at a time, its tool calls whole."""
+        response = offline(messages, info)
+        for index, part in enumerate(response.parts):
+            if isinstance(part, TextPart):
+                for piece in re.findall(r"\S+\s*|\s+", part.content):
+                    yield piece
+            elif isinstance(part, ToolCallPart):
+                call = DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)
+                yield {index: call}
+
+    return FunctionModel(offline, stream_function=offline_stream, model_name="offline")
 
 
 def outside_tool_call(prompt: str, tools: Sequence[ToolDefinition], lang: Language) -> ToolCallPart | None:
