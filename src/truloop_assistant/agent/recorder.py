@@ -26,6 +26,7 @@ from ..store.ledger import ERROR_CHARS, CallStatus, Ledger, LedgerCall, LedgerTu
 from ..store.reads import Batch, Write
 from ..store.records import CallRef, PausedTurn
 from ..tools import tool_names
+from ..deferred.decisions import decision_of
 from ..tools.agent_deps import ToolRun
 from ..tools.callbacks import ToolCallbacks, ToolEvent
 from .verify import is_retry
@@ -157,6 +158,10 @@ def settled_calls(
         ended = call.ended(status, now, error=error)
         if isinstance(answer, DeviceResult):
             ended = ended.with_result(_result(ref, answer))
+            if ref.bucket == "approval":
+                ended = ended.model_copy(update={"decision": decision_of(answer.result)[0]})
+        elif ref.bucket == "approval" and isinstance(answer, DeviceError):
+            ended = ended.model_copy(update={"decision": "refused"})
         calls.append(ended)
     return calls
 
@@ -177,8 +182,13 @@ def _answer_status(ref: CallRef, answer: Answer | None, missing: CallStatus) -> 
 
 
 def _result(ref: CallRef, answer: DeviceResult) -> Any:
-    """What the device answered, as the ledger keeps it: an approval's answer is only the user's yes or no."""
-    return {"confirmed": _confirmed(answer)} if ref.bucket == "approval" else answer.result
+    """What the device answered, as the ledger keeps it: for an approval, only the person's decision
+    (yes or no, what they changed, their reason, whether they allow the tool for good)."""
+    if ref.bucket != "approval":
+        return answer.result
+    return decision_of(answer.result)[1].model_dump(
+        include={"confirmed", "edited", "reason", "remember"}, exclude_none=True
+    )
 
 
 def _confirmed(answer: DeviceResult) -> bool:

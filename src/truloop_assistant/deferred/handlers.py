@@ -13,6 +13,7 @@ from ..errors import first_problem
 from ..protocol.declarations import NOTIFICATION, DeclaredTool, schema_problem
 from ..protocol.jsonrpc import ErrorCode, JsonRpcError
 from ..protocol.methods import (
+    ApprovalResult,
     CalendarEventsResult,
     CalendarParams,
     ConfirmParams,
@@ -130,7 +131,7 @@ def result_problem(
     if result_schema is not None:
         return schema_problem(result_schema, data)
     if bucket == "approval":
-        model: type[BaseModel] = ConfirmResult
+        model: type[BaseModel] = ApprovalResult
     elif (handler := HANDLERS.get(tool_name)) is not None:
         model = handler.result_model
     else:  # a declared tool without a result schema takes any result
