@@ -8,8 +8,8 @@ from typing import Any
 from tests.api.test_ledger import ADMIN, ledger
 from tests.api.test_tools_gate import LUNCH, events_of, scripted
 from tests.support import JWT_SECRET, Harness
-from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.auth import issue_token
+from truloop_assistant.backends.events import RedisEventStore
 
 JEFF = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'jeff')}"}
 
@@ -34,7 +34,12 @@ async def test_the_dialog_offers_the_event_fields_to_edit_with_their_current_val
         [rpc] = await h.rpc_requests(1)
         editable = {f["name"]: f for f in rpc["params"]["editable"]}
         assert list(editable) == ["title", "start_time", "end_time", "location"]
-        assert editable["title"] == {"name": "title", "label": "Title", "type": "text", "value": "Design lunch"}
+        assert editable["title"] == {
+            "name": "title",
+            "label": "Title",
+            "type": "text",
+            "value": "Design lunch",
+        }
         assert editable["start_time"]["type"] == "datetime"
         # In the person's own zone (jeff is in Seoul).
         assert editable["start_time"]["value"] == "2026-12-02T12:00:00+09:00"
@@ -109,7 +114,9 @@ async def test_always_skips_the_dialog_until_the_standing_approval_is_ended(
     async with start_server(model=scripted(("create_event", LUNCH))) as h:
         await h.user_says("set up the design lunch")
         [rpc] = await h.rpc_requests(1)
-        assert (await h.answer(rpc["id"], result={"confirmed": True, "remember": "always"})).status_code == 202
+        assert (
+            await h.answer(rpc["id"], result={"confirmed": True, "remember": "always"})
+        ).status_code == 202
         await h.replies(1)
         [standing] = await approvals(h)
         assert standing["tool"] == "create_event" and standing["since"].endswith("Z")
@@ -122,7 +129,9 @@ async def test_always_skips_the_dialog_until_the_standing_approval_is_ended(
         assert len(await h.rpc_requests(1)) == 1
         assert len(await events_of(h.redis, "jeff")) == 2
         newest = (await ledger(h, token=ADMIN)).json()["turns"][0]["calls"]
-        assert [(c["kind"], c["tool"], c["decision"]) for c in newest] == [("server", "create_event", "standing")]
+        assert [(c["kind"], c["tool"], c["decision"]) for c in newest] == [
+            ("server", "create_event", "standing")
+        ]
 
         r = await h.http.delete("/api/v1/agent/approvals/create_event", headers=JEFF)
         assert r.status_code == 204

@@ -21,8 +21,8 @@ from ..deferred.handlers import HANDLERS
 from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets, tool_names
 from ..tools.agent_deps import AgentDeps
 from ..tools.call_records import CallRecordToolset
-from ..tools.confirmation_gate import ConfirmationGate
 from ..tools.callback_toolset import CallbackToolset
+from ..tools.confirmation_gate import ConfirmationGate
 from ..tools.declared import DeclaredToolset
 from ..tools.failures import FailureResultToolset
 from ..tools.marks import asks_first, is_destructive

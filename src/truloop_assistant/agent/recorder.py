@@ -19,6 +19,7 @@ from typing import Any
 from pydantic_ai import DeferredToolRequests, RunUsage
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, ToolCallPart
 
+from ..deferred.decisions import decision_of
 from ..metrics import TOOL_CALL_SECONDS, TOOL_CALLS, VERIFIER_FLAGS
 from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
@@ -26,7 +27,6 @@ from ..store.ledger import ERROR_CHARS, CallStatus, Ledger, LedgerCall, LedgerTu
 from ..store.reads import Batch, Write
 from ..store.records import CallRef, PausedTurn
 from ..tools import tool_names
-from ..deferred.decisions import decision_of
 from ..tools.agent_deps import ToolRun
 from ..tools.callbacks import ToolCallbacks, ToolEvent
 from .verify import is_retry

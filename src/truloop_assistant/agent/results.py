@@ -44,7 +44,9 @@ def deferred_results(paused: PausedTurn, answers: dict[str, Answer], *, missing:
     for ref in paused.calls:
         answer = answers.get(ref.call_id)
         if ref.bucket == "approval":
-            value = _approval_value(answer) if answer else ToolDenied(missing)
+            value: bool | ToolApproved | ToolDenied = (
+                _approval_value(answer) if answer else ToolDenied(missing)
+            )
             if isinstance(answer, DeviceResult) and (edited := _edited(answer)):
                 # The tool runs with the arguments it was called with, as the person changed them.
                 part = asked[ref.tool_call_id]

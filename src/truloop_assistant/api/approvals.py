@@ -49,9 +49,7 @@ async def list_approvals(principal: CurrentPrincipal, redis: RedisDep) -> Standi
     )
 
 
-@router.delete(
-    "/api/v1/agent/approvals/{tool}", status_code=204, response_class=Response, responses=_ERRORS
-)
+@router.delete("/api/v1/agent/approvals/{tool}", status_code=204, response_class=Response, responses=_ERRORS)
 async def end_approval(tool: str, principal: CurrentPrincipal, redis: RedisDep) -> None:
     """End a standing approval: the caller is asked again for that tool (204 whether or not it existed)."""
     async with redis_budget():

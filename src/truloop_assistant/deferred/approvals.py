@@ -101,7 +101,11 @@ async def _event_fields(tool_name: str, args: dict[str, Any], ctx: ApprovalConte
     start = moment(args.get("start_time")) or now("start_time")
     end = moment(args.get("end_time"))
     if end is None and event is not None:  # an update that moves only the start keeps the event's length
-        end = start + (event.end_time - event.start_time) if args.get("start_time") and start else now("end_time")
+        end = (
+            start + (event.end_time - event.start_time)
+            if args.get("start_time") and start
+            else now("end_time")
+        )
 
     def shown(value: datetime | None, name: str) -> str:
         if value is None:  # not ISO 8601: as the call wrote it
@@ -111,9 +115,14 @@ async def _event_fields(tool_name: str, args: dict[str, Any], ctx: ApprovalConte
     return [
         EditableField(name="title", label=texts.FIELD_TITLE(lang), type="text", value=text("title")),
         EditableField(
-            name="start_time", label=texts.FIELD_START(lang), type="datetime", value=shown(start, "start_time")
+            name="start_time",
+            label=texts.FIELD_START(lang),
+            type="datetime",
+            value=shown(start, "start_time"),
         ),
-        EditableField(name="end_time", label=texts.FIELD_END(lang), type="datetime", value=shown(end, "end_time")),
+        EditableField(
+            name="end_time", label=texts.FIELD_END(lang), type="datetime", value=shown(end, "end_time")
+        ),
         EditableField(name="location", label=texts.FIELD_LOCATION(lang), type="text", value=text("location")),
     ]
 

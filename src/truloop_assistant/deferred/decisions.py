@@ -16,6 +16,7 @@ from typing import Any
 from ..protocol.methods import REMEMBERABLE, ApprovalResult
 from ..store.ledger_records import Decision
 
+
 def decision_of(result: Mapping[str, Any]) -> tuple[Decision, ApprovalResult]:
     """The decision a (checked) approval result says, and the result itself."""
     answer = ApprovalResult.model_validate(result)
@@ -37,7 +38,7 @@ def edit_problem(params: Mapping[str, Any], result: Any) -> str | None:
     answer = ApprovalResult.model_validate(result)
     if not answer.confirmed or not answer.edited:
         return None
-    fields = {f.get("name"): f for f in params.get("editable") or [] if isinstance(f, dict)}
+    fields = {str(f.get("name")): f for f in params.get("editable") or [] if isinstance(f, dict)}
     values: dict[str, Any] = {name: f.get("value") for name, f in fields.items()}
     for name, value in answer.edited.items():
         field = fields.get(name)

@@ -132,7 +132,6 @@ class DeviceAnswers:
             return _gone(await self.store.get_call(call.call_id) or call)
         return Refused("unknown_call", f"no call with id {call.call_id!r} is pending")
 
-
     async def _remember(self, call: CallView, answer: DeviceAnswer) -> None:
         """A yes with ``"remember": "always"``: the person is not asked again for that tool."""
         if isinstance(answer, JsonRpcSuccess) and remembers(call.tool_name, answer.result):
