@@ -17,7 +17,6 @@ from ..protocol.methods import (
     CalendarEventsResult,
     CalendarParams,
     ConfirmParams,
-    ConfirmResult,
     PermissionParams,
     PermissionStatusResult,
 )
@@ -81,9 +80,16 @@ class EventToolHandler(_Handler[CalendarEventsResult]):
         return {"startDate": args.get("start_date"), "endDate": args.get("end_date")}
 
 
-class InteractionToolHandler(_Handler[ConfirmResult]):
+class InteractionToolHandler(_Handler[ApprovalResult]):
+    """One method, one schema: the model's own question and the server's confirmation dialog are both
+    ``interaction.confirm``; only the dialog's answer means anything beyond ``confirmed``."""
+
     tool_name, method = "confirm_interaction", "interaction.confirm"
-    params_model, result_model = ConfirmParams, ConfirmResult
+    params_model, result_model = ConfirmParams, ApprovalResult
+
+    def transform_result(self, result: BaseModel) -> Any:
+        # The model asked a yes-or-no question: it hears the yes or no (and what else the app sent).
+        return result.model_dump(mode="json", exclude={"reason", "edited", "remember"}, exclude_none=True)
 
     def _rename(self, args: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -43,7 +43,8 @@ REASON_CHARS = 500
 
 
 class ApprovalResult(ConfirmResult):
-    """The answer to the server's own confirmation dialog (a tool that waits for the person's yes)."""
+    """The answer to an ``interaction.confirm``: yes or no; for the server's own dialogs (``editable``
+    present) also a reason, changes, or "always"."""
 
     reason: str | None = Field(
         default=None, max_length=REASON_CHARS, description="why the person refused (with confirmed: false)"
