@@ -90,6 +90,10 @@ def _call_value(ref: CallRef, answer: Answer) -> Any:
                 return refused
 
 
+REASON_LEAD = "Their reason: "
+"""Before the person's reason for a refusal, in the result the model is shown."""
+
+
 def _edited(answer: DeviceResult) -> dict[str, Any]:
     """What the person changed before saying yes (checked at the edge against the dialog)."""
     decision, result = decision_of(answer.result)
@@ -105,7 +109,7 @@ def _approval_value(answer: Answer) -> bool | ToolDenied:
         case DeviceResult(result=result):
             declined = "The user declined in the confirmation dialog; the action was not performed."
             if reason := (ApprovalResult.model_validate(result).reason or "").strip():
-                return ToolDenied(f"{declined} Their reason: “{reason}”")
+                return ToolDenied(f"{declined} {REASON_LEAD}“{reason}”")
             return ToolDenied(declined)
         case ServerFailure(failed=reason):
             return ToolDenied(reason)
