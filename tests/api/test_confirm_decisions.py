@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
 from tests.api.test_ledger import ADMIN, ledger
-from tests.api.test_tools_gate import LUNCH, events_of, scripted
+from tests.api.test_tools_gate import LUNCH, events_of, results_text, scripted
 from tests.support import JWT_SECRET, Harness
 from truloop_assistant.auth import issue_token
 from truloop_assistant.backends.events import RedisEventStore
@@ -185,3 +188,46 @@ async def test_approvals_need_a_token_and_erasure_ends_them(start_server: Any, d
         assert len(await approvals(h)) == 1
         assert (await h.http.delete("/api/v1/agent/me", headers=JEFF)).status_code == 204
         assert await approvals(h) == []
+
+
+async def test_a_relayed_message_goes_without_a_dialog_once_always_allowed(
+    start_server: Any, directory: Any
+) -> None:
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if "send_message_to_user" not in {t.name for t in info.function_tools}:  # the writer
+            return ModelResponse(parts=[TextPart("Mina, lunch is at 1pm now.")])
+        text = results_text(messages)
+        if text is not None:
+            return ModelResponse(parts=[TextPart(text)])
+        args = {"user_id": "mina", "request": "lunch moved to 1pm"}
+        return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
+
+    async with start_server(model=FunctionModel(fn)) as h:
+        await h.user_says("tell mina lunch moved to 1pm")
+        [rpc] = await h.rpc_requests(1)
+        assert "editable" not in rpc["params"]  # nothing of a relayed message is edited in the dialog
+        await h.answer(rpc["id"], result={"confirmed": True, "remember": "always"})
+        await h.replies(1)
+        assert [a["tool"] for a in await approvals(h)] == ["send_message_to_user"]
+
+        await h.user_says("tell mina again")
+        replies = await h.replies(2)
+        assert replies[1].text.startswith("send_message_to_user success")
+        assert len(await h.rpc_requests(1)) == 1  # no second dialog
+        [direct] = h.sendbird.channels.values()
+        sent = [m.text for m in h.sendbird.messages if m.channel_url == direct["channel_url"]]
+        assert sent == ["Mina, lunch is at 1pm now."] * 2
+
+
+async def test_the_first_device_s_decision_wins(start_server: Any, directory: Any) -> None:
+    async with start_server(model=scripted(("create_event", LUNCH))) as h:
+        await h.user_says("set up the design lunch")
+        [rpc] = await h.rpc_requests(1)
+        edited = {"confirmed": True, "edited": {"title": "Design lunch (5F)"}}
+        assert (await h.answer(rpc["id"], result=edited)).json() == {"status": "resuming"}
+        # The tablet's answer comes too late: the phone's stands.
+        tablet = await h.answer(rpc["id"], result={"confirmed": False, "reason": "no"})
+        assert tablet.status_code == 409
+        await h.replies(1)
+        [event] = await events_of(h.redis, "jeff")
+        assert event.title == "Design lunch (5F)"
