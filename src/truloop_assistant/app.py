@@ -20,6 +20,7 @@ from . import tracing
 from .agent.agents import MemberAgent
 from .api import (
     admin,
+    approvals,
     calls,
     dev_channel,
     device_protocol,
@@ -113,6 +114,7 @@ def create_app(
     app.include_router(calls.router)
     app.include_router(device_protocol.router)
     app.include_router(me.router)
+    app.include_router(approvals.router)
     app.include_router(admin.router)
     app.include_router(health.router)
     if settings.metrics_port is None:

@@ -46,6 +46,29 @@ async def test_declining_leaves_nothing_created(start_server: Any, directory: An
         assert reply.text == "OK, I won't do that."
 
 
+async def test_an_edited_time_is_created_and_said_and_a_refusal_is_quoted(
+    start_server: Any, directory: Any
+) -> None:
+    async with start_server(model=build_offline_model(timezone=SEOUL, clock=fixed)) as h:
+        await h.user_says("내일 오후 3시에 팀 회의 잡아줘")
+        [rpc] = await h.rpc_requests(1)
+        later = {"start_time": "2026-11-27T16:00:00+09:00", "end_time": "2026-11-27T17:00:00+09:00"}
+        await h.answer(rpc["id"], result={"confirmed": True, "edited": later})
+        [reply] = await h.replies(1)
+        assert (
+            reply.text == "바꾸신 대로(시작, 종료) 일정을 만들었어요: “팀 회의” 11월 27일 (금) 16:00–17:00."
+        )
+
+        await h.user_says("schedule a design review tomorrow at 10:30 am")
+        rpcs = await h.rpc_requests(2)
+        await h.answer(rpcs[1]["id"], result={"confirmed": False, "reason": "Mina is away"})
+        replies = await h.replies(2)
+        assert replies[1].text == "OK, I won't do that (“Mina is away”)."
+        start = datetime(2026, 11, 27, tzinfo=SEOUL)
+        [event] = await RedisEventStore(h.redis).list_events("jeff", start, start + timedelta(days=1))
+        assert event.start_time == datetime(2026, 11, 27, 16, tzinfo=SEOUL)
+
+
 async def test_searching_the_handbook_in_korean_and_english(start_server: Any) -> None:
     async with start_server() as h:
         await h.user_says("연차는 며칠이야?", channel="kb-ko")

@@ -86,3 +86,13 @@ async def test_the_api_reference_and_its_files_are_gone_when_turned_off(start_se
             r = await h.http.get(path)
             assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", path
         assert (await h.http.get("/healthz")).status_code == 200  # the API itself is still there
+
+
+async def test_the_standing_approvals_endpoints_are_described(start_server: Any) -> None:
+    async with start_server() as h:
+        document = (await h.http.get("/openapi.json")).json()
+    listed = document["paths"]["/api/v1/agent/approvals"]["get"]
+    assert set(listed["responses"]) >= {"200", "401", "429"}
+    ended = document["paths"]["/api/v1/agent/approvals/{tool}"]["delete"]
+    assert set(ended["responses"]) >= {"204", "401", "429"}
+    assert listed["responses"]["401"]["content"]["application/json"]["schema"] == ERROR

@@ -33,6 +33,12 @@ ANSWERS: dict[str, list[Any]] = {
         {"confirmed": 1},
         {},
         "ok",
+        # The server's own dialogs: a reason, changes, "always".
+        {"confirmed": False, "reason": "Mina is away"},
+        {"confirmed": True, "edited": {"start_time": "2026-12-02T12:30:00+09:00"}, "remember": "always"},
+        {"confirmed": False, "reason": "x" * 501},
+        {"confirmed": True, "remember": "sometimes"},
+        {"confirmed": True, "edited": ["title"]},
     ],
     "permissions.getStatus": [
         {"status": "granted", "canPromptAgain": False},

@@ -74,7 +74,7 @@ async def test_confirmed_event_is_created_after_a_dialog_saying_what_happens(
         [rpc] = await h.rpc_requests(1)
         assert rpc["method"] == "interaction.confirm"
         params = rpc["params"]
-        assert set(params) == {"title", "message", "confirmLabel", "cancelLabel"}  # no nulls on the wire
+        assert set(params) == {"title", "message", "confirmLabel", "cancelLabel", "editable"}  # no nulls
         assert params["title"] == "Create this event?"
         assert (params["confirmLabel"], params["cancelLabel"]) == ("Confirm", "Cancel")
         # who, what, when, where: exactly what will happen

@@ -222,3 +222,30 @@ def test_a_built_in_method_without_a_card_of_its_own_is_answered_with_its_declar
     assert "get_permission_status" in card.text and "permission: camera" in card.text
     page.tap(card, "Answer with the example")
     page.assistant_says("granted")
+
+
+def test_a_time_is_changed_in_the_dialog_and_a_refusal_gives_its_reason(page: DevPage) -> None:
+    channel = page.new_channel("decide")
+    page.open(channel)
+
+    page.say("내일 오후 3시에 팀 회의 잡아줘")
+    page.dialog()
+    labels = [s.text for s in page.driver.find_elements(By.CSS_SELECTOR, "#confirm-fields label span")]
+    assert labels == ["제목", "시작", "종료", "장소"]
+    assert page.by_id("edit-title").get_attribute("value") == "팀 회의"
+    assert str(page.by_id("edit-start_time").get_attribute("value")).endswith("T15:00")
+    # The person moves it an hour later (as a time picker would set the fields).
+    for name, clock in (("start_time", "16:00"), ("end_time", "17:00")):
+        field = page.by_id(f"edit-{name}")
+        page.js("arguments[0].value = arguments[0].value.slice(0, 11) + arguments[1]", field, clock)
+    page.screenshot("confirm-dialog-edit-phone")
+    page.by_id("confirm-ok").click()
+    page.dialog_closed()
+    page.assistant_says("바꾸신 대로(시작, 종료) 일정을 만들었어요", "“팀 회의”", "16:00–17:00")
+
+    page.say("schedule a design review tomorrow at 10:30 am")
+    page.dialog()
+    page.by_id("confirm-reason").send_keys("Mina is away")
+    page.by_id("confirm-cancel").click()
+    page.dialog_closed()
+    page.assistant_says("OK, I won't do that (“Mina is away”).")

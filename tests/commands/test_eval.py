@@ -11,7 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from pydantic_ai import DeferredToolRequests, ToolFailed
+from pydantic_ai import DeferredToolRequests, ToolApproved, ToolDenied, ToolFailed
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -581,3 +581,47 @@ def test_the_phone_answers_a_built_in_device_tool_with_the_example_it_is_declare
     )
     results = Phone("jeff", SEOUL, max_calls=3, max_failures=3).answer(requests, prompt="hi", step=0)
     assert results.calls["p"] == asked
+
+
+async def test_a_case_can_have_the_phone_change_the_time_before_approving(tmp_path: Path) -> None:
+    agent = build_member_agent(coffee_with_mina(), tool_timeout_s=5)
+    evaluators = [ToolSelection(), KeyArguments(), Answered()]
+    later = {**COFFEE, "phone": {"confirmed": True, "edited": {"start_time": "17:30", "end_time": "18:30"}}}
+    dataset = load_cases(cases_file(tmp_path, later), member_tools(agent), evaluators)
+    with RedisServer() as server:
+        report = await evaluate(
+            dataset, agent, server.url, load_settings(channel="local", jwt_secret="s" * 32)
+        )
+        redis = connect(server.url)
+        try:
+            made = await RedisEventStore(redis).list_events("jeff", tomorrow_at(0), tomorrow_at(23, 59))
+        finally:
+            await redis.aclose()
+    [outcome] = outcomes(report)
+    assert outcome.passed, outcome.reason
+    coffee = next(event for event in made if event.title == "Coffee with Mina")
+    assert (coffee.start_time, coffee.end_time) == (tomorrow_at(17, 30), tomorrow_at(18, 30))
+    assert outcome.turn is not None and outcome.turn.answer is not None
+    assert "edited_by_user" in outcome.turn.answer  # the model was told what the person changed
+
+
+def test_the_phone_refuses_with_a_reason_or_edits_when_a_case_says_so(
+    tmp_path: Path, tools: dict[str, set[str]]
+) -> None:
+    args = {
+        "title": "Coffee",
+        "start_time": tomorrow_at(17).isoformat(),
+        "end_time": tomorrow_at(18).isoformat(),
+    }
+    requests = DeferredToolRequests(approvals=[ToolCallPart("create_event", args, "x")])
+    phone = Phone("jeff", SEOUL, max_calls=3, max_failures=3)
+    refused = phone.answer(requests, prompt="hi", step=0, decision={"confirmed": False, "reason": "busy"})
+    assert isinstance(refused.approvals["x"], ToolDenied) and "busy" in refused.approvals["x"].message
+    edited = phone.answer(
+        requests, prompt="hi", step=0, decision={"confirmed": True, "edited": {"start_time": "17:15"}}
+    )
+    approved = edited.approvals["x"]
+    assert isinstance(approved, ToolApproved) and approved.override_args is not None
+    assert approved.override_args["start_time"] == tomorrow_at(17, 15).isoformat()
+    with pytest.raises(CasesFileError, match="phone"):
+        load_cases(cases_file(tmp_path, {**COFFEE, "phone": {"confirmed": "yes"}}), tools)

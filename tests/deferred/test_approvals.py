@@ -11,7 +11,7 @@ from pydantic_ai.messages import ToolCallPart
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.deferred.approvals import ApprovalContext, describe_approval
-from truloop_assistant.protocol.methods import ConfirmParams
+from truloop_assistant.protocol.methods import ConfirmParams, EditableField
 
 SEOUL = ZoneInfo("Asia/Seoul")
 MEETING = {
@@ -32,6 +32,15 @@ async def test_create_event_in_korean_names_people_and_local_time(directory: Any
         message=f"“Design review” 12월 2일 (수) 12:00–13:00 일정을 만들어요. 초대: {mina.name} (mina).",
         confirmLabel="확인",
         cancelLabel="취소",
+        # What the person may change, labelled in their language, the times in their zone.
+        editable=[
+            EditableField(name="title", label="제목", type="text", value="Design review"),
+            EditableField(
+                name="start_time", label="시작", type="datetime", value="2026-12-02T12:00:00+09:00"
+            ),
+            EditableField(name="end_time", label="종료", type="datetime", value="2026-12-02T13:00:00+09:00"),
+            EditableField(name="location", label="장소", type="text", value=""),
+        ],
     )
 
 

@@ -20,6 +20,7 @@ export type {
   CalendarEventTime,
   CalendarGetEventsParams,
   CalendarGetEventsResult,
+  EditableField,
   InteractionConfirmParams,
   InteractionConfirmResult,
   PermissionRequiredData,

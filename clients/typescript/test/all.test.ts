@@ -11,6 +11,7 @@ import "./options.js";
 import "./protocol.js";
 import "./parse.js";
 import "./turns.js";
+import "./confirm.js";
 import "./retry.js";
 import "./tools.js";
 import "./devices.js";

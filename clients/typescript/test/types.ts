@@ -26,6 +26,17 @@ export function handlerTypes(client: AssistantClient, app: AssistantClient<AppMe
   client.register("interaction.confirm", () => ({ confirmed: "yes" }));
   // @ts-expect-error not one of the four statuses
   client.register("permissions.getStatus", () => ({ status: "allowed", canPromptAgain: true }));
+  // the server's own dialogs: a yes with changes (and "always"), a no with a reason
+  client.register("interaction.confirm", (params) => {
+    const start = params.editable?.find((field) => field.name === "start_time");
+    if (start === undefined) return { confirmed: true, remember: "always" };
+    return { confirmed: true, edited: { start_time: "2026-12-02T12:30:00+09:00" } };
+  });
+  client.register("interaction.confirm", () => ({ confirmed: false, reason: "Mina is away that week" }));
+  // @ts-expect-error remember is "always" or absent
+  client.register("interaction.confirm", () => ({ confirmed: true, remember: "sometimes" }));
+  // @ts-expect-error a reason is text
+  client.register("interaction.confirm", () => ({ confirmed: false, reason: 7 }));
   // @ts-expect-error params of interaction.confirm have no startDate
   client.register("interaction.confirm", (params) => ({ confirmed: params.startDate === "" }));
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pydantic_ai import (
     AbstractToolset,
     Agent,
-    ApprovalRequiredToolset,
     CombinedToolset,
     DeferredToolRequests,
     FilteredToolset,
@@ -23,9 +22,10 @@ from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets, to
 from ..tools.agent_deps import AgentDeps
 from ..tools.call_records import CallRecordToolset
 from ..tools.callback_toolset import CallbackToolset
+from ..tools.confirmation_gate import ConfirmationGate
 from ..tools.declared import DeclaredToolset
 from ..tools.failures import FailureResultToolset
-from ..tools.marks import asks_first, asks_itself, is_destructive
+from ..tools.marks import asks_first, is_destructive
 from ..tools.once import OnceToolset
 from ..tools.server_tools import merged
 from ..tools.time_limits import TimeLimitToolset
@@ -57,16 +57,12 @@ def gated(toolset: AbstractToolset[AgentDeps], *, timeout_s: float) -> AbstractT
     4. ``FailureResultToolset``: an exception from a tool becomes a failed result naming its type;
     5. ``TimeLimitToolset``: a call that runs past ``timeout_s`` becomes a failed "timed out" result
        (inside the failures, so it is told as a timeout; the bound covers the gate and the tool);
-    6. ``ApprovalRequiredToolset``: tools that change data or reach people wait for the user's yes
-       (those that ask themselves, with what they prepared for the dialog, are left to do so);
+    6. ``ConfirmationGate``: tools that change data or reach people wait for the user's yes (those
+       that ask themselves, with what they prepared for the dialog, are left to do so; those the
+       user allows for good run at once), and run with what the user changed in the dialog;
     7. ``OnceToolset``: inside the gate, tools that change something run at most once per call.
     """
-    approval = ApprovalRequiredToolset(
-        OnceToolset(toolset),
-        approval_required_func=lambda ctx, tool_def, args: (
-            is_destructive(tool_def) and not asks_itself(tool_def)
-        ),
-    )
+    approval = ConfirmationGate(OnceToolset(toolset))
     bounded = FailureResultToolset(TimeLimitToolset(approval, timeout_s=timeout_s))
     recorded = CallRecordToolset(CallbackToolset(bounded))
     return FilteredToolset(recorded, filter_func=app_can_serve)

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, ToolCallPart
 
+from ..deferred.decisions import decision_of
 from ..protocol.methods import ConfirmResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.ledger import ERROR_CHARS, CallStatus, LedgerCall, LedgerTurn, redact
@@ -126,6 +127,10 @@ def settled_calls(
         ended = call.ended(status, now, error=error)
         if isinstance(answer, DeviceResult):
             ended = ended.with_result(_result(ref, answer))
+            if ref.bucket == "approval":
+                ended = ended.model_copy(update={"decision": decision_of(answer.result)[0]})
+        elif ref.bucket == "approval" and isinstance(answer, DeviceError):
+            ended = ended.model_copy(update={"decision": "refused"})
         calls.append(ended)
     return calls
 
@@ -146,8 +151,13 @@ def _answer_status(ref: CallRef, answer: Answer | None, missing: CallStatus) -> 
 
 
 def _result(ref: CallRef, answer: DeviceResult) -> Any:
-    """What the device answered, as the ledger keeps it: an approval's answer is only the user's yes or no."""
-    return {"confirmed": _confirmed(answer)} if ref.bucket == "approval" else answer.result
+    """What the device answered, as the ledger keeps it: for an approval, only the person's decision
+    (yes or no, what they changed, their reason, whether they allow the tool for good)."""
+    if ref.bucket != "approval":
+        return answer.result
+    return decision_of(answer.result)[1].model_dump(
+        include={"confirmed", "edited", "reason", "remember"}, exclude_none=True
+    )
 
 
 def _confirmed(answer: DeviceResult) -> bool:

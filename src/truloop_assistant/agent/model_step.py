@@ -34,6 +34,7 @@ from ..store.effects import Effects
 from ..store.history import paused_messages
 from ..store.inbox import Consumed
 from ..store.reads import Batch
+from ..store.standing_approvals import standing_read
 from ..store.transcript import Line, Transcript
 from ..tools.agent_deps import AgentDeps, Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
@@ -60,6 +61,8 @@ class StepInputs:
     """The channel's recent lines, quoted to the model (:func:`channel_voices`)."""
     client_failures: dict[str, int]
     """Tool name -> failures in a row of the person's devices."""
+    standing: frozenset[str] = frozenset()
+    """The tools the person allows for good (they said "always"): no dialog for them."""
 
 
 class ModelStep:
@@ -106,7 +109,8 @@ class ModelStep:
         declaration = batch.add(self.client_tools.read(user_id))
         recent = batch.add(self.transcript.recent_read(channel_url))
         failures = batch.add(self.endings.store.client_failures_read(user_id))
-        return lambda: StepInputs(declaration.value, recent.value, failures.value)
+        allowed = batch.add(standing_read(user_id))
+        return lambda: StepInputs(declaration.value, recent.value, failures.value, frozenset(allowed.value))
 
     async def run(
         self,
@@ -144,6 +148,7 @@ class ModelStep:
             effects=self.effects,
             declaration=inputs.declaration,
             callbacks=self.callbacks,
+            standing=inputs.standing,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         usage = replace(turn.used)  # counts on from the turn's earlier steps

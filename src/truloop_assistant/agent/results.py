@@ -9,14 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
-from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolDenied, ToolFailed
+from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied, ToolFailed
 
+from ..deferred.decisions import decision_of
 from ..deferred.handlers import HANDLERS, error_to_failure
 from ..protocol.declarations import schema_problem
 from ..protocol.jsonrpc import ErrorCode
-from ..protocol.methods import ConfirmResult
+from ..protocol.methods import ApprovalResult
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.records import CallRef, PausedTurn
+from ..tools.marks import EDITED
 
 REQUESTS: TypeAdapter[DeferredToolRequests] = TypeAdapter(DeferredToolRequests)
 
@@ -33,18 +35,27 @@ EXPIRED_TEXT = (
 def deferred_results(paused: PausedTurn, answers: dict[str, Answer], *, missing: str) -> DeferredToolResults:
     """The results to resume ``paused`` with; calls without an answer fail with ``missing``."""
     requests = REQUESTS.validate_json(paused.requests)
+    asked = {part.tool_call_id: part for part in requests.approvals}
     calls: dict[str, Any] = {}
     approvals: dict[str, Any] = {}
+    # What a tool prepared before asking (a relayed message's text) is handed back to it with the yes:
+    # taken from the stored requests, never from the device.
+    metadata = {i: dict(m) for i, m in requests.metadata.items() if i in asked}
     for ref in paused.calls:
         answer = answers.get(ref.call_id)
         if ref.bucket == "approval":
-            approvals[ref.tool_call_id] = _approval_value(answer) if answer else ToolDenied(missing)
+            value: bool | ToolApproved | ToolDenied = (
+                _approval_value(answer) if answer else ToolDenied(missing)
+            )
+            if isinstance(answer, DeviceResult) and (edited := _edited(answer)):
+                # The tool runs with the arguments it was called with, as the person changed them.
+                part = asked[ref.tool_call_id]
+                value = ToolApproved(override_args={**part.args_as_dict(), **edited})
+                metadata.setdefault(ref.tool_call_id, {})[EDITED] = edited
+            approvals[ref.tool_call_id] = value
         else:
             calls[ref.tool_call_id] = _call_value(ref, answer) if answer else ToolFailed(missing)
-    # What a tool prepared before asking (a relayed message's text) is handed back to it with the yes:
-    # taken from the stored requests, never from the device.
-    prepared = {i: m for i, m in requests.metadata.items() if i in approvals}
-    return requests.build_results(calls=calls, approvals=approvals, metadata=prepared)
+    return requests.build_results(calls=calls, approvals=approvals, metadata=metadata)
 
 
 def device_outcomes(paused: PausedTurn, answers: dict[str, Answer]) -> dict[str, bool]:
@@ -79,13 +90,26 @@ def _call_value(ref: CallRef, answer: Answer) -> Any:
                 return refused
 
 
+REASON_LEAD = "Their reason: "
+"""Before the person's reason for a refusal, in the result the model is shown."""
+
+
+def _edited(answer: DeviceResult) -> dict[str, Any]:
+    """What the person changed before saying yes (checked at the edge against the dialog)."""
+    decision, result = decision_of(answer.result)
+    return dict(result.edited or {}) if decision == "edited" else {}
+
+
 def _approval_value(answer: Answer) -> bool | ToolDenied:
     match answer:
         case DeviceError(error=error):
             return ToolDenied(f"The user did not confirm: {error_to_failure(error).message}")
-        case DeviceResult(result=result) if ConfirmResult.model_validate(result).confirmed:
+        case DeviceResult(result=result) if ApprovalResult.model_validate(result).confirmed:
             return True
-        case DeviceResult():
-            return ToolDenied("The user declined in the confirmation dialog; the action was not performed.")
+        case DeviceResult(result=result):
+            declined = "The user declined in the confirmation dialog; the action was not performed."
+            if reason := (ApprovalResult.model_validate(result).reason or "").strip():
+                return ToolDenied(f"{declined} {REASON_LEAD}“{reason}”")
+            return ToolDenied(declined)
         case ServerFailure(failed=reason):
             return ToolDenied(reason)

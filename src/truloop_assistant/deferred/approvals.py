@@ -19,7 +19,7 @@ from pydantic_ai.messages import ToolCallPart
 
 from ..i18n import Language, texts
 from ..i18n.dates import short_day
-from ..protocol.methods import ConfirmParams
+from ..protocol.methods import ConfirmParams, EditableField
 
 if TYPE_CHECKING:
     from ..backends import Backends
@@ -64,11 +64,67 @@ async def describe_approval(
     except Exception:  # a lookup failed: still ask, with the plain arguments
         log.exception("could not describe %s for confirmation", call.tool_name)
         dialog = await _generic(args, ctx, call.tool_name)
-    labels = {
+    labels: dict[str, Any] = {
         "confirmLabel": texts.CONFIRM_LABEL(ctx.language),
         "cancelLabel": texts.CANCEL_LABEL(ctx.language),
     }
+    if call.tool_name in EVENT_FIELDS_EDITABLE:
+        try:
+            labels["editable"] = await _event_fields(call.tool_name, args, ctx)
+        except Exception:  # the event could not be read: the person can still say yes or no
+            log.exception("could not list the editable fields of %s", call.tool_name)
     return dialog.model_copy(update=labels)
+
+
+EVENT_FIELDS_EDITABLE = frozenset({"create_event", "update_event"})
+"""The tools whose dialog lets the person change the event's title, times and place before approving."""
+
+
+async def _event_fields(tool_name: str, args: dict[str, Any], ctx: ApprovalContext) -> list[EditableField]:
+    """The event as it will be once the call runs: what the call gives, else what the event has now."""
+    event = await _event(str(args.get("event_id", "")), ctx) if tool_name == "update_event" else None
+    lang = ctx.language
+
+    def now(name: str) -> Any:
+        return getattr(event, name, None) if event is not None else None
+
+    def text(name: str) -> str:
+        value = args.get(name)
+        return value.strip() if isinstance(value, str) and value.strip() else str(now(name) or "")
+
+    def moment(value: Any) -> datetime | None:
+        try:
+            return value if isinstance(value, datetime) else _moment(value)
+        except ValueError:
+            return None
+
+    start = moment(args.get("start_time")) or now("start_time")
+    end = moment(args.get("end_time"))
+    if end is None and event is not None:  # an update that moves only the start keeps the event's length
+        end = (
+            start + (event.end_time - event.start_time)
+            if args.get("start_time") and start
+            else now("end_time")
+        )
+
+    def shown(value: datetime | None, name: str) -> str:
+        if value is None:  # not ISO 8601: as the call wrote it
+            return str(args.get(name) or "")
+        return value.astimezone(ctx.timezone).isoformat()
+
+    return [
+        EditableField(name="title", label=texts.FIELD_TITLE(lang), type="text", value=text("title")),
+        EditableField(
+            name="start_time",
+            label=texts.FIELD_START(lang),
+            type="datetime",
+            value=shown(start, "start_time"),
+        ),
+        EditableField(
+            name="end_time", label=texts.FIELD_END(lang), type="datetime", value=shown(end, "end_time")
+        ),
+        EditableField(name="location", label=texts.FIELD_LOCATION(lang), type="text", value=text("location")),
+    ]
 
 
 def _when(start: datetime | None, end: datetime | None, ctx: ApprovalContext) -> str:

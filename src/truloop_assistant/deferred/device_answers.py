@@ -14,7 +14,9 @@ from typing import Literal, Protocol
 from ..protocol.jsonrpc import ErrorCode, JsonRpcFailure, JsonRpcSuccess
 from ..store.answers import DeviceError, answer_of
 from ..store.records import CallView
+from ..store.standing_approvals import allow_always
 from ..store.turns import TurnStore
+from .decisions import edit_problem, remembers
 from .handlers import result_problem
 from .resumes import ResumeQueue, resume_if_due
 
@@ -113,6 +115,8 @@ class DeviceAnswers:
         else:
             outcome, remaining = await self.store.record_answer(call, fingerprint, answer_of(answer))
             settled = True
+            if outcome in ("accepted", "resume") and call.bucket == "approval":
+                await self._remember(call, answer)
         if outcome == "accepted":
             if settled:  # the request's message is updated on every device
                 await self.follow_ups.deliver(call.channel_url)
@@ -127,6 +131,11 @@ class DeviceAnswers:
         if outcome == "gone":  # its deadline passed, or the user wrote again, since it was read
             return _gone(await self.store.get_call(call.call_id) or call)
         return Refused("unknown_call", f"no call with id {call.call_id!r} is pending")
+
+    async def _remember(self, call: CallView, answer: DeviceAnswer) -> None:
+        """A yes with ``"remember": "always"``: the person is not asked again for that tool."""
+        if isinstance(answer, JsonRpcSuccess) and remembers(call.tool_name, answer.result):
+            await allow_always(self.store.redis, call.user_id, call.tool_name)
 
 
 def _unknown(call_id: str) -> Refused:
@@ -155,6 +164,9 @@ def _gone(call: CallView) -> Refused:
 def _result_problem(call: CallView, answer: DeviceAnswer) -> str | None:
     if isinstance(answer, JsonRpcFailure):
         return None
-    return result_problem(
+    problem = result_problem(
         tool_name=call.tool_name, bucket=call.bucket, result_schema=call.result_schema, data=answer.result
     )
+    if problem is None and call.bucket == "approval":  # changes must fit the dialog and the tool's rules
+        return edit_problem(call.request.params, answer.result)
+    return problem

@@ -13,7 +13,7 @@ from pydantic_ai.messages import ToolCallPart
 from ..errors import first_problem
 from ..protocol.declarations import NOTIFICATION, DeclaredTool, schema_problem
 from ..protocol.jsonrpc import ErrorCode, JsonRpcError
-from ..protocol.methods import ConfirmResult
+from ..protocol.methods import ApprovalResult
 from ..tools.device_tools import DEVICE_TOOLS, DeviceTool
 
 
@@ -77,6 +77,8 @@ class DeviceToolHandler:
         return self.result_model.model_validate(data)
 
     def transform_result(self, result: BaseModel) -> Any:
+        if self.tool.model_omits:  # e.g. the model's own yes-or-no question hears only the yes or no
+            return result.model_dump(mode="json", exclude=set(self.tool.model_omits), exclude_none=True)
         return result.model_dump(mode="json")
 
 
@@ -115,7 +117,7 @@ def result_problem(
     if result_schema is not None:
         return schema_problem(result_schema, data)
     if bucket == "approval":
-        model: type[BaseModel] = ConfirmResult
+        model: type[BaseModel] = ApprovalResult
     elif (handler := HANDLERS.get(tool_name)) is not None:
         model = handler.result_model
     else:  # a declared tool without a result schema takes any result

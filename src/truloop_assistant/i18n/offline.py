@@ -36,6 +36,8 @@ RETRIED = Text(
     en="Sorry, I couldn't handle that request. Could you put it differently?",
 )
 DENIED = Text(ko="알겠어요, 하지 않을게요.", en="OK, I won't do that.")
+DENIED_BECAUSE = Text(ko="알겠어요, 하지 않을게요 (“{reason}”).", en="OK, I won't do that (“{reason}”).")
+EDITED = Text(ko="바꾸신 대로({fields}) ", en="With your changes ({fields}): ")
 CHECKING_PHONE = Text(ko="휴대폰에서 확인하고 있어요…", en="Checking on your phone…")
 RESULT = Text(ko="{tool} 결과: {data}", en="Result of {tool}: {data}")
 WEEKDAY_OF = Text(ko="{date}은 {weekday_ko}이에요.", en="{date} is a {weekday}.")

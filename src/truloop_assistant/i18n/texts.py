@@ -71,6 +71,10 @@ MESSAGE_TOO_LONG = Text(
 
 CONFIRM_LABEL = Text(ko="확인", en="Confirm")
 CANCEL_LABEL = Text(ko="취소", en="Cancel")
+FIELD_TITLE = Text(ko="제목", en="Title")
+FIELD_START = Text(ko="시작", en="Starts")
+FIELD_END = Text(ko="종료", en="Ends")
+FIELD_LOCATION = Text(ko="장소", en="Location")
 CREATE_EVENT_TITLE = Text(ko="일정을 만들까요?", en="Create this event?")
 CREATE_EVENT = Text(ko="{what} 일정을 만들어요.", en="Create {what}.")
 CREATE_EVENT_INVITE = Text(ko=" 초대: {who}.", en=" Invite {who}.")

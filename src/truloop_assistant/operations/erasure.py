@@ -90,6 +90,7 @@ async def erase_user(
         keys.client_tools(user_id),
         keys.user_calls(user_id),
         keys.client_failures(user_id),
+        keys.standing_approvals(user_id),
         keys.admin_role(user_id),
     )
     log.info("erased %s: %d memories, %d channels, %d pending calls", user_id, memories, len(channels), cut)

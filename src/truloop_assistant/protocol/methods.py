@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
@@ -31,6 +31,33 @@ class ConfirmResult(_Result):
     confirmed: StrictBool
 
 
+REMEMBERABLE = frozenset(
+    {"create_event", "update_event", "invite_to_event", "save_memory", "send_message_to_user"}
+)
+"""The server tools a person may allow for good (``"remember": "always"``): those that create or change
+their own events, memories and messages. Never a cancellation, a forgotten memory or another server's
+tool."""
+
+REASON_CHARS = 500
+"""A refusal's reason is at most this long."""
+
+
+class ApprovalResult(ConfirmResult):
+    """The answer to an ``interaction.confirm``: yes or no; for the server's own dialogs (``editable``
+    present) also a reason, changes, or "always"."""
+
+    reason: str | None = Field(
+        default=None, max_length=REASON_CHARS, description="why the person refused (with confirmed: false)"
+    )
+    edited: dict[str, Any] | None = Field(
+        default=None,
+        description="argument name -> the value the person changed it to (names of params.editable)",
+    )
+    remember: Literal["always"] | None = Field(
+        default=None, description="do not ask this person again for this tool (ignored on a refusal)"
+    )
+
+
 class PermissionStatusResult(_Result):
     status: Literal["granted", "denied", "notDetermined", "restricted"]
     canPromptAgain: StrictBool
@@ -41,12 +68,29 @@ class CalendarParams(BaseModel):
     endDate: str
 
 
+EditableType = Literal["text", "datetime", "users"]
+
+
+class EditableField(BaseModel):
+    """An argument the person may change before approving."""
+
+    name: str = Field(description="the tool's argument name (the key to use in the result's edited)")
+    label: str = Field(description="what to call it, in the person's language")
+    type: EditableType = Field(
+        description="text: a string; datetime: ISO 8601 with offset; users: a list of user ids"
+    )
+    value: str | list[str] = Field(description="its current value (times in the person's zone; empty: none)")
+
+
 class ConfirmParams(BaseModel):
     title: str
     message: str
     confirmLabel: str | None = None
     cancelLabel: str | None = None
     permission: str | None = None
+    editable: list[EditableField] | None = Field(
+        default=None, description="for the server's own dialogs: what the person may change before approving"
+    )
 
 
 class PermissionParams(BaseModel):

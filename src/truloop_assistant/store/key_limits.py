@@ -36,6 +36,7 @@ __all__ = [
     "REMINDER_LEASE_S",
     "SEEN_TTL_S",
     "SETTLED_TTL_S",
+    "STANDING_APPROVALS_TTL_S",
     "STREAMED_TTL_S",
     "SUPERSEDED_TURN_TTL_S",
     "TRANSCRIPT_LINE_CHARS",
@@ -94,6 +95,8 @@ CLIENT_TOOLS_DEVICES_MAX = 10
 """Devices whose declarations are kept per person; a new device's declaration drops the oldest."""
 CLIENT_FAILURES_TTL_S = 3600
 """A person's count of consecutive device failures per tool is forgotten an hour after the last one."""
+STANDING_APPROVALS_TTL_S = 365 * 24 * 3600
+"""A person's standing approvals ("always") are kept a year after they last gave one."""
 
 # -- what operators look at
 LEDGER_TURNS = 50

@@ -16,6 +16,9 @@ from pydantic_core import PydanticSerializationError
 
 CallKind = Literal["server", "device", "approval"]
 CallStatus = Literal["pending", "success", "failed", "denied", "expired", "superseded"]
+Decision = Literal["approved", "edited", "refused", "standing"]
+"""How the person decided a call that waits for their yes: yes, yes with changes, no, or yes for good
+before (a standing approval: no dialog)."""
 TurnState = Literal["running", "paused", "answered", "failed", "limited", "superseded"]
 Flag = Literal["invalid", "no_result", "answered_while_pending"]
 
@@ -44,6 +47,9 @@ class LedgerCall(BaseModel):
     started_at: float | None = None
     ended_at: float | None = None
     duration_ms: float | None = None
+    decision: Decision | None = None
+    """For an approval: how the person decided (its ``result`` keeps what they changed or their reason);
+    for a server tool that ran without asking: ``standing``."""
     flag: Flag | None = None
     """Set by the verifier: an invalid call, a call without a result, an answer given while it was pending."""
     result: Any = None

@@ -13,6 +13,7 @@ __all__ = [
     "erased",
     "memories",
     "memory_order",
+    "standing_approvals",
     "user_calls",
     "user_channels",
 ]
@@ -64,6 +65,13 @@ def client_tools(user_id: str) -> str:
 def client_failures(user_id: str) -> str:
     """Hash: tool name -> how many times in a row the person's devices failed it (in any channel)."""
     return f"{prefix()}:{_user_tag(user_id)}:client-failures"
+
+
+def standing_approvals(user_id: str) -> str:
+    """Hash: tool name -> when the person said "always" to it (epoch seconds): calls of that tool run
+    without asking them, on every device and in every channel; lives ``STANDING_APPROVALS_TTL_S``
+    after the last one given."""
+    return f"{prefix()}:{_user_tag(user_id)}:approvals"
 
 
 def user_calls(user_id: str) -> str:

@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from zoneinfo import ZoneInfo
 
 from pydantic_ai import RunUsage, ToolFailed
+from pydantic_ai.tools import ToolDefinition
 
 from ..i18n import Language
 from ..protocol.declarations import Declaration
+from ..protocol.methods import REMEMBERABLE
 from ..store.ledger import ERROR_CHARS, LedgerCall, redact
+from .marks import from_mcp
 
 if TYPE_CHECKING:
     from ..backends import Backends
@@ -95,6 +98,8 @@ class ToolRun:
     error: str | None = None
     result: Any = None
     """What the tool returned (the value the model is shown), once it succeeded."""
+    standing: bool = False
+    """It ran without asking: the person allows the tool for good."""
 
     def record(self, call_id: str) -> LedgerCall:
         """The call as the ledger keeps it: pending while it runs, then success or failed."""
@@ -105,6 +110,7 @@ class ToolRun:
             status="pending",
             args=redact(self.args),
             started_at=self.started_at,
+            decision="standing" if self.standing else None,
         )
         if self.outcome == "running":
             return call
@@ -139,6 +145,21 @@ class AgentDeps:
     """Ids of the tool calls that reached a tool in this run (the others were invalid)."""
     tool_runs: dict[str, ToolRun] = field(default_factory=dict)
     """Tool call id -> how the call ran, for the ledger."""
+    standing: frozenset[str] = frozenset()
+    """The tools the person allows for good ("always"): their calls run without a dialog."""
+
+    def allows_always(self, tool: ToolDefinition | str) -> bool:
+        """Whether calls of the tool run without asking: the person said "always" to it, and it is one
+        of the server's tools that may be allowed for good (``REMEMBERABLE``; never an MCP server's)."""
+        if isinstance(tool, ToolDefinition) and from_mcp(tool):
+            return False
+        name = tool.name if isinstance(tool, ToolDefinition) else tool
+        return name in self.standing and name in REMEMBERABLE
+
+    def note_standing(self, tool_call_id: str | None) -> None:
+        """The call runs without asking, by a standing approval (the ledger says so)."""
+        if tool_call_id is not None and (run := self.tool_runs.get(tool_call_id)) is not None:
+            run.standing = True
 
     def require_backends(self) -> Backends:
         """The backends, or a failed tool result the model can explain when the server has none."""

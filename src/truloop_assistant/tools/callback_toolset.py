@@ -48,7 +48,8 @@ def _told(ctx: RunContext[AgentDeps], tool: ToolsetTool[AgentDeps]) -> ToolCallb
     callbacks = ctx.deps.callbacks
     if not callbacks:
         return None
-    if runs_on_device(tool.tool_def) or (is_destructive(tool.tool_def) and not ctx.tool_call_approved):
+    waits = is_destructive(tool.tool_def) and not ctx.tool_call_approved
+    if runs_on_device(tool.tool_def) or (waits and not ctx.deps.allows_always(tool.tool_def)):
         return None
     return callbacks
 

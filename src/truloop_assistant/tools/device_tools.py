@@ -23,6 +23,7 @@ from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 
 from ..i18n import Text
 from ..protocol.methods import (
+    ApprovalResult,
     CalendarEventsResult,
     CalendarParams,
     ConfirmParams,
@@ -69,6 +70,8 @@ class DeviceTool:
     """The ``params`` in a few words, for the method table of docs/protocol.md."""
     result_summary: str
     """The ``result`` in a few words, for the same table."""
+    model_omits: frozenset[str] = frozenset()
+    """Result fields the model is not shown (they mean something only to the server's own dialogs)."""
     confirm: bool = False
     """Whether a call waits for the user's yes first (the gate's dialog says what the call will do, from
     the tool's description and arguments) before it goes to the phone."""
@@ -180,7 +183,8 @@ async def get_calendar_events(
 @device_tool(
     method="interaction.confirm",
     params_model=ConfirmParams,
-    result_model=ConfirmResult,
+    result_model=ApprovalResult,
+    model_omits=frozenset({"reason", "edited", "remember"}),
     params={
         "title": "title",
         "message": "message",
@@ -192,8 +196,8 @@ async def get_calendar_events(
     answered_by="person",
     example={"confirmed": True},
     failure=Text(ko="확인을 받지 못했어요", en="I couldn't ask you to confirm"),
-    params_summary="`title`, `message`, optional `confirmLabel`, `cancelLabel`, `permission`",
-    result_summary='`{"confirmed": true | false}`',
+    params_summary="`title`, `message`, optional `confirmLabel`, `cancelLabel`, `permission`, `editable`",
+    result_summary='`{"confirmed": true | false}`, optional `reason`, `edited`, `remember` (see below)',
 )
 async def confirm_interaction(
     ctx: RunContext[AgentDeps],

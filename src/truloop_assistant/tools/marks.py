@@ -17,6 +17,11 @@ ASKS_ITSELF: dict[str, Any] = {"asks_itself": True}
 raising ``ApprovalRequired(metadata=...)``; the gate's wrapper leaves it to the tool."""
 
 
+EDITED = "edited_by_user"
+"""The key of an approval's metadata (and of the tool's result) that names the arguments the person
+changed in the confirmation dialog before approving."""
+
+
 DECLARED: dict[str, Any] = {"declared": True}
 """A device tool the user's app declared (not one of the server's own)."""
 CONFIRMED_DECLARED: dict[str, Any] = {**DECLARED, "confirmed": True}

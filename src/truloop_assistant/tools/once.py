@@ -33,8 +33,9 @@ class OnceToolset(WrapperToolset[AgentDeps]):
         if effects is None or not deps.turn_id or not changes_something(tool.tool_def):
             return await super().call_tool(name, tool_args, ctx, tool)
         names = [f"call:{ctx.tool_call_id}"]
-        if not is_destructive(tool.tool_def):
-            # Confirmed calls keep their id across a re-run; others are asked of the model anew.
+        if not (is_destructive(tool.tool_def) and ctx.tool_call_approved):
+            # Confirmed calls keep their id across a re-run; others (those a standing approval lets
+            # run at once among them) are asked of the model anew.
             names.append(arguments_key(name, tool_args))
         if (recorded := await effects.recorded(deps.channel_url, deps.turn_id, *names)) is not None:
             log.info(

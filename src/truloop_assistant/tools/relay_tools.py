@@ -76,9 +76,12 @@ async def send_message_to_user(
         relayed = await writer.write(
             sender_name=sender_name, recipient=recipient, request=request, deps=ctx.deps, usage=ctx.usage
         )
-        raise ApprovalRequired(metadata=prepared(relayed))
-    # An approval kept from before messages were written ahead has no text: send the request as given.
-    relayed = _approved(ctx.tool_call_metadata) or as_requested(sender_name, request)
+        if not ctx.deps.allows_always("send_message_to_user"):  # the person allows it for good: it goes now
+            raise ApprovalRequired(metadata=prepared(relayed))
+        ctx.deps.note_standing(ctx.tool_call_id)
+    else:
+        # An approval kept from before messages were written ahead has no text: send the request as given.
+        relayed = _approved(ctx.tool_call_metadata) or as_requested(sender_name, request)
     try:
         await writer.send(
             sender_id=ctx.deps.user_id,

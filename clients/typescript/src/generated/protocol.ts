@@ -52,15 +52,37 @@ export interface InteractionConfirmParams {
   cancelLabel?: string | null;
   /** An OS permission the action needs, when it needs one. */
   permission?: string | null;
+  /** for the server's own dialogs: what the person may change before approving */
+  editable?: EditableField[] | null;
+}
+
+/** An argument the person may change before approving. */
+export interface EditableField {
+  /** the tool's argument name (the key to use in the result's edited) */
+  name: string;
+  /** what to call it, in the person's language */
+  label: string;
+  /** text: a string; datetime: ISO 8601 with offset; users: a list of user ids */
+  type: "text" | "datetime" | "users";
+  /** its current value (times in the person's zone; empty: none) */
+  value: string | string[];
 }
 
 /**
- * What an `interaction.confirm` request is answered with: the server checks it against this schema
- * (422 otherwise).
+ * The answer to an `interaction.confirm`: yes or no; for the server's own dialogs (`editable`
+ * present) also a reason, changes, or "always".
  */
 export interface InteractionConfirmResult {
   /** `false`: the action does not run, and the assistant is told. */
   confirmed: boolean;
+  /** why the person refused (with confirmed: false) */
+  reason?: string | null;
+  /** argument name -> the value the person changed it to (names of params.editable) */
+  edited?: {
+    [key: string]: unknown;
+  } | null;
+  /** do not ask this person again for this tool (ignored on a refusal) */
+  remember?: "always" | null;
   [key: string]: unknown;
 }
 

@@ -11,10 +11,12 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel
 from pydantic_ai.messages import ToolReturnPart
 
-from ...i18n import Language
+from ...i18n import Language, texts
 from ...i18n import offline as say
 from ...i18n.dates import MONTHS_EN, short_day
 from ...tools.device_tools import DEVICE_TOOLS
+from ...tools.marks import EDITED
+from ..results import REASON_LEAD
 from .event_phrasing import calendar_events, cancelled, created, dates_saved, details, invitations
 
 
@@ -36,22 +38,43 @@ def describe(part: Any, lang: Language, zone: ZoneInfo) -> str:
     if outcome == "retried":
         return _retried(str(part.content), lang)
     if outcome == "denied":
+        if reason := re.search(re.escape(REASON_LEAD) + r"“(.*)”\Z", str(part.content), re.DOTALL):
+            return say.DENIED_BECAUSE(lang, reason=reason.group(1))
         return say.DENIED(lang)
     if outcome != "success":
         return _failure(part.tool_name, str(part.content), lang)
     data = content(part.content)
-    if part.tool_name == "get_current_datetime" and isinstance(data, dict):
+    if isinstance(data, dict) and isinstance(edited := data.get(EDITED), dict):
+        # The person changed the call in its dialog: say so, then what was done.
+        fields = ", ".join(_FIELD_LABELS[n](lang) if n in _FIELD_LABELS else n for n in edited)
+        rest = {k: v for k, v in data.items() if k not in (EDITED, "note")}
+        return say.EDITED(lang, fields=fields) + _success(part.tool_name, rest, lang, zone)
+    return _success(part.tool_name, data, lang, zone)
+
+
+_FIELD_LABELS = {
+    "title": texts.FIELD_TITLE,
+    "start_time": texts.FIELD_START,
+    "end_time": texts.FIELD_END,
+    "location": texts.FIELD_LOCATION,
+}
+"""How the dialog named the fields a person may change (``deferred.approvals``)."""
+
+
+def _success(tool_name: str, data: Any, lang: Language, zone: ZoneInfo) -> str:
+    """One sentence about what a tool gave back."""
+    if tool_name == "get_current_datetime" and isinstance(data, dict):
         return _now_sentence(data, lang)
-    if part.tool_name == "get_day_of_week" and isinstance(data, dict):
+    if tool_name == "get_day_of_week" and isinstance(data, dict):
         return say.WEEKDAY_OF(
             lang, date=data["date"], weekday=data["day_of_week"], weekday_ko=data["day_of_week_ko"]
         )
-    if part.tool_name == "get_calendar_events" and isinstance(data, dict):
+    if tool_name == "get_calendar_events" and isinstance(data, dict):
         return calendar_events(data.get("events") or [], lang, zone)
-    if phrase := _PHRASES.get(part.tool_name):
+    if phrase := _PHRASES.get(tool_name):
         return phrase(data, lang, zone)
     shown = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    return say.RESULT(lang, tool=part.tool_name, data=shown)
+    return say.RESULT(lang, tool=tool_name, data=shown)
 
 
 def _now_sentence(data: dict[str, Any], lang: Language) -> str:

@@ -212,7 +212,7 @@ function specFor(method) {
 }
 const confirmLabels = p => {
   const korean = /[\uac00-\ud7a3]/.test(`${p.title || ''}${p.message || ''}`);
-  return {ok: p.confirmLabel || (korean ? '확인' : 'Confirm'), cancel: p.cancelLabel || (korean ? '취소' : 'Cancel')};
+  return {ok: p.confirmLabel || (korean ? '확인' : 'Confirm'), cancel: p.cancelLabel || (korean ? '취소' : 'Cancel'), korean};
 };
 
 async function deviceToken(user, fresh = false) {
@@ -550,6 +550,7 @@ function openDialog(callId) {
   $('confirm-permission').textContent = p.permission ? `This needs the permission ${p.permission}.` : '';
   $('confirm-ok').textContent = labels.ok;
   $('confirm-cancel').textContent = labels.cancel;
+  showFields(Array.isArray(p.editable) ? p.editable : [], labels.korean);
   dialog.dataset.callId = callId;
   if (!dialog.open) dialog.showModal();
 }
@@ -568,12 +569,66 @@ function closeDialogFor(callId) {
   if (idx >= 0) dialogQueue.splice(idx, 1);
   if (S.dialogCall === callId) closeDialog();
 }
+// What the person may change before saying yes (the server's own dialogs list it in params.editable):
+// times in their zone, shown without the offset and sent back with it.
+const offsetOf = value => (/([+-]\d{2}:\d{2}|Z)$/.exec(String(value || '')) || [''])[0];
+function showFields(editable, korean) {
+  const fields = $('confirm-fields');
+  fields.replaceChildren();
+  fields.hidden = editable.length === 0;
+  for (const field of editable) {
+    const label = document.createElement('label');
+    const name = document.createElement('span');
+    name.textContent = field.label || field.name;
+    const input = document.createElement('input');
+    input.id = `edit-${field.name}`;
+    input.name = field.name;
+    input.dataset.type = field.type;
+    if (field.type === 'datetime') {
+      input.type = 'datetime-local';
+      input.value = String(field.value || '').slice(0, 16);
+      input.dataset.offset = offsetOf(field.value);
+    } else {
+      input.type = 'text';
+      input.value = Array.isArray(field.value) ? field.value.join(', ') : String(field.value || '');
+    }
+    input.dataset.initial = input.value;
+    label.append(name, input);
+    fields.append(label);
+  }
+  $('confirm-reason').value = '';
+  $('confirm-always').checked = false;
+  $('confirm-reason-label').textContent = korean ? '거절하는 이유 (선택)' : 'Reason, if you say no (optional)';
+  $('confirm-always-label').textContent = korean ? '다음부터 묻지 않기' : 'Always allow this';
+}
+function edits() {
+  const edited = {};
+  for (const input of $('confirm-fields').querySelectorAll('input')) {
+    if (input.value === input.dataset.initial) continue;
+    if (input.dataset.type === 'datetime') {
+      edited[input.name] = `${input.value.length === 16 ? `${input.value}:00` : input.value}${input.dataset.offset}`;
+    } else if (input.dataset.type === 'users') {
+      edited[input.name] = input.value.split(',').map(v => v.trim()).filter(Boolean);
+    } else {
+      edited[input.name] = input.value;
+    }
+  }
+  return edited;
+}
 function decide(confirmed) {
   const callId = S.dialogCall;
   if (!callId) return;
   const labels = confirmLabels(cards.get(callId).rpc.params || {});
+  const result = {confirmed};
+  if (confirmed) {
+    const edited = edits();
+    if (Object.keys(edited).length) result.edited = edited;
+    if ($('confirm-always').checked) result.remember = 'always';
+  } else if ($('confirm-reason').value.trim()) {
+    result.reason = $('confirm-reason').value.trim();
+  }
   closeDialog();
-  send(callId, {result: {confirmed}}, confirmed ? labels.ok : labels.cancel);
+  send(callId, {result}, confirmed ? labels.ok : labels.cancel);
 }
 $('confirm-ok').onclick = () => decide(true);
 $('confirm-cancel').onclick = () => decide(false);

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 from pydantic_ai import AbstractToolset, FunctionToolset
 
 from ...agent.agents import MemberAgent
-from ...errors import OperatorError
+from ...errors import OperatorError, first_problem
+from ...protocol.methods import ApprovalResult
 from ...tools.agent_deps import AgentDeps
 from .harness import Case, Dataset, Evaluator, Report
 
@@ -20,6 +22,7 @@ DEFAULT_CASES = Path(__file__).resolve().parents[2] / "data" / "eval_cases.yaml"
 """The bundled evaluation set."""
 
 _KEYS = ("group", "request", "expect")
+_OPTIONAL_KEYS = ("phone",)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,9 @@ class CaseInfo:
 
     group: str
     entry: int
+    phone: dict[str, Any] | None = None
+    """How the phone answers the case's confirmation dialogs (an ``interaction.confirm`` result, its
+    edited times as ``HH:MM`` on the call's own day); None: it confirms them as they are."""
 
 
 EvalCase = Case[str, Calls, CaseInfo]
@@ -117,8 +123,8 @@ def _label(entry: object, index: int) -> str:
 def _case(entry: object, index: int, tools: dict[str, set[str]]) -> EvalCase:
     if not isinstance(entry, dict):
         raise ValueError(f"expected a mapping with {', '.join(_KEYS)}, got {type(entry).__name__}")
-    if unknown := [str(k) for k in entry if k not in _KEYS]:
-        raise ValueError(f"unknown key {unknown[0]!r} (a case has {', '.join(_KEYS)})")
+    if unknown := [str(k) for k in entry if k not in (*_KEYS, *_OPTIONAL_KEYS)]:
+        raise ValueError(f"unknown key {unknown[0]!r} (a case has {', '.join(_KEYS)}; optionally phone)")
     for key in ("group", "request"):
         if not isinstance(entry.get(key), str) or not entry[key].strip():
             raise ValueError(f"{key}: a non-empty text is required")
@@ -130,11 +136,23 @@ def _case(entry: object, index: int, tools: dict[str, set[str]]) -> EvalCase:
     return EvalCase(
         name=f"entry {index}",
         inputs=entry["request"].strip(),
-        metadata=CaseInfo(group=entry["group"].strip(), entry=index),
+        metadata=CaseInfo(group=entry["group"].strip(), entry=index, phone=_phone(entry.get("phone"))),
         expected_output=[
             call for tool, spec in expect.items() for call in _expected_calls(tool, spec, tools)
         ],
     )
+
+
+def _phone(decision: object) -> dict[str, Any] | None:
+    """A case's answer to its confirmation dialogs, checked as the server checks a phone's."""
+    if decision is None:
+        return None
+    try:
+        ApprovalResult.model_validate(decision)
+    except ValidationError as exc:
+        raise ValueError(f"phone: {first_problem(exc.errors())}") from None
+    assert isinstance(decision, dict)  # a model validated it
+    return decision
 
 
 def _expected_calls(tool: object, spec: object, tools: dict[str, set[str]]) -> Calls:

@@ -10,7 +10,9 @@ from the calls the server would have sent, so a model meets in the evaluation wh
 
 from __future__ import annotations
 
+import re
 import time as clock
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -59,8 +61,14 @@ def _at(day: date, at: time, zone: ZoneInfo) -> datetime:
     return datetime.combine(day, at, tzinfo=zone)
 
 
-def device_answer(ref: CallRef, part: ToolCallPart, zone: ZoneInfo) -> Answer:
-    """What the phone answers one call (sent as ``ref``): a result, or -32601 for a method it lacks."""
+def device_answer(
+    ref: CallRef, part: ToolCallPart, zone: ZoneInfo, decision: Mapping[str, Any] | None = None
+) -> Answer:
+    """What the phone answers one call (sent as ``ref``): a result, or -32601 for a method it lacks.
+
+    ``decision``: how the person answers the confirmation gate's dialogs (a yes by default)."""
+    if ref.bucket == "approval" and decision is not None:
+        return DeviceResult(result=_decided(decision, part, zone))
     if ref.bucket == "approval":
         return DeviceResult(result=CONFIRMED)
     if ref.method == CALENDAR_METHOD:
@@ -69,6 +77,28 @@ def device_answer(ref: CallRef, part: ToolCallPart, zone: ZoneInfo) -> Answer:
     if (tool := device_tool_for(ref.method)) is not None:
         return DeviceResult(result=dict(tool.example))
     return DeviceError(error=JsonRpcError(code=ErrorCode.METHOD_NOT_FOUND, message="Method not found"))
+
+
+def _decided(decision: Mapping[str, Any], part: ToolCallPart, zone: ZoneInfo) -> dict[str, Any]:
+    """The case's answer for this call: an edited time given as ``HH:MM`` falls on the call's own day."""
+    edited = decision.get("edited")
+    if not isinstance(edited, dict):
+        return dict(decision)
+    start = part.args_as_dict().get("start_time")
+    try:
+        day = datetime.fromisoformat(str(start)).astimezone(zone).date()
+    except ValueError:
+        return dict(decision)
+    at = {
+        name: datetime.combine(day, time.fromisoformat(value), tzinfo=zone).isoformat()
+        if isinstance(value, str) and _CLOCK.fullmatch(value)
+        else value
+        for name, value in edited.items()
+    }
+    return {**decision, "edited": at}
+
+
+_CLOCK = re.compile(r"\d{2}:\d{2}")
 
 
 @dataclass(frozen=True)
@@ -81,8 +111,16 @@ class Phone:
     """Device calls one step may send (``TRULOOP_MAX_CALLS_PER_TURN``); the rest fail at once."""
     max_failures: int
 
-    def answer(self, requests: DeferredToolRequests, *, prompt: str, step: int) -> DeferredToolResults:
-        """The results a paused run resumes with, once the phone answered every call it was sent."""
+    def answer(
+        self,
+        requests: DeferredToolRequests,
+        *,
+        prompt: str,
+        step: int,
+        decision: Mapping[str, Any] | None = None,
+    ) -> DeferredToolResults:
+        """The results a paused run resumes with, once the phone answered every call it was sent
+        (``decision``: the person's answer to the confirmation dialogs, when not a plain yes)."""
         refs = call_refs(requests)  # no app-declared tools: only the built-in methods go out
         # The phone never fails a call, so no tool is held back for failing again and again.
         failed = failed_locally(refs, {}, max_calls=self.max_calls, max_failures=self.max_failures)
@@ -101,5 +139,5 @@ class Phone:
         parts = {part.tool_call_id: part for part in [*requests.calls, *requests.approvals]}
         answers: dict[str, Answer] = dict(failed)
         for ref in paused.sent_calls:
-            answers[ref.call_id] = device_answer(ref, parts[ref.tool_call_id], self.zone)
+            answers[ref.call_id] = device_answer(ref, parts[ref.tool_call_id], self.zone, decision)
         return deferred_results(paused, answers, missing=EXPIRED_TEXT)

@@ -9,7 +9,8 @@ evaluation.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pydantic_ai import (
     DeferredToolRequests,
@@ -54,6 +55,7 @@ async def play_turn(
     instructions: str,
     settings: Settings,
     max_resumes: int = MAX_RESUMES,
+    decision: Mapping[str, Any] | None = None,
 ) -> Turn:
     """Run ``request`` until the agent answers, the phone answering each pause (``deps``: new per run)."""
     usage = RunUsage()  # the turn's budget, across its resumes
@@ -86,7 +88,7 @@ async def play_turn(
         if not isinstance(result.output, DeferredToolRequests):
             return Turn(tool_calls(history), answer=result.output, steps=step + 1)
         if step < max_resumes:
-            results = phone.answer(result.output, prompt=request, step=step)
+            results = phone.answer(result.output, prompt=request, step=step, decision=decision)
     assert history is not None  # the loop ran at least once
     ended = f"still asking the phone after {max_resumes} answers"
     return Turn(tool_calls(history), ended=ended, steps=max_resumes + 1)

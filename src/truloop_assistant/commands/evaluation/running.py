@@ -8,7 +8,7 @@ alike: the sample directory, two events the user organizes tomorrow and one memo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -105,9 +105,14 @@ def database_url(url: str, db: int) -> str:
 
 
 def agent_task(
-    agent: MemberAgent, redis_url: str, settings: Settings, knowledge: KnowledgeBase
+    agent: MemberAgent,
+    redis_url: str,
+    settings: Settings,
+    knowledge: KnowledgeBase,
+    decisions: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Callable[[str], Awaitable[Turn]]:
-    """The evaluated task: a request played through to its answer, on a freshly seeded database."""
+    """The evaluated task: a request played through to its answer, on a freshly seeded database
+    (``decisions``: request -> how the phone answers its confirmation dialogs, when not a plain yes)."""
     timezone = ZoneInfo(settings.timezone)
     free = asyncio.Queue[int]()
     for db in range(CONCURRENCY):
@@ -144,6 +149,7 @@ def agent_task(
                     timezone, EVAL_USER, now=datetime.now(timezone), name=user.name if user else None
                 ),
                 settings=settings,
+                decision=(decisions or {}).get(request),
             )
         finally:
             await redis.aclose()
@@ -156,5 +162,10 @@ async def evaluate(
     dataset: EvalDataset, agent: MemberAgent, redis_url: str, settings: Settings
 ) -> EvalReport:
     """Run every case of the dataset against the agent, each on its own database of that Redis."""
-    task = agent_task(agent, redis_url, settings, load_knowledge_base(None))
+    decisions = {
+        case.inputs: case.metadata.phone
+        for case in dataset.cases
+        if case.metadata is not None and case.metadata.phone is not None
+    }
+    task = agent_task(agent, redis_url, settings, load_knowledge_base(None), decisions)
     return await dataset.evaluate(task, max_concurrency=CONCURRENCY)
