@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -262,3 +263,15 @@ async def test_a_device_tool_that_failed_is_told_with_the_failure_text_it_is_dec
         "I couldn't check the permission: your phone didn't answer in time. "
         "Please try again with the app open."
     )
+
+
+async def test_streamed_it_writes_a_long_answer_a_word_at_a_time_over_a_moment_as_a_model_would() -> None:
+    plain = Agent(build_offline_model(timezone=SEOUL, clock=fixed))
+    arrivals: list[tuple[float, str]] = []
+    async with plain.run_stream("what can you do?") as result:
+        async for piece in result.stream_text(delta=True, debounce_by=None):
+            arrivals.append((time.monotonic(), piece))
+    text = "".join(piece for _, piece in arrivals)
+    assert text.startswith("I'm the offline development model") and len(arrivals) > 20
+    took = arrivals[-1][0] - arrivals[0][0]
+    assert 0.5 < took < 3.0  # over a moment, so the dev page shows it growing; never a long wait

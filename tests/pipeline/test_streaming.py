@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
@@ -20,7 +21,9 @@ from tests.fakes.llm import FakeLLM
 from tests.fakes.sendbird import FakeSendbird, MessageUpdate, SentMessage
 from tests.pipeline.workers import cluster
 from tests.support import BOT, idle
+from truloop_assistant.agent.offline import build_offline_model
 from truloop_assistant.i18n import language_of, texts
+from truloop_assistant.i18n import offline as say
 from truloop_assistant.store.history import History
 
 STREAMING = '{"streaming":true}'
@@ -269,3 +272,17 @@ async def test_in_a_group_channel_the_answer_to_a_mention_streams_in_that_channe
         [message] = h.sendbird.in_channel("team")
         assert message.body["data"] == STREAMING and len(updates_of(h.sendbird, message)) >= 2
         assert len(h.sendbird.messages) == 1
+
+
+async def test_the_offline_model_writes_its_answer_a_piece_at_a_time_so_development_shows_it_growing(
+    start_server: Any,
+) -> None:
+    model = build_offline_model(timezone=ZoneInfo("Asia/Seoul"))
+    async with start_server(model=model, stream=True) as h:
+        await h.user_says("what can you do?")
+        [shown] = await finished(h.sendbird, "ch-1", 1)
+        await h.idle()
+        [first] = h.sendbird.in_channel("ch-1")
+        assert first.body["data"] == STREAMING  # posted while the offline model still wrote
+        assert len(first.body["message"]) < len(shown["message"])
+        assert shown["message"] == say.CAPABILITIES("en")  # one message, grown to the whole text

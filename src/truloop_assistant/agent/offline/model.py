@@ -8,6 +8,7 @@ events up, then act on the one meant (``events``).
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
@@ -32,6 +33,11 @@ from ..context import zone_named_in
 from .events import follow_up
 from .intents import choose, without_addressee
 from .phrasing import describe
+
+WORD_PAUSE_S = 0.03
+"""The pause between two streamed words of the offline model's answer."""
+WRITING_S = 1.5
+"""The longest the offline model takes to write one answer when it streams."""
 
 
 def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | None = None) -> FunctionModel:
@@ -66,11 +72,16 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
     async def offline_stream(
         messages: list[ModelMessage], info: AgentInfo
     ) -> AsyncIterator[str | DeltaToolCalls]:
-        """The same answer, streamed: its text a word at a time, its tool calls whole."""
+        """The same answer, streamed: its text a word at a time, as a model writes it (so the dev page
+        shows an answer growing), its tool calls whole."""
         response = offline(messages, info)
         for index, part in enumerate(response.parts):
             if isinstance(part, TextPart):
-                for piece in re.findall(r"\S+\s*|\s+", part.content):
+                pieces = re.findall(r"\S+\s*|\s+", part.content)
+                pause = min(WORD_PAUSE_S, WRITING_S / max(len(pieces), 1))
+                for n, piece in enumerate(pieces):
+                    if n:
+                        await asyncio.sleep(pause)
                     yield piece
             elif isinstance(part, ToolCallPart):
                 call = DeltaToolCall(part.tool_name, part.args_as_json_str(), tool_call_id=part.tool_call_id)
