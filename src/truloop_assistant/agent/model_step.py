@@ -66,7 +66,7 @@ class StepInputs:
 
 
 class ModelStep:
-    """One model run per step: the agent for the person's role, with what the tools may use."""
+    """One model run per step: the agent for the person's membership, with what the tools may use."""
 
     def __init__(
         self,

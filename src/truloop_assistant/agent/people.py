@@ -1,4 +1,5 @@
-"""What the user directory says about the person a turn is for: their profile, time zone and role."""
+"""What the user directory says about the person a turn is for: their profile, time zone and membership
+(member or guest)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 
 from ..backends.users import DirectoryReads, UserDirectory, UserDirectoryError, UserProfile
 from ..store.reads import Batch, Slot
-from ..store.records import AgentRole
+from ..store.records import Membership
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,7 @@ class Person:
     """The person a step runs for, as the directory knows them: looked up once per step."""
 
     profile: UserProfile | None
-    role: AgentRole
+    membership: Membership
 
 
 async def profile_of(users: UserDirectory, user_id: str) -> UserProfile | None:
@@ -26,7 +27,7 @@ async def profile_of(users: UserDirectory, user_id: str) -> UserProfile | None:
 
 
 async def person_of(users: UserDirectory, user_id: str) -> Person:
-    """The person's profile and role in one lookup: 'member' for people in the directory, 'guest' for
+    """The person's profile and membership in one lookup: 'member' for people in the directory, 'guest' for
     everyone else (invited guests); with no directory at all (nothing imported, no users API)
     everyone is a member.
 
@@ -44,17 +45,17 @@ class PersonLookup:
     """:func:`person_of` or :func:`profile_of`, sent with a step's other reads when the directory is
     in the server's Redis (no round trip of its own), else asked of the directory when awaited."""
 
-    def __init__(self, users: UserDirectory, batch: Batch, user_id: str, *, role: bool = False) -> None:
+    def __init__(self, users: UserDirectory, batch: Batch, user_id: str, *, membership: bool = False) -> None:
         self._users, self._user_id = users, user_id
         self._profile: Slot[UserProfile | None] | None = None
         self._has_users: Slot[bool] | None = None
         if isinstance(users, DirectoryReads):
             self._profile = batch.add(users.profile_read(user_id))
-            if role:
+            if membership:
                 self._has_users = batch.add(users.has_users_read())
 
     async def person(self) -> Person:
-        """As :func:`person_of` (the lookup was made with ``role=True``)."""
+        """As :func:`person_of` (the lookup was made with ``membership=True``)."""
         if self._profile is None or self._has_users is None:
             return await person_of(self._users, self._user_id)
         return _person(self._profile.value, self._has_users.value)

@@ -116,7 +116,7 @@ class TurnRunner:
         history = batch.add(self.history.read(message.channel_url, message.user_id))
         inputs = self.model_step.read_inputs(batch, message.channel_url, message.user_id)
         record = self.ledger.read_record(batch, message.channel_url, message.turn_id)
-        lookup = PersonLookup(self.backends.users, batch, message.user_id, role=True)
+        lookup = PersonLookup(self.backends.users, batch, message.user_id, membership=True)
         await batch.run()
         if (snapshot := found.value) is not None:
             # Run before, up to a pause whose requests are in the outbox; or every call of that pause
@@ -131,7 +131,7 @@ class TurnRunner:
             message.channel_url,
             message.user_id,
             message.text,
-            person.role,
+            person.membership,
             ledger=record(),
         )
         # Only the sender's own paused turn is cut short: other people in the channel pause apart.

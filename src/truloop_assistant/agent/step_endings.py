@@ -27,7 +27,7 @@ from ..store.inbox import Consumed
 from ..store.ledger import LedgerCall, TurnState
 from ..store.outbox import RpcOut, StreamOut, TextOut
 from ..store.reads import Write
-from ..store.records import AgentRole, PausedTurn
+from ..store.records import Membership, PausedTurn
 from ..store.turns import TurnStore
 from .ledger_calls import sent_calls
 from .paused_calls import call_refs, failed_locally
@@ -50,7 +50,7 @@ class TurnStep:
     channel_url: str
     user_id: str
     prompt: str
-    agent: AgentRole = "member"
+    agent: Membership = "member"
     used: RunUsage = field(default_factory=RunUsage)
     """What the turn's earlier steps used of the model (its budget is per turn, across resumes)."""
     ledger: KnownRecord | None = None

@@ -11,9 +11,9 @@ from .answers import ServerFailure, StoredAnswer
 CallState = Literal["pending", "answered", "expired", "superseded", "cancelled"]
 """``cancelled``: a device answered -32601 (it cannot do that) and no other device answered in time."""
 SettledState = Literal["answered", "expired", "superseded", "cancelled"]
-TurnState = Literal["paused", "resuming", "superseded", "done"]
+PauseState = Literal["paused", "resuming", "superseded", "done"]
 Outcome = Literal["accepted", "resume", "duplicate", "conflict", "gone", "unknown"]
-AgentRole = Literal["member", "guest"]
+Membership = Literal["member", "guest"]
 
 
 class CallRef(BaseModel):
@@ -38,7 +38,7 @@ class PausedTurn(BaseModel):
     created_at: float
     prompt: str
     """The user message that started the turn."""
-    agent: AgentRole = "member"
+    agent: Membership = "member"
     """Which agent runs the turn."""
     added: str = ""
     """The run's messages after its first ``history_len``, as pydantic-ai JSON."""
@@ -109,7 +109,7 @@ class CallView(BaseModel):
 
 
 class TurnSnapshot(BaseModel):
-    state: TurnState
+    state: PauseState
     turn: PausedTurn
     answers: dict[str, StoredAnswer]
     """call id -> the answer the server stored for it."""
