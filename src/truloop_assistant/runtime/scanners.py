@@ -17,7 +17,8 @@ from .scanner import scan_forever
 
 
 async def run_scanners(services: Services) -> None:
-    """Run the worker's scans until cancelled, each on its own lease (see :func:`scan_forever`)."""
+    """Run the worker's scans until cancelled (see :func:`scan_forever`). Every worker runs them all;
+    each due item is claimed atomically, so one worker handles it."""
     reminders = AvailabilityReminders(
         services.redis, services.backends, services.inviter(), timezone=ZoneInfo(services.settings.timezone)
     )
