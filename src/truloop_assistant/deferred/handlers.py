@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from pydantic_ai import ToolFailed
-from pydantic_ai.messages import ToolCallPart
 
 from ..errors import first_problem
 from ..protocol.declarations import NOTIFICATION, DeclaredTool, schema_problem
@@ -20,6 +18,11 @@ from ..protocol.methods import (
     PermissionParams,
     PermissionStatusResult,
 )
+
+if TYPE_CHECKING:
+    # pydantic-ai is the worker's: the API publishes these methods' schemas without loading it.
+    from pydantic_ai import ToolFailed
+    from pydantic_ai.messages import ToolCallPart
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -167,4 +170,6 @@ def error_to_failure(error: JsonRpcError) -> ToolFailed:
             details.append(f"can prompt again: {'yes' if error.data['canPromptAgain'] else 'no'}")
     elif error.data is not None:
         details.append(f"data: {error.data}")
+    from pydantic_ai import ToolFailed
+
     return ToolFailed(f"{text}: {'; '.join(details)}" if details else text)

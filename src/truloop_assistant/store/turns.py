@@ -6,10 +6,9 @@ import json
 import time
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import TypeAdapter
-from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
@@ -28,6 +27,9 @@ from .reads import Batch, Read, Write
 from .records import CallView, Outcome, PausedTurn, TurnSnapshot
 from .transcript import ASSISTANT, Line, add_line
 from .turn_writes import deadline_member, end_step, ended_step, list_calls, remember_channel
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage  # pydantic-ai is the worker's: not on serve's import path
 
 __all__ = ["TurnStore", "decode_record", "encode_record"]
 
