@@ -10,6 +10,12 @@ which gives each test a ``[standalone]`` and a ``[cluster]`` run.  The cluster i
 once per session, when a test first asks for it.  A ``redis+cluster://`` ``TRULOOP_TEST_REDIS_URL`` runs
 the whole suite on a cluster.  ``redis`` is a client for ``redis_url`` (``redis_client.connect``) on an
 empty database: every primary of a cluster is flushed.
+
+Run in parallel (pytest-xdist, ``scripts/test`` picks ``-n``), every worker process starts a Redis and
+a Redis Cluster of its own: a test flushes its database, so two workers never share one.  The
+``TRULOOP_TEST_REDIS_*`` servers are shared, so they refuse more than one worker.  Tests that share a
+module-scoped fixture (a dev server and its browser, a built package) run in one worker, as do the
+TypeScript client's tests, which build in the same directory.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from truloop_assistant.redis_client import connect, is_cluster
 models.ALLOW_MODEL_REQUESTS = False
 
 REDIS_KINDS = ("standalone", "cluster")
+SHARED_DIRECTORY_GROUPS = {"tests/clients/": "clients-typescript"}
+"""Test folders whose tests write to one directory of the checkout: one xdist worker runs them all."""
 
 SETTLE_EVERY = 50
 """Tests between two settlings of this process's garbage collector (see ``pytest_runtest_teardown``)."""
@@ -58,6 +66,34 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         gc.freeze()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``: a module's tests in one worker when they share a module-scoped
+    fixture (started once, not once per worker), and the folders of ``SHARED_DIRECTORY_GROUPS``."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        group = next((g for prefix, g in SHARED_DIRECTORY_GROUPS.items() if path.startswith(prefix)), None)
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if group is None and fixtures is not None:
+            scopes = {d.scope for defs in fixtures.name2fixturedefs.values() for d in defs}
+            if "module" in scopes or "class" in scopes:
+                group = path
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to share a ``TRULOOP_TEST_REDIS_*`` server between xdist workers: each test flushes the
+    database, so workers sharing one would wipe each other's state."""
+    config.addinivalue_line("markers", "xdist_group(name): run in the xdist worker that runs its group")
+    workers = getattr(config.option, "numprocesses", None)
+    shared = [v for v in ("TRULOOP_TEST_REDIS_URL", "TRULOOP_TEST_REDIS_CLUSTER_URL") if os.environ.get(v)]
+    if shared and workers not in (None, 0, 1) and "PYTEST_XDIST_WORKER" not in os.environ:
+        raise pytest.UsageError(
+            f"{' and '.join(shared)}: one server for every xdist worker; run with -n 0, "
+            "or unset it (each worker then starts a Redis and a Redis Cluster of its own)"
+        )
+
+
 class RedisServers:
     """The session's Redis of each kind: from the environment, else started on first use."""
 
@@ -76,9 +112,13 @@ class RedisServers:
     def _from_env(kind: str) -> str | None:
         url = os.environ.get("TRULOOP_TEST_REDIS_URL") or None
         if kind == "standalone":
-            return url
-        # A whole suite run on a cluster (a cluster TRULOOP_TEST_REDIS_URL) uses it for both kinds.
-        return os.environ.get("TRULOOP_TEST_REDIS_CLUSTER_URL") or (url if url and is_cluster(url) else None)
+            found = url
+        else:
+            # A whole suite run on a cluster (a cluster TRULOOP_TEST_REDIS_URL) uses it for both kinds.
+            found = os.environ.get("TRULOOP_TEST_REDIS_CLUSTER_URL") or (
+                url if url and is_cluster(url) else None
+            )
+        return found
 
     def _start(self, kind: str) -> str:
         # Started in the main thread, which outlives the session: the servers die with it (PDEATHSIG).

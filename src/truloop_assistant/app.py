@@ -7,17 +7,16 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from functools import partial
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic_ai.models import Model
 from redis.exceptions import RedisError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from . import tracing
-from .agent.agents import MemberAgent
 from .api import (
     admin,
     approvals,
@@ -34,9 +33,13 @@ from .api.docs import mount_docs
 from .config import Settings, get_settings
 from .errors import AppError, first_problem
 from .runtime import collector
-from .runtime.queue_worker import build_worker
-from .runtime.scanners import run_scanners
 from .services import Services
+
+if TYPE_CHECKING:
+    # Not imported by the API: the model and the agent are the worker's (see ``create_app``).
+    from pydantic_ai.models import Model
+
+    from .agent.agents import MemberAgent
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,11 @@ def create_app(
         app.state.services = services
         worker_task = None
         if embedded_worker:
+            # Here, not at the top: the worker (agent, model clients, tools) is no part of the API's
+            # import path, so `serve` starts without loading it.
+            from .runtime.queue_worker import build_worker
+            from .runtime.scanners import run_scanners
+
             worker = build_worker(
                 services.queue.queue,
                 services.drainer(model=model, agent=agent),

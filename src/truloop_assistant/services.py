@@ -11,27 +11,9 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from pydantic_ai import AbstractToolset
-from pydantic_ai.models import Model
 from redis.asyncio import Redis
 
-from .agent.agents import Agents, MemberAgent, build_guest_agent, build_member_agent, build_notification_agent
-from .agent.inviter import DirectInviter
-from .agent.models import resolve_model
-from .agent.notifier import Notifier
-from .agent.private_requests import PrivateRequests
-from .agent.runner import TurnRunner
-from .agent.streaming import Streaming
-from .agent.turn_limits import TurnLimits
 from .auth import TokenVerifier
-from .backends import Backends
-from .backends.events import RedisEventStore
-from .backends.knowledge import load_knowledge_base
-from .backends.knowledge.embedding import passage_embedder
-from .backends.knowledge.live import LiveKnowledgeBase
-from .backends.knowledge.store import KnowledgeStore
-from .backends.memory import RedisMemoryStore, SupermemoryStore
-from .backends.places import GooglePlacesSearch
 from .backends.users import HttpUserDirectory, RedisUserDirectory
 from .channels.base import Channel, StreamingChannel
 from .channels.local import LocalChannel
@@ -41,12 +23,9 @@ from .channels.relay import LocalRelay, Relay, SendbirdRelay
 from .channels.sendbird import SendbirdChannel, platform_client
 from .config import Settings
 from .pipeline.admission import Admission
-from .pipeline.conversations import ConversationDrainer
-from .pipeline.delivery import Deliverer
 from .pipeline.intake import Intake
 from .pipeline.notices import Notices
 from .pipeline.queue import TurnQueue, make_queue
-from .pipeline.typing_indicator import Typing
 from .ratelimit import RateLimiter
 from .redis_client import connect
 from .store import keys
@@ -61,12 +40,24 @@ from .store.pending_deliveries import PendingDeliveries
 from .store.streamed import StreamedMessages
 from .store.transcript import Transcript
 from .store.turns import TurnStore
-from .tools import tool_names
-from .tools.agent_deps import AgentDeps, utcnow
-from .tools.callbacks import ToolCallbacks
 
 if TYPE_CHECKING:
+    from pydantic_ai import AbstractToolset
+    from pydantic_ai.models import Model
+
+    from .agent.agents import MemberAgent
+    from .agent.inviter import DirectInviter
+    from .agent.runner import TurnRunner
+    from .agent.streaming import Streaming
+    from .backends import Backends
+    from .pipeline.conversations import ConversationDrainer
+    from .tools.agent_deps import AgentDeps
+    from .tools.callbacks import ToolCallbacks
     from .tools.mcp import McpServerTools
+
+# What only a worker uses (the agents, the model clients, the tools and their backends, the knowledge
+# index) is imported where it is built, not above: the API process (`serve`) never loads it, and starts
+# in a fraction of the time.
 
 
 @dataclass
@@ -156,6 +147,15 @@ class Services:
     @cached_property
     def backends(self) -> Backends:
         """The tools' backends: defaults that need nothing but Redis, adapters where configured."""
+        from .backends import Backends
+        from .backends.events import RedisEventStore
+        from .backends.knowledge import load_knowledge_base
+        from .backends.knowledge.embedding import passage_embedder
+        from .backends.knowledge.live import LiveKnowledgeBase
+        from .backends.knowledge.store import KnowledgeStore
+        from .backends.memory import RedisMemoryStore, SupermemoryStore
+        from .backends.places import GooglePlacesSearch
+
         settings, timeout = self.settings, self.settings.tool_timeout_s
         users: HttpUserDirectory | RedisUserDirectory = RedisUserDirectory(self.redis)
         if settings.users_api_url:
@@ -187,6 +187,8 @@ class Services:
     @cached_property
     def callbacks(self) -> ToolCallbacks:
         """Integrators' tool callbacks (installed entry points), loaded once per process."""
+        from .tools.callbacks import ToolCallbacks
+
         callbacks = ToolCallbacks.from_entry_points()
         self._stack.push_async_callback(callbacks.aclose)
         return callbacks
@@ -198,12 +200,21 @@ class Services:
         servers are configured."""
         if not self.settings.mcp_servers:
             return []
+        from .tools import tool_names
         from .tools.mcp import mcp_toolsets
 
         return mcp_toolsets(self.settings.mcp_servers, reserved=tool_names())
 
     def runner(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> TurnRunner:
         """The turn runner; ``model``/``agent`` replace the configured ones (tests, embedding)."""
+        from .agent.agents import Agents, build_guest_agent, build_member_agent, build_notification_agent
+        from .agent.models import resolve_model
+        from .agent.notifier import Notifier
+        from .agent.private_requests import PrivateRequests
+        from .agent.runner import TurnRunner
+        from .agent.turn_limits import TurnLimits
+        from .tools.agent_deps import utcnow
+
         settings = self.settings
         zone = ZoneInfo(settings.timezone)
         chosen: Model | str = (
@@ -260,6 +271,8 @@ class Services:
         """How answers stream into the channel (``TRULOOP_STREAM``); None: each is sent whole."""
         if not self.settings.stream or not isinstance(self.channel, StreamingChannel):
             return None
+        from .agent.streaming import Streaming
+
         return Streaming(
             channel=self.channel,
             messages=StreamedMessages(self.redis),
@@ -269,6 +282,10 @@ class Services:
 
     def drainer(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> ConversationDrainer:
         """What a worker runs: conversations drained one event at a time."""
+        from .pipeline.conversations import ConversationDrainer
+        from .pipeline.delivery import Deliverer
+        from .pipeline.typing_indicator import Typing
+
         return ConversationDrainer(
             inbox=self.inbox,
             drains=self.drains,
@@ -304,6 +321,8 @@ class Services:
 
     def inviter(self) -> DirectInviter:
         """Sends invitations and reminders to people in their 1:1 channels with the assistant."""
+        from .agent.inviter import DirectInviter
+
         return DirectInviter(
             relay=self.relay,
             channel=self.channel,

@@ -53,8 +53,8 @@ from truloop_assistant.commands.evaluation.scoring import (
 )
 from truloop_assistant.config import load_settings
 from truloop_assistant.local.embedded_redis import RedisServer
+from truloop_assistant.protocol import device_methods
 from truloop_assistant.redis_client import connect
-from truloop_assistant.tools import device_tools
 
 SCORE_LINE = re.compile(r"^(?P<group>\S+)\s+(?P<passed>\d+)/(?P<total>\d+)\s+(?P<percent>\d+) %$")
 REQUEST_SIZE = re.compile(
@@ -573,9 +573,9 @@ def test_the_phone_confirms_grants_and_answers_the_calendar_as_the_server_builds
 def test_the_phone_answers_a_built_in_device_tool_with_the_example_it_is_declared_with(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    permission = device_tools.DEVICE_TOOLS["get_permission_status"]
+    permission = device_methods.DEVICE_METHODS["get_permission_status"]
     asked = {"status": "denied", "canPromptAgain": True}
-    monkeypatch.setitem(device_tools.DEVICE_TOOLS, permission.name, replace(permission, example=asked))
+    monkeypatch.setitem(device_methods.DEVICE_METHODS, permission.name, replace(permission, example=asked))
     requests = DeferredToolRequests(
         calls=[ToolCallPart(permission.name, {"notification_message": "…", "permission": "camera"}, "p")]
     )

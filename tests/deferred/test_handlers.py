@@ -9,8 +9,8 @@ from pydantic_ai.messages import ToolCallPart
 
 from truloop_assistant.deferred.approvals import CONFIRM_METHOD
 from truloop_assistant.deferred.handlers import HANDLERS, error_to_failure
+from truloop_assistant.protocol.device_methods import answered_by_person, device_method_for
 from truloop_assistant.protocol.jsonrpc import JsonRpcError
-from truloop_assistant.tools.device_tools import answered_by_person, device_tool_for
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_params_never_carry_the_notification_message() -> None:
 
 
 def test_the_gate_asks_with_the_method_of_the_declared_dialog_tool_which_a_person_answers() -> None:
-    dialog = device_tool_for(CONFIRM_METHOD)
+    dialog = device_method_for(CONFIRM_METHOD)
     assert dialog is not None and dialog.name == "confirm_interaction" and dialog.answered_by == "person"
     assert answered_by_person(CONFIRM_METHOD)
     assert not answered_by_person("calendar.getEvents") and not answered_by_person("location.getCurrent")

@@ -10,8 +10,8 @@ import pytest
 
 from truloop_assistant.deferred import publish
 from truloop_assistant.i18n import Text
+from truloop_assistant.protocol.device_methods import DEVICE_METHODS, DeviceMethod
 from truloop_assistant.protocol.methods import PermissionParams, PermissionStatusResult
-from truloop_assistant.tools.device_tools import DEVICE_TOOLS, DeviceTool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,27 +28,22 @@ def copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
-async def example_tool() -> None:
-    """Read the user's battery level."""
-
-
 def test_a_new_declaration_is_published_and_a_stale_file_is_named(
     copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tool = DeviceTool(
-        function=example_tool,
+    tool = DeviceMethod(
+        tool="example_tool",
         method="battery.getLevel",
         params_model=PermissionParams,
         result_model=PermissionStatusResult,
         params={},
-        agents=frozenset({"member"}),
         answered_by="phone",
         example={"status": "granted", "canPromptAgain": False},
         failure=Text(ko="배터리를 확인하지 못했어요", en="I couldn't check the battery"),
         params_summary="none",
         result_summary="`{level | percent}`",
     )
-    monkeypatch.setitem(DEVICE_TOOLS, tool.name, tool)
+    monkeypatch.setitem(DEVICE_METHODS, tool.name, tool)
     assert publish.publish(copy, check=True) == [str(publish.SNAPSHOT), str(publish.DOCS)]
     assert publish.publish(copy) == []
     assert publish.publish(copy, check=True) == []

@@ -23,8 +23,8 @@ from tests.fakes.sendbird import FakeSendbird, TypingCall
 from tests.support import BOT, CALENDAR_ARGS, Harness
 from truloop_assistant.pipeline.conversations import WAIT_FOR_DEVICE_S
 from truloop_assistant.pipeline.typing_indicator import SHOW_AFTER_S, Typing
+from truloop_assistant.protocol.device_methods import DEVICE_METHODS
 from truloop_assistant.protocol.jsonrpc import JsonRpcRequest
-from truloop_assistant.tools.device_tools import DEVICE_TOOLS
 
 
 def answered_calls(messages: list[ModelMessage]) -> int:
@@ -331,8 +331,8 @@ async def test_a_start_skipped_for_want_of_budget_is_not_retried_in_its_step_nor
 async def test_a_request_a_person_must_answer_stops_the_typing_at_once(
     start_server: Any, sendbird: FakeSendbird, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calendar = DEVICE_TOOLS["get_calendar_events"]
-    monkeypatch.setitem(DEVICE_TOOLS, calendar.name, replace(calendar, answered_by="person"))
+    calendar = DEVICE_METHODS["get_calendar_events"]
+    monkeypatch.setitem(DEVICE_METHODS, calendar.name, replace(calendar, answered_by="person"))
     model = shown_when_thinking(sendbird, asks_the_calendar_then_says("a quiet week"), [])
     async with start_server(model=model) as h:
         await h.user_says("what's on this week?")

@@ -14,7 +14,6 @@ from ..deferred.handlers import HANDLERS_BY_METHOD
 from ..errors import Conflict
 from ..protocol.declarations import Declaration, parse_declaration
 from ..ratelimit import RateDecision
-from ..tools import tool_names
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
@@ -45,6 +44,8 @@ class Declared(BaseModel):
 @cache
 def reserved_names() -> frozenset[str]:
     """Names an app may not declare: every tool the server offers itself."""
+    from ..tools import tool_names  # the toolsets (and the knowledge index's code): not on serve's start
+
     return tool_names()
 
 

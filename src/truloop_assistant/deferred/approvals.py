@@ -15,13 +15,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from pydantic_ai.messages import ToolCallPart
-
 from ..i18n import Language, texts
 from ..i18n.dates import short_day
 from ..protocol.methods import ConfirmParams, EditableField
 
 if TYPE_CHECKING:
+    from pydantic_ai.messages import ToolCallPart  # the worker's: not on serve's import path
+
     from ..backends import Backends
     from ..backends.events import Event
 

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
-from pydantic_ai import ToolFailed
-from pydantic_ai.messages import ToolCallPart
 
 from ..errors import first_problem
 from ..protocol.declarations import NOTIFICATION, DeclaredTool, schema_problem
+from ..protocol.device_methods import DEVICE_METHODS, DeviceMethod
 from ..protocol.jsonrpc import ErrorCode, JsonRpcError
 from ..protocol.methods import ApprovalResult
-from ..tools.device_tools import DEVICE_TOOLS, DeviceTool
+
+if TYPE_CHECKING:
+    # pydantic-ai is the worker's: the API publishes these methods' schemas without loading it.
+    from pydantic_ai import ToolFailed
+    from pydantic_ai.messages import ToolCallPart
 
 
 class DeferredToolHandler(Protocol):
@@ -49,9 +52,9 @@ class DeferredToolHandler(Protocol):
 
 @dataclass(frozen=True)
 class DeviceToolHandler:
-    """The handler of a built-in device tool, from its declaration (:mod:`..tools.device_tools`)."""
+    """The handler of a built-in device tool, from its declaration (:mod:`..protocol.device_methods`)."""
 
-    tool: DeviceTool
+    tool: DeviceMethod
 
     @property
     def tool_name(self) -> str:
@@ -87,7 +90,7 @@ def _empty(value: Any) -> bool:
 
 
 HANDLERS: dict[str, DeferredToolHandler] = {
-    name: DeviceToolHandler(tool) for name, tool in DEVICE_TOOLS.items()
+    name: DeviceToolHandler(tool) for name, tool in DEVICE_METHODS.items()
 }
 HANDLERS_BY_METHOD: dict[str, DeferredToolHandler] = {h.method: h for h in HANDLERS.values()}
 
@@ -154,4 +157,6 @@ def error_to_failure(error: JsonRpcError) -> ToolFailed:
             details.append(f"can prompt again: {'yes' if error.data['canPromptAgain'] else 'no'}")
     elif error.data is not None:
         details.append(f"data: {error.data}")
+    from pydantic_ai import ToolFailed
+
     return ToolFailed(f"{text}: {'; '.join(details)}" if details else text)

@@ -2,7 +2,7 @@
 
 The schemas are generated from the very models the server checks a device's answer with
 (:mod:`truloop_assistant.protocol.methods`, through the declarations of
-:data:`~truloop_assistant.tools.device_tools.DEVICE_TOOLS`), so what the app
+:data:`~truloop_assistant.protocol.device_methods.DEVICE_METHODS`), so what the app
 team reads at ``GET /api/v1/agent/protocol`` cannot drift from what the server accepts.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol.device_methods import DEVICE_METHODS
 from ..protocol.jsonrpc import ErrorCode
 from ..protocol.methods import PermissionRequiredData
-from ..tools.device_tools import DEVICE_TOOLS
 from .handlers import DEVICE_ERRORS
 
 CUSTOM_TYPE = "agent-rpc"
@@ -29,7 +29,7 @@ def protocol_document() -> dict[str, Any]:
             "result": tool.result_model.model_json_schema(),
             "example": dict(tool.example),
         }
-        for tool in DEVICE_TOOLS.values()
+        for tool in DEVICE_METHODS.values()
     }
     errors = {
         str(int(code)): {

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..tools.device_tools import DEVICE_TOOLS, DeviceTool
+from ..protocol.device_methods import DEVICE_METHODS, DeviceMethod
 from .method_schemas import protocol_document
 
 SNAPSHOT = Path("clients/typescript/protocol.json")
@@ -42,14 +42,14 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _row(tool: DeviceTool) -> str:
+def _row(tool: DeviceMethod) -> str:
     cells = [f"`{tool.method}`", tool.params_summary, tool.result_summary, ANSWERERS[tool.answered_by]]
     return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
 
 
 def method_table() -> str:
     """The method table of docs/protocol.md, one row per built-in device tool."""
-    rows = [_row(tool) for tool in DEVICE_TOOLS.values()]
+    rows = [_row(tool) for tool in DEVICE_METHODS.values()]
     return "\n".join(["| method | params | result | answered by |", "|---|---|---|---|", *rows])
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..channels.base import Channel, ChannelSendError, StreamingChannel
 from ..channels.parts import DEFAULT_MAX_CHARS, first_part, part_dedup_id, split_text
 from ..i18n import texts
+from ..protocol.device_methods import answered_by_person
 from ..store.conversation_failures import ConversationFailures
 from ..store.outbox import (
     DeliveryFailure,
@@ -38,7 +39,6 @@ from ..store.outbox import (
     TextOut,
 )
 from ..store.streamed import StreamedMessages
-from ..tools.device_tools import answered_by_person
 
 log = logging.getLogger(__name__)
 

@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from pydantic_ai import ModelMessagesTypeAdapter
-from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart, UserPromptPart
 from redis.asyncio import Redis
 
 from . import keys
 from .reads import Read
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+    from pydantic_ai.messages import ModelMessage
+
+# pydantic-ai is imported where messages are read or written, not above: the API keeps a History
+# (through the turn store) without ever loading the agent's library, and `serve` starts without it.
+
+
+def _adapter() -> TypeAdapter[list[ModelMessage]]:
+    from pydantic_ai import ModelMessagesTypeAdapter
+
+    return ModelMessagesTypeAdapter
 
 
 class History:
@@ -26,21 +38,19 @@ class History:
     def read(self, channel_url: str, user_id: str) -> Read[list[ModelMessage]]:
         """:meth:`load` as a read to batch with others."""
         key = keys.history(keys.conversation_tag(channel_url), user_id)
-        return Read(
-            lambda r: r.get(key), lambda raw: ModelMessagesTypeAdapter.validate_json(raw) if raw else []
-        )
+        return Read(lambda r: r.get(key), lambda raw: _adapter().validate_json(raw) if raw else [])
 
     def encode(self, messages: list[ModelMessage]) -> bytes:
         """The history as stored: at most ``max_messages``, and at most ``HISTORY_MAX_BYTES``."""
         kept = trim_history(without_instructions(messages), self.max_messages)
-        value = ModelMessagesTypeAdapter.dump_json(kept)
+        value = _adapter().dump_json(kept)
         while len(value) > keys.HISTORY_MAX_BYTES and len(kept) > 1:
             shorter = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
             if len(shorter) == len(kept):
                 # One turn alone is too big (large tool results): keep its question and final answer.
                 shorter = _from_turn_start([kept[0], kept[-1]] if len(kept) > 2 else kept[-1:])
             kept = shorter
-            value = ModelMessagesTypeAdapter.dump_json(kept)
+            value = _adapter().dump_json(kept)
         return value
 
 
@@ -51,12 +61,14 @@ def without_instructions(messages: list[ModelMessage]) -> list[ModelMessage]:
     recent messages), and the model is sent only those: the copies pydantic-ai records on each
     request are dead weight in Redis, often most of a turn's size.
     """
+    from pydantic_ai.messages import ModelRequest
+
     return [replace(m, instructions=None) if isinstance(m, ModelRequest) else m for m in messages]
 
 
 def dump_messages(messages: list[ModelMessage]) -> str:
     """A run's messages as kept while it is paused (JSON, without instructions)."""
-    return ModelMessagesTypeAdapter.dump_json(without_instructions(messages)).decode()
+    return _adapter().dump_json(without_instructions(messages)).decode()
 
 
 def paused_messages(
@@ -77,13 +89,15 @@ def restored_messages(
     """A paused run's messages: the first ``history_len`` of the stored history, then ``rest`` (JSON);
     and how many came from the history (fewer when it expired meanwhile: it was a week old)."""
     kept = stored[:history_len]
-    return [*kept, *ModelMessagesTypeAdapter.validate_json(rest)], len(kept)
+    return [*kept, *_adapter().validate_json(rest)], len(kept)
 
 
 def trim_history(messages: list[ModelMessage], max_messages: int) -> list[ModelMessage]:
     """Keep at most ``max_messages``, cutting only where a user prompt starts a turn."""
     if len(messages) <= max_messages:
         return messages
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
     starts = [
         i
         for i, m in enumerate(messages)
@@ -101,6 +115,8 @@ def _from_turn_start(messages: list[ModelMessage]) -> list[ModelMessage]:
     A message that arrived while the phone still owed answers shares its request with the results
     of the calls it cut short; once the calls are gone, those results would answer nothing.
     """
+    from pydantic_ai.messages import ModelRequest, RetryPromptPart, ToolReturnPart, UserPromptPart
+
     first = messages[0] if messages else None
     if isinstance(first, ModelRequest) and any(not isinstance(p, UserPromptPart) for p in first.parts):
         kept = [p for p in first.parts if not isinstance(p, ToolReturnPart | RetryPromptPart)]

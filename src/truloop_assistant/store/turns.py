@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from pydantic_ai.messages import ModelMessage
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import RedisCluster
@@ -27,6 +26,9 @@ from .reads import Read, Write
 from .records import PausedTurn, TurnSnapshot
 from .transcript import ASSISTANT, Line, add_line
 from .turn_writes import deadline_member, end_step, ended_step, list_calls, remember_channel
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage  # pydantic-ai is the worker's: not on serve's import path
 
 __all__ = ["TurnStore", "decode_record", "encode_record"]
 

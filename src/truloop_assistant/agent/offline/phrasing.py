@@ -14,7 +14,7 @@ from pydantic_ai.messages import ToolReturnPart
 from ...i18n import Language, texts
 from ...i18n import offline as say
 from ...i18n.dates import MONTHS_EN, short_day
-from ...tools.device_tools import DEVICE_TOOLS
+from ...protocol.device_methods import DEVICE_METHODS
 from ...tools.marks import EDITED
 from ..results import REASON_LEAD
 from .event_phrasing import calendar_events, cancelled, created, dates_saved, details, invitations
@@ -109,7 +109,7 @@ def _failure(tool_name: str, text: str, lang: Language) -> str:
     The failure text is written for the model (``Expired: …``, ``PermissionRequired (-32010): …``);
     none of it is quoted to the user.
     """
-    device = DEVICE_TOOLS.get(tool_name)
+    device = DEVICE_METHODS.get(tool_name)
     could_not = device.failure if device is not None else say.COULD_NOT.get(tool_name)
     action = could_not(lang) if could_not else say.COULD_NOT_RUN(lang, tool=tool_name)
     lowered = text.lower()

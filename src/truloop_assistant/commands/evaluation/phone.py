@@ -24,16 +24,16 @@ from pydantic_ai.messages import ToolCallPart
 from ...agent.paused_calls import call_refs, failed_locally
 from ...agent.results import EXPIRED_TEXT, REQUESTS, deferred_results
 from ...deferred.handlers import device_params
+from ...protocol.device_methods import DEVICE_METHODS, device_method_for
 from ...protocol.jsonrpc import ErrorCode, JsonRpcError
 from ...store.answers import Answer, DeviceError, DeviceResult
 from ...store.records import CallRef, PausedTurn
-from ...tools.device_tools import DEVICE_TOOLS, device_tool_for
 
 SAMPLE_DAY = (("팀 미팅", time(10), time(11)), ("Lunch with Mina", time(12), time(13)))
 """The phone calendar's events on every day (title, start, end in the user's zone), as on the /dev page."""
 MAX_DAYS = 14
 """Days of a range the sample calendar fills: a year's range gets two weeks of events, not 730."""
-CALENDAR_METHOD = DEVICE_TOOLS["get_calendar_events"].method
+CALENDAR_METHOD = DEVICE_METHODS["get_calendar_events"].method
 CONFIRMED = {"confirmed": True}
 
 
@@ -74,7 +74,7 @@ def device_answer(
     if ref.method == CALENDAR_METHOD:
         params = device_params(part)
         return DeviceResult(result=sample_calendar(params["startDate"], params["endDate"], zone))
-    if (tool := device_tool_for(ref.method)) is not None:
+    if (tool := device_method_for(ref.method)) is not None:
         return DeviceResult(result=dict(tool.example))
     return DeviceError(error=JsonRpcError(code=ErrorCode.METHOD_NOT_FOUND, message="Method not found"))
 
