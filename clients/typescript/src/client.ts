@@ -1,4 +1,5 @@
 import { type Answer, AnswerBubbles } from "./answers.js";
+import type { StandingApproval } from "./approvals.js";
 import { type CallInfo, type PendingRequest, type SettledCall, type SettledState, parseSettled } from "./calls.js";
 import { type DeclareToolsResult, Endpoints, type ToolMessageOutcome } from "./endpoints.js";
 import type { AssistantClientOptions, Handler, HandleResult } from "./options.js";
@@ -414,5 +415,27 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
   /** Remove the declaration (`DELETE /api/v1/agent/client-tools`; only this device's, with `deviceId`). */
   clearTools(): Promise<void> {
     return this.api.clearTools();
+  }
+
+  /**
+   * The user's standing approvals (`GET /api/v1/agent/approvals`), oldest first: the tools they
+   * said "always" to in a confirmation dialog (`{confirmed: true, remember: "always"}`), whose
+   * calls now run without asking them, on every device. For a settings screen.
+   * Throws {@link AssistantApiError} (401, 429, 503 once the retries ran out, ...).
+   */
+  approvals(): Promise<StandingApproval[]> {
+    return this.api.approvals();
+  }
+
+  /**
+   * End the standing approval of `tool` (`DELETE /api/v1/agent/approvals/{tool}`): the user is
+   * asked again before its next call. Resolves whether or not there was one; throws
+   * {@link AssistantApiError} (401, 429, ...), and a `TypeError` for an empty tool name.
+   */
+  endApproval(tool: string): Promise<void> {
+    if (typeof tool !== "string" || tool === "") {
+      return Promise.reject(new TypeError("endApproval needs the tool's name, e.g. \"create_event\""));
+    }
+    return this.api.endApproval(tool);
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The server's device endpoints, one method each: the answer (`tool-message`), the open calls
- * (`calls`) and the app's tool declaration (`client-tools`). Statuses become outcomes or typed
+ * (`calls`), the app's tool declaration (`client-tools`) and the standing approvals (`approvals`). Statuses become outcomes or typed
  * errors here; `AssistantClient` documents them.
  */
+import { readApproval, type StandingApproval } from "./approvals.js";
 import { type CallInfo, type PendingRequest, pendingRequest, readCall } from "./calls.js";
 import { AssistantApiError } from "./errors.js";
 import { type ApiResponse, type Transport, apiError, errorOf } from "./http.js";
@@ -34,6 +35,7 @@ export interface DeclareToolsResult {
 const TOOL_MESSAGE_PATH = "/api/v1/agent/tool-message";
 const CLIENT_TOOLS_PATH = "/api/v1/agent/client-tools";
 const CALLS_PATH = "/api/v1/agent/calls";
+const APPROVALS_PATH = "/api/v1/agent/approvals";
 
 export class Endpoints {
   constructor(
@@ -105,6 +107,27 @@ export class Endpoints {
     const answer = await this.transport.send("DELETE", this.clientToolsPath());
     if (answer.status === 204 || answer.status === 200) return;
     throw unexpected(answer, "removing the declared tools");
+  }
+
+  async approvals(): Promise<StandingApproval[]> {
+    const answer = await this.transport.send("GET", APPROVALS_PATH);
+    const body = answer.body as { approvals?: unknown } | undefined;
+    if (answer.status !== 200 || body === undefined || !Array.isArray(body.approvals)) {
+      throw unexpected(answer, "reading the standing approvals");
+    }
+    const approvals: StandingApproval[] = [];
+    for (const raw of body.approvals as unknown[]) {
+      const approval = readApproval(raw);
+      if (approval === undefined) throw unexpected(answer, "reading the standing approvals");
+      approvals.push(approval);
+    }
+    return approvals;
+  }
+
+  async endApproval(tool: string): Promise<void> {
+    const answer = await this.transport.send("DELETE", `${APPROVALS_PATH}/${encodeURIComponent(tool)}`);
+    if (answer.status === 204 || answer.status === 200) return;
+    throw unexpected(answer, `ending the standing approval of ${tool}`);
   }
 
   /** The client-tools path, for this device when it has an id. */

@@ -6,6 +6,7 @@ export {
   DEFAULT_STALL_MS,
   parseAnswer,
 } from "./answers.js";
+export { type StandingApproval } from "./approvals.js";
 export {
   type CallInfo,
   type CallState,

@@ -1,8 +1,26 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { BuiltinMethods, InteractionConfirmParams, InteractionConfirmResult } from "@truloop/assistant-client";
+import {
+  AssistantApiError,
+  AssistantClient,
+  type BuiltinMethods,
+  type InteractionConfirmParams,
+  type InteractionConfirmResult,
+  UnauthorizedError,
+  isErrorOf,
+} from "@truloop/assistant-client";
 import { clientFor, dev } from "./support/context.js";
-import { freshChannel } from "./support/devserver.js";
+import { type DevMessage, freshChannel, seqOf } from "./support/devserver.js";
+import { fakeServer, recordingClock } from "./support/fake.js";
+
+/** The assistant's first new message after the user's message `asked`: a request to the phone or a plain answer. */
+function nextFromAssistant(channel: string, asked: number) {
+  return dev().waitFor(
+    channel,
+    asked,
+    (m) => m.message_id > asked && m.user_id === "truloop-assistant" && ["agent-rpc", ""].includes(m.custom_type),
+  );
+}
 
 describe("the server's confirmation dialog", () => {
   test("the confirm handler moves the event before approving, or refuses with a reason the assistant repeats", async () => {
@@ -28,5 +46,80 @@ describe("the server's confirmation dialog", () => {
     const refused = await dev().nextRpc(channel, again);
     assert.equal((await client.handleMessage(refused)).status, "resuming");
     assert.match((await dev().nextAnswer(channel, refused.message_id)).message, /Mina is away/);
+  });
+});
+
+describe("standing approvals", () => {
+  test("always skips the dialog; approvals() lists it and endApproval() brings the dialog back", async () => {
+    const channel = freshChannel("confirm-always");
+    const client = clientFor<BuiltinMethods>("sarah");
+    let dialogs = 0;
+    client.register("interaction.confirm", () => {
+      dialogs += 1;
+      return { confirmed: true, remember: "always" };
+    });
+    await client.endApproval("create_event"); // from an earlier run of this server
+    assert.deepEqual(await client.approvals(), []);
+
+    const before = Date.now();
+    const asked = await dev().post(channel, "sarah", "내일 오후 3시에 팀 회의 잡아줘");
+    const rpc = await dev().nextRpc(channel, asked);
+    assert.equal((await client.handleMessage(rpc)).status, "resuming");
+    await dev().nextAnswer(channel, seqOf(rpc));
+    const [standing, ...others] = await client.approvals();
+    assert.deepEqual(others, []);
+    assert.equal(standing?.tool, "create_event");
+    assert.ok(standing.since instanceof Date && standing.since.getTime() >= before - 1000, String(standing.since));
+
+    const again = await dev().post(channel, "sarah", "schedule a design review tomorrow at 10:30 am");
+    const unasked = await nextFromAssistant(channel, again);
+    assert.equal(unasked.custom_type, "", "no dialog while the approval stands");
+    const done = (m: DevMessage) => m.message_id === unasked.message_id && /10:30–11:30/.test(m.message);
+    assert.match((await dev().waitFor(channel, again, done)).message, /Done: .Design review./); // created without asking
+    assert.equal(dialogs, 1);
+
+    await client.endApproval("create_event");
+    assert.deepEqual(await client.approvals(), []);
+    await client.endApproval("create_event"); // ending none is fine
+
+    const third = await dev().post(channel, "sarah", "schedule a design review tomorrow at 10:30 am");
+    const asking = await nextFromAssistant(channel, third);
+    assert.equal(asking.custom_type, "agent-rpc", "asked again once the approval ended");
+    assert.equal((JSON.parse(asking.data) as { method: string }).method, "interaction.confirm");
+  });
+
+  test("the tool's name goes in the path; the server's errors and odd answers are thrown as for other calls", async () => {
+    const server = await fakeServer([
+      { status: 204 },
+      { status: 200, body: { approvals: [{ tool: "create_event" }] } },
+      { status: 401, body: { error: { code: "invalid_token", message: "expired" } } },
+    ]);
+    try {
+      const client = new AssistantClient({
+        baseUrl: server.baseUrl,
+        getToken: () => "device-token",
+        userId: "jeff",
+        clock: recordingClock(),
+      });
+      await client.endApproval("a/b tool");
+      assert.equal(server.requests[0]?.method, "DELETE");
+      assert.equal(server.requests[0]?.url, "/api/v1/agent/approvals/a%2Fb%20tool");
+      assert.equal(server.requests[0]?.authorization, "Bearer device-token");
+
+      const odd = await client.approvals().then(() => assert.fail("an approval without since was taken"), (e: unknown) => e);
+      assert.ok(isErrorOf(odd, AssistantApiError), String(odd));
+      assert.equal(odd.code, "unexpected_response");
+
+      // a 401 is retried once with a fresh token, then thrown
+      const denied = await client.approvals().then(() => assert.fail("a 401 was taken"), (e: unknown) => e);
+      assert.ok(isErrorOf(denied, UnauthorizedError), String(denied));
+      assert.equal(denied.code, "invalid_token");
+      assert.equal(server.requests.length, 4);
+
+      await assert.rejects(client.endApproval(""), TypeError);
+      assert.equal(server.requests.length, 4, "nothing sent for an empty name");
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -2,7 +2,13 @@
  * Compile-time checks of the handler types: `npm test` builds this file, and each
  * `@ts-expect-error` fails the build if the line it marks ever compiles.
  */
-import { AssistantClient, type BuiltinMethods, DeviceError, type MethodSpec } from "@truloop/assistant-client";
+import {
+  AssistantClient,
+  type BuiltinMethods,
+  DeviceError,
+  type MethodSpec,
+  type StandingApproval,
+} from "@truloop/assistant-client";
 import { useAgentRequests } from "@truloop/assistant-client/react";
 
 type AppMethods = BuiltinMethods & { "location.getCurrent": MethodSpec<{ precise?: boolean }, { latitude: number; longitude: number }> };
@@ -56,4 +62,13 @@ export function contextTypes(client: AssistantClient): void {
   client.register("interaction.confirm", (_params, _request, { signal }) => ({ confirmed: !signal.aborted }));
   // @ts-expect-error the context has no such member
   client.register("interaction.confirm", (_params, _request, { cancel }) => ({ confirmed: cancel === undefined }));
+}
+
+export async function approvalTypes(client: AssistantClient): Promise<string[]> {
+  // a settings screen: what runs without asking, since when, and ending one
+  const approvals: StandingApproval[] = await client.approvals();
+  await client.endApproval("create_event");
+  // @ts-expect-error since is a Date, not the server's text
+  const text: string = approvals[0]!.since;
+  return approvals.map(({ tool, since }) => `${tool} ${since.toISOString()} ${text}`);
 }
