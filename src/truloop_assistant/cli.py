@@ -24,7 +24,8 @@ COMMANDS = {
     "worker": "consume queued turns and resumes",
     "dev": "API + worker in one process, local channel, offline model",
     "doctor": "check the settings, Redis, the model's key and the Sendbird token, and say what to fix",
-    "inspect": "a conversation's recent turns, tool calls, pending calls, inbox and failures",
+    "inspect": "why a conversation got no answer: its drain, inbox and undelivered messages, recent "
+    "admission decisions, turns, tool calls and failures",
     "dead-letters": "list, replay or purge the events conversations gave up after their retries",
     "sendbird": "Sendbird administration",
     "users": "manage the built-in user directory",

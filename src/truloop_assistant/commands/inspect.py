@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inspect = subparsers.add_parser(
         "inspect",
-        help="a conversation's recent turns, tool calls, pending calls, inbox, drain, undelivered "
-        "messages with their last error, admission decisions and failures",
+        help="why a conversation got no answer: its drain, inbox and undelivered messages, recent "
+        "admission decisions, turns, tool calls and failures",
     )
     inspect.add_argument("channel_url", metavar="CHANNEL_URL")
     inspect.add_argument("--json", action="store_true", help="print what the admin endpoint answers")
