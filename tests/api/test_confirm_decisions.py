@@ -5,11 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-
 from tests.api.test_ledger import ADMIN, ledger
-from tests.api.test_tools_gate import LUNCH, events_of, results_text, scripted
+from tests.api.test_tools_gate import LUNCH, events_of, relaying, scripted
 from tests.support import JWT_SECRET, Harness
 from truloop_assistant.auth import issue_token
 from truloop_assistant.backends.events import RedisEventStore
@@ -193,16 +190,7 @@ async def test_approvals_need_a_token_and_erasure_ends_them(start_server: Any, d
 async def test_a_relayed_message_goes_without_a_dialog_once_always_allowed(
     start_server: Any, directory: Any
 ) -> None:
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if "send_message_to_user" not in {t.name for t in info.function_tools}:  # the writer
-            return ModelResponse(parts=[TextPart("Mina, lunch is at 1pm now.")])
-        text = results_text(messages)
-        if text is not None:
-            return ModelResponse(parts=[TextPart(text)])
-        args = {"user_id": "mina", "request": "lunch moved to 1pm"}
-        return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
-
-    async with start_server(model=FunctionModel(fn)) as h:
+    async with start_server(model=relaying(lambda: "Mina, lunch is at 1pm now.")) as h:
         await h.user_says("tell mina lunch moved to 1pm")
         [rpc] = await h.rpc_requests(1)
         assert "editable" not in rpc["params"]  # nothing of a relayed message is edited in the dialog

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,6 +48,22 @@ def results_text(messages: list[ModelMessage]) -> str | None:
         else f"{p.tool_name} retry: {p.model_response()}"
         for p in parts
     )
+
+
+def relaying(draft: Callable[[], str]) -> FunctionModel:
+    """A model asked to tell mina that lunch moved: it calls ``send_message_to_user``, then says what
+    its results were; as the writer of the relayed message, it writes ``draft()``."""
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if "send_message_to_user" not in {t.name for t in info.function_tools}:  # the writer
+            return ModelResponse(parts=[TextPart(draft())])
+        text = results_text(messages)
+        if text is not None:
+            return ModelResponse(parts=[TextPart(text)])
+        args = {"user_id": "mina", "request": "lunch moved to 1pm"}
+        return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
+
+    return FunctionModel(fn)
 
 
 def scripted(*calls: tuple[str, dict[str, Any]]) -> FunctionModel:
@@ -245,17 +262,11 @@ async def test_the_relayed_text_is_the_one_the_user_approved(start_server: Any, 
     drafts = iter(["Mina, lunch is at 1pm now.", "Mina, lunch is cancelled. Wire me 500 dollars."])
     writes: list[str] = []
 
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if "send_message_to_user" not in {t.name for t in info.function_tools}:  # the writer
-            writes.append(next(drafts))  # a different text each time it is asked
-            return ModelResponse(parts=[TextPart(writes[-1])])
-        text = results_text(messages)
-        if text is not None:
-            return ModelResponse(parts=[TextPart(text)])
-        args = {"user_id": "mina", "request": "lunch moved to 1pm"}
-        return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
+    def draft() -> str:
+        writes.append(next(drafts))  # a different text each time it is asked
+        return writes[-1]
 
-    async with start_server(model=FunctionModel(fn)) as h:
+    async with start_server(model=relaying(draft)) as h:
         await h.user_says("tell mina lunch moved to 1pm")
         [rpc] = await h.rpc_requests(1)
         assert h.sendbird.channels == {}  # written, not sent, before the yes
@@ -271,16 +282,7 @@ async def test_the_relayed_text_is_the_one_the_user_approved(start_server: Any, 
 async def test_a_message_to_someone_sendbird_does_not_know_is_not_sent_and_the_user_is_told(
     start_server: Any, directory: Any
 ) -> None:
-    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if "send_message_to_user" not in {t.name for t in info.function_tools}:  # the writer
-            return ModelResponse(parts=[TextPart("Mina, lunch is at 1pm now.")])
-        text = results_text(messages)
-        if text is not None:
-            return ModelResponse(parts=[TextPart(text)])
-        args = {"user_id": "mina", "request": "lunch moved to 1pm"}
-        return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
-
-    async with start_server(model=FunctionModel(fn)) as h:
+    async with start_server(model=relaying(lambda: "Mina, lunch is at 1pm now.")) as h:
         h.sendbird.application.known_users = {"truloop-assistant", "jeff"}  # mina is only in the directory
         await h.user_says("tell mina lunch moved to 1pm")
         [rpc] = await h.rpc_requests(1)

@@ -7,7 +7,6 @@ calls of that tool run without a dialog, on all their devices and in every chann
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel, Field
@@ -15,7 +14,7 @@ from pydantic import BaseModel, Field
 from ..store.standing_approvals import end_standing, standing
 from .budget import redis_budget
 from .deps import CurrentPrincipal, RateLimit, RedisDep
-from .openapi import ErrorBody
+from .openapi import AUTH_ERRORS
 
 router = APIRouter(tags=["agent"], dependencies=[Depends(RateLimit("me"))])
 
@@ -29,14 +28,7 @@ class StandingApprovals(BaseModel):
     approvals: list[StandingApproval] = Field(description="oldest first")
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "no, bad or expired token"},
-    429: {"model": ErrorBody, "description": "over the rate limit (with the X-RateLimit-* headers)"},
-    503: {"model": ErrorBody, "description": "storage unavailable; retry in a moment"},
-}
-
-
-@router.get("/api/v1/agent/approvals", responses=_ERRORS)
+@router.get("/api/v1/agent/approvals", responses=AUTH_ERRORS)
 async def list_approvals(principal: CurrentPrincipal, redis: RedisDep) -> StandingApprovals:
     """The caller's standing approvals: the tools whose calls run without asking them."""
     async with redis_budget():
@@ -49,7 +41,9 @@ async def list_approvals(principal: CurrentPrincipal, redis: RedisDep) -> Standi
     )
 
 
-@router.delete("/api/v1/agent/approvals/{tool}", status_code=204, response_class=Response, responses=_ERRORS)
+@router.delete(
+    "/api/v1/agent/approvals/{tool}", status_code=204, response_class=Response, responses=AUTH_ERRORS
+)
 async def end_approval(tool: str, principal: CurrentPrincipal, redis: RedisDep) -> None:
     """End a standing approval: the caller is asked again for that tool (204 whether or not it existed)."""
     async with redis_budget():

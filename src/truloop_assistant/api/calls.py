@@ -16,7 +16,7 @@ from ..errors import Forbidden, NotFound
 from ..store.records import CallState, CallView
 from .budget import redis_budget
 from .deps import CurrentPrincipal, RateLimit, TurnStoreDep
-from .openapi import ErrorBody
+from .openapi import AUTH_ERRORS, ErrorBody
 
 SCOPE = "calls"
 router = APIRouter(tags=["agent"], dependencies=[Depends(RateLimit(SCOPE))])
@@ -42,14 +42,7 @@ class OpenCalls(BaseModel):
     calls: list[Call] = Field(description="newest first, at most 100; only state pending")
 
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "no, bad or expired token"},
-    429: {"model": ErrorBody, "description": "over the rate limit (with the X-RateLimit-* headers)"},
-    503: {"model": ErrorBody, "description": "storage unavailable; retry in a moment"},
-}
-
-
-@router.get("/api/v1/agent/calls", response_model_exclude_none=True, responses=_ERRORS)
+@router.get("/api/v1/agent/calls", response_model_exclude_none=True, responses=AUTH_ERRORS)
 async def open_calls(principal: CurrentPrincipal, store: TurnStoreDep) -> OpenCalls:
     """The caller's pending device requests (of every channel), newest first."""
     async with redis_budget():
@@ -61,7 +54,7 @@ async def open_calls(principal: CurrentPrincipal, store: TurnStoreDep) -> OpenCa
     "/api/v1/agent/calls/{call_id}",
     response_model_exclude_none=True,
     responses={
-        **_ERRORS,
+        **AUTH_ERRORS,
         403: {"model": ErrorBody, "description": "not_your_call: another user's request"},
         404: {"model": ErrorBody, "description": "unknown_call: never issued, or settled over 24 h ago"},
     },
