@@ -85,7 +85,7 @@ class Admission:
                 [
                     self.transcript.add_write(message.channel_url, line),
                     *channel_writes(message.user_id, message.channel_url),
-                    *self.decided(message, "not_addressed"),
+                    *self.decided(message, "not_addressed", noted=True),
                 ],
             )
         elif heard == "elsewhere":
@@ -104,43 +104,45 @@ class Admission:
         # Writes nobody waits for, sent together once the message is queued or refused (without a
         # transaction: their keys may be in several slots; none is needed for recovery).
         later = Batch(self.redis)
-        status = await self.refuse(message, later, undecided=undecided) or await self.intake.message(
-            message, undecided=undecided
-        )
+        refused = await self.refuse(message, later, undecided=undecided)
+        status = refused or await self.intake.message(message, undecided=undecided)
         decision: Decision = "undecided" if undecided and status == "queued" else status
-        for write in self.decided(message, decision):
+        # The intake notes the channel in the sender's (whatever it answers); a refusal does not.
+        for write in self.decided(message, decision, noted=refused is None):
             later.write(write)
         await later.run()
         return status
 
-    def decided(self, message: InboundMessage, decision: Decision) -> list[Write]:
-        """Note what was decided of ``message`` (for ``inspect``), as writes to send with others."""
-        person = message.user_id != self.bot_user_id
-        return decision_writes(
-            message.channel_url, message.user_id, message.message_id, decision, person=person
-        )
+    def decided(self, message: InboundMessage, decision: Decision, *, noted: bool = False) -> list[Write]:
+        """Note what was decided of ``message`` (for ``inspect``), as writes to send with others; and,
+        unless ``noted`` already, the channel in the sender's (an erasure finds their entries by it),
+        when the sender is a person and not the assistant itself."""
+        writes = decision_writes(message.channel_url, message.user_id, message.message_id, decision)
+        if not noted and message.user_id != self.bot_user_id:
+            writes += channel_writes(message.user_id, message.channel_url)
+        return writes
 
     async def late(self, message: InboundMessage, *, patience_s: float) -> bool:
         """The worker's half for an undecided message: look the channel up (for up to ``patience_s``
         while Sendbird is slow or rate-limits), keep the message as what it turned out to be, and
-        say whether its turn runs."""
+        say whether its turn runs. (Its channel is noted in the sender's: the intake queued it.)"""
         roster = await self.members.roster(message.channel_url, patience_s=patience_s)
         heard = unmentioned(roster, bot_user_id=self.bot_user_id)
         if heard == "elsewhere":
             log.info("message %s in %s is not for the assistant", message.message_id, message.channel_url)
-            await run_writes(self.redis, self.decided(message, "not_addressed"))
+            await run_writes(self.redis, self.decided(message, "not_addressed", noted=True))
             return False
         if heard == "turn":
             later = Batch(self.redis)
             role = await self._role_read(message.user_id).once(self.redis)
             refused = await self._over_limits(message, role, later)
-            for write in self.decided(message, refused) if refused is not None else []:
+            for write in self.decided(message, refused, noted=True) if refused is not None else []:
                 later.write(write)
             await later.run()
             if refused is not None:
                 return False
         else:
-            await run_writes(self.redis, self.decided(message, "not_addressed"))
+            await run_writes(self.redis, self.decided(message, "not_addressed", noted=True))
         line = Line(user_id=message.user_id, text=message.text, turn=heard == "turn")
         await self.transcript.add_for(message.channel_url, message.message_id, line)
         return heard == "turn"

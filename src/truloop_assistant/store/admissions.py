@@ -2,8 +2,9 @@
 
 Each entry says when, what was decided (:data:`Decision`), and whose message it was (ids, never the
 text). The list keeps the newest ``ADMISSIONS_MAX`` entries and is dropped ``ADMISSIONS_TTL_S`` after
-the last one; a decision is noted with the writes its caller sends anyway (one pipeline), and the
-sender's list of channels names the channel, so that an erasure finds and removes their entries.
+the last one; a decision is noted with the writes its caller sends anyway (one pipeline). The sender's
+list of channels must name the channel (the caller notes it, if nothing else did), so that an erasure
+finds and removes their entries.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from redis.asyncio import Redis
 
 from . import keys
 from .reads import Write
-from .turn_writes import channel_writes
 
 Decision = Literal[
     "queued",
@@ -43,11 +43,8 @@ return gone
 """
 
 
-def decision_writes(
-    channel_url: str, user_id: str, message_id: str, decision: Decision, *, person: bool = True
-) -> list[Write]:
-    """Note ``decision`` on a message (to send with other writes); ``person``: whether the sender is
-    one whose data an erasure removes (not the assistant itself)."""
+def decision_writes(channel_url: str, user_id: str, message_id: str, decision: Decision) -> list[Write]:
+    """Note ``decision`` on a message (to send with other writes)."""
     key = keys.admissions(keys.conversation_tag(channel_url))
     entry = json.dumps(
         {"at": round(time.time(), 3), "decision": decision, "user_id": user_id, "message_id": message_id}
@@ -56,7 +53,6 @@ def decision_writes(
         lambda pipe: pipe.lpush(key, entry),
         lambda pipe: pipe.ltrim(key, 0, keys.ADMISSIONS_MAX - 1),
         lambda pipe: pipe.expire(key, keys.ADMISSIONS_TTL_S),
-        *(channel_writes(user_id, channel_url) if person else []),
     ]
 
 
