@@ -61,15 +61,17 @@ describe("standing approvals", () => {
     await client.endApproval("create_event"); // from an earlier run of this server
     assert.deepEqual(await client.approvals(), []);
 
-    const before = Date.now();
+    const saidAlwaysAt = Date.now();
     const asked = await dev().post(channel, "sarah", "내일 오후 3시에 팀 회의 잡아줘");
     const rpc = await dev().nextRpc(channel, asked);
     assert.equal((await client.handleMessage(rpc)).status, "resuming");
     await dev().nextAnswer(channel, seqOf(rpc));
-    const [standing, ...others] = await client.approvals();
+    const [approval, ...others] = await client.approvals();
     assert.deepEqual(others, []);
-    assert.equal(standing?.tool, "create_event");
-    assert.ok(standing.since instanceof Date && standing.since.getTime() >= before - 1000, String(standing.since));
+    assert.equal(approval?.tool, "create_event");
+    const since = approval.since;
+    // `since` is a Date no earlier than the "always" (a second of slack for the clocks' rounding).
+    assert.ok(since instanceof Date && since.getTime() >= saidAlwaysAt - 1000, `since: ${since}`);
 
     const again = await dev().post(channel, "sarah", "schedule a design review tomorrow at 10:30 am");
     const unasked = await nextFromAssistant(channel, again);
