@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tests.fakes.sendbird_application import FakeApplication
@@ -334,8 +334,10 @@ class FakeSendbird:
         await self._notify()
         return JSONResponse({"message_id": message_id, **message.shown})
 
-    async def _delete(self, request: Request) -> JSONResponse:
-        """``DELETE .../messages/{message_id}``: the channel no longer shows the message (400201 if none)."""
+    async def _delete(self, request: Request) -> Response:
+        """``DELETE .../messages/{message_id}``: the channel no longer shows the message (400201 if none).
+
+        As Sendbird's "Delete a message" (Platform API v3 docs): success is an empty response body."""
         if (limited := self._rate_limited("deletion")) is not None:
             return limited
         if time.monotonic() < self.down_until:
@@ -351,7 +353,7 @@ class FakeSendbird:
             return _error(400, 400201, '"Message" not found.')
         self.messages[message_id - 1].deleted = True
         await self._notify()
-        return JSONResponse({})
+        return Response(status_code=200)
 
     def shown_in(self, channel_url: str | None) -> list[dict[str, Any]]:
         """What the channel shows now, oldest first: each message not deleted, with its updates."""
