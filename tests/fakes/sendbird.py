@@ -303,7 +303,10 @@ class FakeSendbird:
             self._outage_after = None
 
     async def _update(self, request: Request) -> JSONResponse:
-        """``PUT .../messages/{message_id}``: change a message the channel shows (400201 if there is none)."""
+        """``PUT .../messages/{message_id}``: change a message the channel shows (400201 if there is none).
+
+        As Sendbird's "Update a message" (Platform API v3 docs): the body names ``message_type`` and the
+        fields to change (``message``, ``custom_type``, ``data``); success returns the updated message."""
         if (limited := self._rate_limited("update")) is not None:
             return limited
         if time.monotonic() < self.down_until:
