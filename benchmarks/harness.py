@@ -49,6 +49,8 @@ from truloop_assistant.local.embedded_redis import RedisServer, free_port
 from truloop_assistant.store import keys
 
 SECRET = "benchmark-secret-0123456789-abcdefghij"
+DEFAULT_PLAN = "free-trial"
+"""The Sendbird plan a newcomer's server paces to (``TRULOOP_SENDBIRD_PLAN`` unset)."""
 MODEL = "openai-chat:fake-model"
 QUEUE = "truloop"
 EVENTS = {
@@ -400,8 +402,11 @@ def model_env(model_url: str) -> dict[str, str]:
     return {"OPENAI_BASE_URL": f"{model_url}/v1", "OPENAI_API_KEY": "fake"}
 
 
-def server_env(redis_url: str, model_url: str, sendbird_url: str) -> dict[str, str]:
-    """The server's whole configuration; nothing is taken from the caller's ``TRULOOP_*``, tracing is off."""
+def server_env(
+    redis_url: str, model_url: str, sendbird_url: str, *, plan: str = DEFAULT_PLAN
+) -> dict[str, str]:
+    """The server's whole configuration; nothing is taken from the caller's ``TRULOOP_*``, tracing is off.
+    ``plan``: the Sendbird plan it paces to (the default one is left unset, as a newcomer leaves it)."""
     return {
         **clean_env(),
         **model_env(model_url),
@@ -416,9 +421,7 @@ def server_env(redis_url: str, model_url: str, sendbird_url: str) -> dict[str, s
         "TRULOOP_LOG_LEVEL": "WARNING",
         # The benchmark measures turns, not the limiter's refusals (a conversation sends back to back).
         "TRULOOP_RATE_LIMIT_USER": "1000000/minute",
-        # The fake Sendbird has no limit: calls are paced (a script round trip each), never held back.
-        "TRULOOP_SENDBIRD_RATE": "1000000",
-        "TRULOOP_SENDBIRD_WRITE_RATE": "1000000",
+        **({} if plan == DEFAULT_PLAN else {"TRULOOP_SENDBIRD_PLAN": plan}),
     }
 
 
@@ -690,9 +693,14 @@ class _Abandoned(logging.Filter):
 
 
 @asynccontextmanager
-async def served_sendbird(api_delay_s: float = 0.0) -> AsyncIterator[tuple[Sendbird, str]]:
-    """The fake Sendbird (each API call taking ``api_delay_s``), served in this loop; and its URL."""
+async def served_sendbird(
+    api_delay_s: float = 0.0, *, plan: str | None = DEFAULT_PLAN
+) -> AsyncIterator[tuple[Sendbird, str]]:
+    """The fake Sendbird (each API call taking ``api_delay_s``, holding the app to ``plan``'s limits as
+    Sendbird does; None: to none), served in this loop; and its URL."""
     sendbird, port = Sendbird(api_delay_s=api_delay_s), free_port()
+    if plan is not None:
+        sendbird.enforce_plan(plan)
     abandoned = _Abandoned()
     logging.getLogger("uvicorn.error").addFilter(abandoned)
     try:

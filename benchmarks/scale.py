@@ -82,8 +82,10 @@ from typing import Any
 import uvloop
 
 from truloop_assistant.cli import build_parser
+from truloop_assistant.config.sendbird_plans import PLANS
 
 from .harness import (
+    DEFAULT_PLAN,
     ROOT,
     FakeModel,
     Load,
@@ -113,6 +115,10 @@ from .harness import (
 )
 from .round_trips import count, monitored, signature
 
+THROUGHPUT_TARGETS = {"free-trial": 2.2, "100k": 40.0}
+"""Deferred turns per second a plan's budgets allow, less a little: the free trial's 5 POSTs a second
+carry 2.5 (a request to the phone and an answer each); the 100K plan's leave the server's own work as
+the bound, as before any pacing."""
 SCENARIOS = ("latency", "throughput", "throughput-cluster", "cpu", "memory", "round-trips")
 KIB = 1024
 
@@ -146,6 +152,14 @@ class Result:
             )
         self.add("lost answers", f"{outcome.lost} of {outcome.turns} turns", "0", outcome.lost == 0)
         self.add("Sendbird calls per turn", calls_per_turn(sendbird, outcome.turns))
+        for method, budget in sorted(sendbird.method_limits.items()):
+            most = sendbird.max_in_a_second(method)
+            self.add(
+                f"  most {method} calls Sendbird took in one second",
+                str(most),
+                f"≤ {budget:g}",
+                most <= budget,
+            )
         self.add("duplicated answers", str(outcome.duplicated), "0", outcome.duplicated == 0)
         if outcome.extra_requests or outcome.unexpected:
             self.notes.append(
@@ -198,9 +212,9 @@ async def stack(
 ) -> AsyncIterator[Stack]:
     """The fake Sendbird, the server's processes (started last, so all they talk to is up), the load."""
     async with (
-        served_sendbird(args.sendbird_ms / 1000) as (sendbird, sendbird_url),
+        served_sendbird(args.sendbird_ms / 1000, plan=args.plan) as (sendbird, sendbird_url),
         server(
-            server_env(redis.url, model.url, sendbird_url),
+            server_env(redis.url, model.url, sendbird_url, plan=args.plan),
             logs,
             processes=processes,
             concurrency=args.concurrency,
@@ -427,7 +441,9 @@ async def throughput(args: argparse.Namespace, kind: str, logs: Path) -> Result:
         )
         busy = await redis.idle(15)
         outcome = s.load.outcome()
-    window_rows(result, window, rate_target=40 if kind == "standalone" else None)
+    window_rows(
+        result, window, rate_target=THROUGHPUT_TARGETS.get(args.plan) if kind == "standalone" else None
+    )
     async with fake_model(0, 0, logs) as instant:  # once the server has stopped
         await bare_alike(result, window, instant, logs)
     answered = [t for t in window.turns if t.answered is not None]
@@ -727,6 +743,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", action="store_true", help="also print one JSON object with every figure")
     p.add_argument("--concurrency", type=int, default=None, help="worker --concurrency (default: its own)")
     p.add_argument("--deadline", type=float, default=60.0, help="a turn not answered by then is lost (s)")
+    p.add_argument(
+        "--plan",
+        choices=list(PLANS),
+        default=DEFAULT_PLAN,
+        help="the Sendbird plan the server paces to and the fake Sendbird holds it to "
+        f"(default {DEFAULT_PLAN}: the server's own default, TRULOOP_SENDBIRD_PLAN unset)",
+    )
     g = p.add_argument_group("latency")
     g.add_argument("--conversations", type=int, default=50)
     g.add_argument("--think-ms", type=float, default=1500.0, help="the model's mean think time per request")
@@ -760,9 +783,11 @@ def main() -> None:
         results = runner.run(run(args))
     others = [path for path in where["uncommitted"] if not path.startswith("benchmarks/")]
     dirty = f", with uncommitted changes in {len(others)} file(s) outside benchmarks/" if others else ""
+    pacing = "the defaults" if args.plan == DEFAULT_PLAN else f"TRULOOP_SENDBIRD_PLAN={args.plan}"
     print(
         f"truloop-assistant at {where['commit']}{dirty}; {os.cpu_count()} cores; "
-        f"worker default --concurrency {where['worker_default_concurrency']}"
+        f"worker default --concurrency {where['worker_default_concurrency']}; Sendbird plan {args.plan} "
+        f"({pacing}; the fake Sendbird holds the app to its limits)"
     )
     print(table(results))
     if args.json:

@@ -238,6 +238,10 @@ class Harness:
         )
 
 
+UNPACED = "GET=1000,POST=1000,PUT=1000,DELETE=1000"
+"""Budgets the tests' server keeps to while the fake Sendbird enforces none."""
+
+
 def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "redis_url": redis_url,
@@ -248,9 +252,8 @@ def make_settings(redis_url: str, sendbird_url: str, **overrides: Any) -> Settin
         "sendbird_bot_user_id": BOT,
         "jwt_secret": JWT_SECRET,
         "queue_name": "test",
-        # The fake Sendbird has no rate limit unless a test sets one (and the server's pace with it).
-        "sendbird_rate": 1000,
-        "sendbird_write_rate": 1000,
+        # The fake Sendbird has no rate limit unless a test enforces a plan's (and the server's with it).
+        "sendbird_rates": UNPACED,
         # Whole answers, as the tests written before streaming expect; streaming tests turn it on.
         "stream": False,
     }

@@ -148,8 +148,7 @@ def server_env(redis_url: str, sendbird: FakeSendbird, llm_url: str, *, queue: s
         "TRULOOP_SENDBIRD_API_URL": sendbird.url,
         # Unpaced: a send that waits for its slot in the app-wide budget may go out after its step's
         # span has ended (still in the turn's trace, by its traceparent), and this test reads the tree.
-        "TRULOOP_SENDBIRD_RATE": "1000",
-        "TRULOOP_SENDBIRD_WRITE_RATE": "1000",
+        "TRULOOP_SENDBIRD_RATES": "GET=1000,POST=1000,PUT=1000,DELETE=1000",
         "TRULOOP_JWT_SECRET": JWT_SECRET,
         "TRULOOP_QUEUE_NAME": queue,
         "TRULOOP_MODEL": "openai-chat:fake-model",

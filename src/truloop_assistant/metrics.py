@@ -70,6 +70,12 @@ QUEUED_JOBS = Gauge(
 SENDBIRD_RETRIES = Counter(
     "truloop_sendbird_retries_total", "Sendbird sends retried, by the status that made them retry", ["status"]
 )
+SENDBIRD_PACED = Counter(
+    "truloop_sendbird_paced_total",
+    "Platform API calls by method and kind, by what the app-wide budget did with them: sent now, sent "
+    "after a wait, or skipped (a typing start or a growing update with no budget to spare, a wait too long)",
+    ["method", "kind", "outcome"],
+)
 SENDBIRD_FAILURES = Counter(
     "truloop_sendbird_send_failures_total",
     "Sendbird sends that failed after their retries (retryable: the drain tries again later) or for good",

@@ -18,7 +18,7 @@ from .backends.users import HttpUserDirectory, RedisUserDirectory
 from .channels.base import Channel, StreamingChannel
 from .channels.local import LocalChannel
 from .channels.members import LocalMembers, Members, SendbirdMembers
-from .channels.pacing import Pacer, Rates
+from .channels.pacing import Pacer
 from .channels.relay import LocalRelay, Relay, SendbirdRelay
 from .channels.sendbird import SendbirdChannel, platform_client
 from .config import Settings
@@ -101,10 +101,8 @@ class Services:
             members = LocalMembers(redis, bot_user_id=settings.sendbird_bot_user_id)
         else:
             assert settings.sendbird_api_token is not None  # checked by Settings
-            rates = Rates(all=settings.sendbird_rate, writes=settings.sendbird_write_rate)
-            sendbird = platform_client(
-                settings.sendbird_base_url, settings.sendbird_api_token, pacer=Pacer(redis, rates)
-            )
+            pacer = Pacer(redis, settings.sendbird_budgets)
+            sendbird = platform_client(settings.sendbird_base_url, settings.sendbird_api_token, pacer=pacer)
             stack.push_async_callback(sendbird.aclose)
             channel = SendbirdChannel(
                 sendbird,

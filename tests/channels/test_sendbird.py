@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from typing import Any
 
@@ -15,12 +14,10 @@ from tests.fakes.sendbird import FakeSendbird
 from tests.support import API_TOKEN, BOT, serve
 from truloop_assistant.channels.base import ChannelSendError
 from truloop_assistant.channels.members import SendbirdMembers
-from truloop_assistant.channels.pacing import Pacer, Rates
 from truloop_assistant.channels.platform_http import PlatformClient, PlatformTransportError
 from truloop_assistant.channels.sendbird import SendbirdChannel, platform_client
 from truloop_assistant.local.embedded_redis import free_port
 from truloop_assistant.protocol.jsonrpc import JsonRpcRequest
-from truloop_assistant.store import keys
 
 ESCAPED = "team/ch 1?x=y#z"
 """A channel URL with characters that must be escaped in a path."""
@@ -191,49 +188,3 @@ async def test_the_environments_proxy_is_used(
     [message] = sendbird.messages
     assert (message.channel_url, message.text) == (ESCAPED, "via the proxy")
     assert message.raw_path == f"/v3/group_channels/{RAW}/messages"
-
-
-async def test_calls_are_paced_app_wide_and_typing_is_skipped_rather_than_queued(
-    sendbird: FakeSendbird, redis: Redis
-) -> None:
-    pacer = Pacer(redis, Rates(all=2, writes=2))  # one call every 0.55 s, whichever process makes it
-    async with (
-        platform_client(sendbird.url, API_TOKEN, pacer=pacer) as one,
-        platform_client(sendbird.url, API_TOKEN, pacer=Pacer(redis, pacer.rates)) as other,
-    ):
-        sends = [
-            channel(c).send_text("ch-1", f"m{n}", dedup_id=f"d{n}") for n, c in enumerate([one, other, one])
-        ]
-        await asyncio.gather(*sends)
-        # The budget is booked: a typing call is skipped, not queued, and there is nothing to stop.
-        assert await channel(other).typing_started("ch-1") is False
-    arrived = sorted(m.at for m in sendbird.messages)
-    assert len(arrived) == 3 and all(b - a >= 0.5 for a, b in itertools.pairwise(arrived))
-    assert sendbird.typing == [] and sendbird.limited == []
-
-
-@pytest.mark.parametrize(("header", "value", "at_least"), [
-    ("X-RateLimit-RetryAfter", "0.4", 0.4),  # seconds, as Sendbird's error text gives it
-    ("X-RateLimit-RetryAfter", "1400", 1.4),  # a value past 1000 is read as milliseconds
-    ("Retry-After", "1", 1.0),
-])  # fmt: skip
-async def test_a_429_holds_every_process_back_for_the_wait_it_asks(
-    sendbird: FakeSendbird, redis: Redis, header: str, value: str, at_least: float
-) -> None:
-    sendbird.failures = [(429, {header: value})]
-    rates = Rates(all=100, writes=100)
-    async with (
-        platform_client(sendbird.url, API_TOKEN, pacer=Pacer(redis, rates)) as one,
-        platform_client(sendbird.url, API_TOKEN, pacer=Pacer(redis, rates)) as other,
-    ):
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        first = asyncio.create_task(channel(one).send_text("ch-1", "first", dedup_id="d1"))
-        for _ in range(500):  # until the hold is in Redis
-            if await redis.pttl(keys.sendbird_pace("all")) > 2000 + at_least * 500:
-                break
-            await asyncio.sleep(0.01)
-        await channel(other).send_text("ch-2", "second", dedup_id="d2")  # another process: it waits too
-        await first
-    assert sorted(m.text for m in sendbird.messages) == ["first", "second"]
-    assert min(m.at for m in sendbird.messages) - started >= at_least - 0.05

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -79,7 +80,10 @@ class ApiCall:
     """A Platform API call as it arrived (429s too): its kind and when."""
 
     kind: str
+    method: str = ""
     at: float = field(default_factory=time.monotonic)
+    limited: bool = False
+    """Answered 429."""
 
 
 @dataclass
@@ -156,52 +160,82 @@ class FakeSendbird:
     def max_message_length(self, value: int) -> None:
         self.application.settings["max_message_length"] = value
 
-    # --- App-wide rate limits (pacing): Sendbird limits an application as a whole, per second. ---
-    # Based on docs.sendbird.com/docs/chat/platform-api/v3/application/understanding-rate-limits:
-    # POST/PUT/DELETE 5/s on the free trial (message sends and channel creations stay at about 5/s on
-    # every plan); a throttled call gets 429 with code 500910 and X-RateLimit-Limit ("5;w=1"),
-    # -Remaining, -Reset and -RetryAfter. The unit of -RetryAfter is not stated there; Sendbird's
-    # error text gives seconds with a fraction ("retry_after: 0.0697s", community.sendbird.com/t/8285),
-    # so this fake answers seconds. The window here is a sliding second.
-    write_limit: float = 0.0
-    """Message sends, updates and channel creations per second, app-wide (0: no limit)."""
-    rate_limit: float = 0.0
-    """Every call per second, app-wide (0: no limit)."""
+    # --- Rate limits, as the Platform API's "Rate limits" page states them ---
+    # docs.sendbird.com/docs/chat/platform-api/v3/application/understanding-rate-limits/rate-limits,
+    # "Plan-based rate limits": the limits apply per HTTP method and per application (see PLAN_LIMITS);
+    # Sendbird's community answer (community.sendbird.com, thread 4621): every call of a method that is
+    # not in the "Rate-limited APIs" table counts against that method's plan budget, app-wide. "N per
+    # second" lets N calls go within one second; this fake counts in a sliding second, the stricter
+    # reading (a client within it is within a fixed-second count too). Message sends are also limited
+    # per sender and channel: "a user can send up to five messages per second to a group channel" (the
+    # Chat SDKs' "Rate limits" pages), checked first. A throttled call gets 429 with code 500910 and
+    # X-RateLimit-Limit ("5;w=1"), -Remaining, -Reset and -RetryAfter; the page names -RetryAfter
+    # without its unit, and Sendbird's error text gives seconds with a fraction ("retry_after: 0.0697s",
+    # community.sendbird.com/t/8285), so this fake answers seconds. A throttled call counts for no limit.
+    method_limits: dict[str, float] = field(default_factory=dict)
+    """Calls per second per HTTP method, app-wide (one not listed: no limit); see :meth:`enforce_plan`."""
+    channel_send_limit: float = 0.0
+    """Message sends per second by one sender to one channel (0: no limit)."""
     limited: list[str] = field(default_factory=list)
-    """The kind of every call answered 429 by these limits, in arrival order."""
+    """The kind of every call answered 429 (by the limits or :meth:`throttle`), in arrival order."""
     calls: dict[str, int] = field(default_factory=dict)
     """Every call that arrived, by kind: send, update, deletion, typing, lookup, creation (429s too)."""
     call_log: list[ApiCall] = field(default_factory=list)
-    """Every call that arrived (429s too), in order, with when it arrived."""
+    """Every call that arrived (429s too), in order, with its method and when it arrived."""
     throttled: dict[str, int] = field(default_factory=dict)
     """Kind -> how many of its next calls are answered 429 whatever the limits (see :meth:`throttle`)."""
+    throttle_retry_s: float = 0.05
+    """The wait a :meth:`throttle` 429 asks for."""
     _recent: dict[str, deque[float]] = field(default_factory=dict)
 
-    def throttle(self, kind: str, n: int) -> None:
-        """Answer the next ``n`` calls of ``kind`` with 429 (asking for a 0.05 s wait)."""
-        self.throttled[kind] = n
+    def enforce_plan(self, plan: str) -> None:
+        """Answer 429 beyond the plan's limits, per method and per channel's sends, as Sendbird does."""
+        self.method_limits = dict(PLAN_LIMITS[plan])
+        self.channel_send_limit = 5
 
-    def _rate_limited(self, kind: str) -> JSONResponse | None:
-        """Count the call; a 429 when it is over one of the app-wide limits (it counts for neither)."""
+    def throttle(self, kind: str, n: int, *, retry_s: float | None = None) -> None:
+        """Answer the next ``n`` calls of ``kind`` with 429 (asking for a wait of ``retry_s``, or 0.05 s)."""
+        self.throttled[kind] = n
+        if retry_s is not None:
+            self.throttle_retry_s = retry_s
+
+    def max_in_a_second(self, method: str, *, accepted: bool = True) -> int:
+        """The most calls of ``method`` that arrived within any one second (those answered 429 left out)."""
+        times = [c.at for c in self.call_log if c.method == method and not (accepted and c.limited)]
+        most, first = 0, 0
+        for last, at in enumerate(times):
+            while at - times[first] >= 1.0:
+                first += 1
+            most = max(most, last - first + 1)
+        return most
+
+    def _rate_limited(
+        self, kind: str, request: Request | None = None, *, channel: str = ""
+    ) -> JSONResponse | None:
+        """Count the call; a 429 when it is over a limit (see above) or :meth:`throttle` asks for one."""
+        method = request.method if request is not None else _METHOD_OF[kind]
         self.calls[kind] = self.calls.get(kind, 0) + 1
-        self.call_log.append(ApiCall(kind))
-        now = time.monotonic()
+        call = ApiCall(kind, method=method)
+        self.call_log.append(call)
+        now = call.at
+        refusal: JSONResponse | None = None
         if self.throttled.get(kind):
             self.throttled[kind] -= 1
-            self.limited.append(kind)
-            return _too_many(self.write_limit or 5, 0.05)
-        limits = [("all", self.rate_limit)]
-        if kind in ("send", "update", "deletion", "creation"):
-            limits.append(("writes", self.write_limit))
+            refusal = _too_many(self.method_limits.get(method) or 5, self.throttle_retry_s)
+        limits = [(f"channel:{channel}", self.channel_send_limit)] if channel else []
+        limits.append((method, self.method_limits.get(method, 0.0)))
         for name, limit in limits:
-            if limit <= 0:
+            if refusal is not None or limit <= 0:
                 continue
             recent = self._recent.setdefault(name, deque())
             while recent and recent[0] <= now - 1.0:
                 recent.popleft()
             if len(recent) >= limit:
-                self.limited.append(kind)
-                return _too_many(limit, max(0.001, recent[0] + 1.0 - now))
+                refusal = _too_many(limit, max(0.001, recent[0] + 1.0 - now))
+        if refusal is not None:
+            call.limited = True
+            self.limited.append(kind)
+            return refusal
         for name, limit in limits:
             if limit > 0:
                 self._recent[name].append(now)
@@ -242,7 +276,8 @@ class FakeSendbird:
     async def _send(self, request: Request) -> JSONResponse:
         self.requests += 1
         self._start_outage_when_due()
-        if (limited := self._rate_limited("send")) is not None:
+        channel = unquote(request.path_params["channel_url"])
+        if (limited := self._rate_limited("send", request, channel=channel)) is not None:
             return limited
         if time.monotonic() < self.down_until:
             return JSONResponse({"error": True, "code": 500901, "message": "outage"}, status_code=503)
@@ -307,7 +342,7 @@ class FakeSendbird:
 
         As Sendbird's "Update a message" (Platform API v3 docs): the body names ``message_type`` and the
         fields to change (``message``, ``custom_type``, ``data``); success returns the updated message."""
-        if (limited := self._rate_limited("update")) is not None:
+        if (limited := self._rate_limited("update", request)) is not None:
             return limited
         if time.monotonic() < self.down_until:
             return _error(503, 500901, "outage")
@@ -341,7 +376,7 @@ class FakeSendbird:
         """``DELETE .../messages/{message_id}``: the channel no longer shows the message (400201 if none).
 
         As Sendbird's "Delete a message" (Platform API v3 docs): success is an empty response body."""
-        if (limited := self._rate_limited("deletion")) is not None:
+        if (limited := self._rate_limited("deletion", request)) is not None:
             return limited
         if time.monotonic() < self.down_until:
             return _error(503, 500901, "outage")
@@ -386,7 +421,7 @@ class FakeSendbird:
         return self.updates_in(channel_url)
 
     async def _typing(self, request: Request) -> JSONResponse:
-        if (limited := self._rate_limited("typing")) is not None:
+        if (limited := self._rate_limited("typing", request)) is not None:
             return limited
         if (denied := self._unauthorized(request)) is not None:
             return denied
@@ -515,7 +550,7 @@ class FakeSendbird:
 
     async def _view_group_channel(self, request: Request) -> JSONResponse:
         """``GET /v3/group_channels/{url}?show_member=true``: members only when asked for."""
-        if (limited := self._rate_limited("lookup")) is not None:
+        if (limited := self._rate_limited("lookup", request)) is not None:
             return limited
         if (denied := self._unauthorized(request)) is not None:
             return denied
@@ -538,7 +573,7 @@ class FakeSendbird:
         }
 
     async def _create_group_channel(self, request: Request) -> JSONResponse:
-        if (limited := self._rate_limited("creation")) is not None:
+        if (limited := self._rate_limited("creation", request)) is not None:
             return limited
         if (denied := self._unauthorized(request)) is not None:
             return denied
@@ -676,12 +711,24 @@ def without_members(payload: dict[str, Any], *, is_super: bool = False) -> dict[
     return delivery
 
 
+PLAN_LIMITS: dict[str, dict[str, float]] = {
+    "free-trial": {"GET": 10, "POST": 5, "PUT": 5, "DELETE": 5},
+    "5k": {"GET": 60, "POST": 10, "PUT": 10, "DELETE": 10},
+    "10k": {"GET": 100, "POST": 20, "PUT": 20, "DELETE": 20},
+    "25k": {"GET": 200, "POST": 40, "PUT": 40, "DELETE": 40},
+    "50k": {"GET": 400, "POST": 100, "PUT": 100, "DELETE": 100},
+    "100k": {"GET": 600, "POST": 200, "PUT": 200, "DELETE": 200},
+}
+"""The "Plan-based rate limits" table of the Platform API's "Rate limits" page, by MAU: calls per second."""
+_METHOD_OF = {"send": "POST", "creation": "POST", "update": "PUT", "deletion": "DELETE", "lookup": "GET"}
+
+
 def _too_many(limit: float, retry_after: float) -> JSONResponse:
     """Sendbird's 429 (rate limits block above): code 500910 and its X-RateLimit headers."""
     headers = {
         "X-RateLimit-Limit": f"{limit:g};w=1",
         "X-RateLimit-Remaining": "0",
-        "X-RateLimit-Reset": f"{retry_after:.3f}",
+        "X-RateLimit-Reset": str(math.ceil(time.time() + retry_after)),
         "X-RateLimit-RetryAfter": f"{retry_after:.3f}",
     }
     body = {"error": True, "code": 500910, "message": "Too many requests (scope: app)."}

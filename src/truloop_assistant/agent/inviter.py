@@ -15,6 +15,7 @@ import time
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from ..channels.base import Channel, ChannelSendError
+from ..channels.pacing import background
 from ..channels.relay import ChannelJoinLimit, NoSuchUser, Relay, RelayError
 from ..i18n import Language, language_of
 from ..store import keys
@@ -56,7 +57,9 @@ class DirectInviter:
 
     async def known_language(self, user_id: str) -> Language | None:
         """The language of the person's last message to the assistant in their direct channel."""
-        messages = await self.history.load(await self.relay.direct_channel(user_id), user_id)
+        with background():
+            channel_url = await self.relay.direct_channel(user_id)
+        messages = await self.history.load(channel_url, user_id)
         for message in reversed(messages):
             if not isinstance(message, ModelRequest):
                 continue
@@ -68,8 +71,9 @@ class DirectInviter:
     async def deliver(
         self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
     ) -> None:
-        channel_url = await self.relay.direct_channel(user_id)
-        await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
+        with background():  # after what people in a conversation wait for
+            channel_url = await self.relay.direct_channel(user_id)
+            await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
         if self.transcript is not None:  # so the person's next turn there knows what they answer
             line = Line(user_id=ASSISTANT, text=text, on_behalf_of=on_behalf_of)
             await self.transcript.add_once(channel_url, line)

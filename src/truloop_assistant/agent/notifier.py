@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic_ai import DeferredToolRequests, RunUsage, UsageLimitExceeded, UsageLimits
 
 from ..channels.base import Channel
+from ..channels.pacing import background
 from ..channels.relay import Relay
 from ..store.transcript import ASSISTANT, Line, Transcript
 from ..tools.agent_deps import AgentDeps, Relayed, as_requested
@@ -52,8 +53,9 @@ class Notifier:
 
     async def send(self, *, sender_id: str, recipient: UserProfile, text: str, dedup_id: str) -> None:
         """Post ``text`` as it is in the bot's direct channel with the recipient."""
-        channel_url = await self.relay.direct_channel(recipient.user_id)
-        await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
+        with background():  # after what people in a conversation wait for
+            channel_url = await self.relay.direct_channel(recipient.user_id)
+            await self.channel.send_text(channel_url, text, dedup_id=dedup_id)
         if self.transcript is not None:  # the recipient's reply there is read with it
             line = Line(user_id=ASSISTANT, text=text, on_behalf_of=sender_id)
             await self.transcript.add_once(channel_url, line)

@@ -1,24 +1,32 @@
-"""App-wide pacing of the Platform API calls, in Redis: every process shares one budget.
+"""App-wide pacing of the Platform API calls, in Redis: every process shares one budget per HTTP method.
 
-Sendbird limits an application as a whole (per endpoint and per app, whatever process calls), so
-the budget lives in Redis: each call reserves the next free slot of a schedule (a GCRA without
-bursts: one call every ``1/rate`` seconds) in one script round trip, and waits on the client until
-its slot. Writes (message sends, updates, channel creations) take a slot in a second, slower
-schedule too. What goes first when the budget is short:
+Sendbird limits an application per HTTP method: GET, POST, PUT and DELETE each have their own
+calls per second (``config.sendbird_plans``), whichever process calls. Each method's budget is a
+moving window in Redis (as the ``limits`` library's moving window keeps one: a list of the calls'
+times, newest first), kept by one script in one round trip: a call goes out at once while fewer than
+the budget went out in the last second (and a margin, ``MARGIN_S``; a burst of a whole second's
+worth waits on nothing), so no one-second window at Sendbird ever holds more than the budget, whether
+it counts in fixed or sliding seconds. Nothing is booked ahead: a call beyond the budget sleeps until
+a slot frees and asks again, so a caller that is cancelled or times out holds nothing. Waiting
+callers are noted (each with a deadline, so a vanished one lapses by itself) and the script serves
+them in this order:
 
-- ``ANSWER`` (answers, requests to the phone, invitations, channel creations) and ``LOOKUP``
-  reserve the next slot whatever its wait: they are queued, in the order they asked.
-- ``UPDATE`` (a request's message updated to ``agent-rpc-settled``) takes only a slot free now;
-  while the schedule is booked it waits and asks again, so answers asked for meanwhile go first.
-  After ``UPDATE_PRIORITY_S`` it is queued like an answer: an update is late, never lost.
-- ``STREAM`` (an update of an answer that is still growing) takes only a slot free now, else it is
-  skipped: the next one, or the answer's final update (an ``ANSWER``), carries its text anyway.
-- ``TYPING`` (a start) takes only a slot free now, else it is skipped; for as long as the schedule
-  is known to be booked, a start is skipped without asking Redis at all. ``TYPING_STOP`` (the stop
-  of a start that went out, so the bot is not left typing) is queued if its slot is within
-  ``TYPING_STOP_WAIT_S``, else skipped too.
+- ``ANSWER``: what a person is waiting for (answers, requests to the phone, look-ups, deletions, an
+  answer's final text). Waiting answers are served in the order they came.
+- ``UPDATE``: a request's message updated to ``agent-rpc-settled`` (and ``TYPING_STOP``, the stop of
+  a typing start that went out). It yields to waiting answers, and waits at most ``SHORT_WAIT_S``:
+  the answer behind it in its conversation must not wait on it (the outbox tries it again later).
+- ``BULK``: invitations, reminders and relayed messages (calls made inside :func:`background`). While
+  answers or updates wait they take at most half of the method's budget; otherwise all of it.
+- ``STREAM``: an update of an answer that is still growing. It takes only a slot that nobody waiting
+  needs, else it is skipped (the next update, or the final text, carries its text); growing answers
+  share those slots fairly: the one updated longest ago goes first.
+- ``TYPING``: a typing start, only while a good part of the budget is spare; else skipped. For as
+  long as a method is known to be busy a start is skipped without asking Redis at all.
 
-A 429 moves the shared schedule past the wait Sendbird asked for, so every process holds back.
+A 429 holds the method back for every process for the wait Sendbird asked for. Message sends are also
+paced per channel (a user may send Sendbird five messages a second to one channel). Where a response
+carries ``X-RateLimit-Limit`` for a method's plan budget (``N;w=1``), the budget learns it.
 """
 
 from __future__ import annotations
@@ -26,161 +34,225 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import os
 import time
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from ..errors import ServiceError
+from ..metrics import SENDBIRD_PACED
 from ..store import keys
+from .pacing_scripts import HOLD, TAKE
 
 log = logging.getLogger(__name__)
 
 
 class Kind(enum.Enum):
-    """What a call is, for its place in the budget."""
+    """What a call is, for its place in its method's budget (see the module)."""
 
     ANSWER = "answer"
     UPDATE = "update"
+    TYPING_STOP = "typing-stop"
+    BULK = "bulk"
     STREAM = "stream"
     TYPING = "typing"
-    TYPING_STOP = "typing-stop"
-    LOOKUP = "lookup"
 
     @property
-    def is_write(self) -> bool:
-        """Sends, updates and channel creations: Sendbird's stricter limit."""
-        return self in (Kind.ANSWER, Kind.UPDATE, Kind.STREAM)
+    def rank(self) -> int:
+        """Its priority in the script (0 first); a typing stop ranks as an update."""
+        return _RANKS[self]
+
+    @property
+    def waits(self) -> bool:
+        """Whether it waits for a slot (a growing update and a typing start never do)."""
+        return self not in (Kind.STREAM, Kind.TYPING)
 
 
-HEADROOM = 1.1
-"""Slots are this much further apart than the rate says: a call reaches Sendbird a little earlier or
-later than its slot (the network, a busy event loop), and two that arrive closer than Sendbird's own
-spacing would be refused."""
-UPDATE_PRIORITY_S = 2.0
-"""How long an update yields to answers before it is queued like one."""
-TYPING_STOP_WAIT_S = 1.0
-"""The longest a typing stop (whose start went out) is queued for; beyond it, it is skipped too."""
+_RANKS = {
+    Kind.ANSWER: 0,
+    Kind.UPDATE: 1,
+    Kind.TYPING_STOP: 1,
+    Kind.BULK: 2,
+    Kind.STREAM: 3,
+    Kind.TYPING: 4,
+}
+
+SECOND_S = 1.0
+"""The window Sendbird counts a budget in."""
+MARGIN_S = (0.05, 0.5)
+"""What a process adds to Sendbird's second, at least and at most: the longest a call of the method
+took lately (``LATENCIES`` of them), since a call reaches Sendbird at some moment before its answer
+comes back. Two calls a window apart cannot then reach Sendbird within one second, even when the
+first waited on a new connection's handshake and the second on none."""
+LATENCIES = 20
+"""Calls of a method whose time to answer a process remembers."""
+GRACE_S = 0.25
+"""How long a waiting caller's note outlives the time it was told to ask again."""
+SHORT_WAIT_S = 1.0
+"""The longest an update or a typing stop (whose start went out) waits; beyond it, it is skipped."""
 MAX_WAIT_S = 60.0
-"""The longest a call is queued; a longer schedule fails the call as a transport error (retried)."""
+"""The longest any call waits; beyond it the call fails as a transport error (and is retried)."""
+TYPING_SPARE = 0.4
+"""A typing start goes out only while this share of the budget (at least two calls) is spare."""
+CHANNEL_SENDS_PER_S = 5
+"""Message sends to one channel per second: Sendbird's per-user limit ("a user can send up to five
+messages per second to a group channel", the Chat SDKs' "Rate limits" pages); the bot is one user."""
+LEARNED_FOR_S = 3600
+"""How long a budget learned from ``X-RateLimit-Limit`` is kept."""
+STREAM_SEEN_S = 3.0
+"""A growing answer that asked for no update this long has ended: it no longer counts for fairness."""
 
-# KEYS: the schedule of every call, the schedule of writes (one hash tag: one slot on a Cluster).
-# ARGV: interval of every call (µs), interval of writes (µs, 0: not a write), the longest wait
-# accepted (µs; 0: only a slot free now), the hold asked for by a 429 (µs; 0: none).
-# Returns the wait until the reserved slot (µs, >= 0), or -(wait until a slot frees) when the
-# longest wait is shorter than that: then nothing is reserved.
-_RESERVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local all_iv, write_iv = tonumber(ARGV[1]), tonumber(ARGV[2])
-local max_wait, hold = tonumber(ARGV[3]), tonumber(ARGV[4])
-local all_at = math.max(tonumber(redis.call('GET', KEYS[1]) or 0), now)
-local write_at = now
-if write_iv > 0 then write_at = math.max(tonumber(redis.call('GET', KEYS[2]) or 0), now) end
-if hold > 0 then
-  all_at = math.max(all_at, now + hold)
-  if write_iv > 0 then write_at = math.max(write_at, now + hold) end
-end
-local at = math.max(all_at, write_at)
-local ttl = math.ceil((at - now) / 1000) + 2000
-if at - now > max_wait then
-  if hold > 0 then
-    redis.call('SET', KEYS[1], all_at, 'PX', ttl)
-    if write_iv > 0 then redis.call('SET', KEYS[2], write_at, 'PX', ttl) end
-  end
-  return -math.max(at - now, 1)
-end
--- A write counts against every call's budget from now, not from its (later) slot: reads and typing
--- are not held up behind the writes' queue.
-redis.call('SET', KEYS[1], all_at + all_iv, 'PX', ttl + math.ceil(all_iv / 1000))
-if write_iv > 0 then redis.call('SET', KEYS[2], at + write_iv, 'PX', ttl + math.ceil(write_iv / 1000)) end
-return at - now
-"""
+_background: ContextVar[bool] = ContextVar("truloop_background_calls", default=False)
+
+
+@contextmanager
+def background() -> Iterator[None]:
+    """Calls made inside are ``BULK``: they go after what people in a conversation wait for."""
+    token = _background.set(True)
+    try:
+        yield
+    finally:
+        _background.reset(token)
+
+
+def kind_now(kind: Kind) -> Kind:
+    """An answer's kind inside :func:`background` is ``BULK``."""
+    return Kind.BULK if kind is Kind.ANSWER and _background.get() else kind
 
 
 class Throttled(ServiceError):
-    """The call found no slot it could take (a typing call, or a wait past ``MAX_WAIT_S``)."""
-
-
-@dataclass(frozen=True)
-class Rates:
-    """Calls per second to Sendbird, app-wide: every call, and writes among them."""
-
-    all: float
-    writes: float
+    """The call found no slot it could take (a typing start, a growing update, or a wait past its bound)."""
 
 
 class Pacer:
-    """Reserves each Platform API call's slot in the app-wide schedule (Redis) and waits for it."""
+    """Takes each Platform API call's slot in its method's app-wide budget (Redis), waiting if need be."""
 
-    def __init__(self, redis: Redis, rates: Rates) -> None:
-        self.rates = rates
-        self._reserve = redis.register_script(_RESERVE)
-        self._booked_until = 0.0
-        """Until when (``time.monotonic``) the schedule is known to be booked: typing is skipped."""
+    def __init__(self, redis: Redis, budgets: Mapping[str, float]) -> None:
+        self.budgets = {method.upper(): rate for method, rate in budgets.items()}
+        self._redis = redis
+        self._take = redis.register_script(TAKE)
+        self._hold = redis.register_script(HOLD)
+        self._busy_until: dict[str, float] = {}
+        """Method -> until when (``time.monotonic``) it is known to be busy: typing is skipped."""
+        self._learned: dict[str, float] = {}
+        self._latencies: dict[str, deque[float]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def acquire(self, kind: Kind) -> None:
-        """Wait for the call's slot; raise :class:`Throttled` when it gets none (see the module)."""
-        if kind is Kind.TYPING:
-            if time.monotonic() < self._booked_until:
-                raise Throttled("no budget to spare for typing")
-            await self._take(kind, max_wait_s=0.0)
-            return
-        if kind is Kind.STREAM:
-            await self._take(kind, max_wait_s=0.0)
-            return
-        if kind is Kind.TYPING_STOP:
-            await self._take(kind, max_wait_s=TYPING_STOP_WAIT_S)
-            return
-        if kind is Kind.UPDATE:
-            yield_until = time.monotonic() + UPDATE_PRIORITY_S
-            while (left := yield_until - time.monotonic()) > 0:
-                try:
-                    await self._take(kind, max_wait_s=0.0)
-                    return
-                except _Booked as booked:
-                    await asyncio.sleep(min(booked.wait_s, left) + 0.001)
-        await self._take(kind, max_wait_s=MAX_WAIT_S)
-
-    async def hold(self, kind: Kind, seconds: float) -> None:
-        """Sendbird answered 429: nobody calls before ``seconds`` from now (the call retries after it)."""
+    async def acquire(self, method: str, kind: Kind, *, channel: str = "", stream: str = "") -> float:
+        """Wait for the call's slot (``channel``: a message send's channel; ``stream``: the growing
+        message's id); raise :class:`Throttled` when it gets none (see the module). Returns when
+        (``time.monotonic``) the slot was asked for: the call's time to answer counts from there."""
+        kind = kind_now(kind)
+        method = method.upper()
+        if kind is Kind.TYPING and time.monotonic() < self._busy_until.get(method, 0.0):
+            SENDBIRD_PACED.labels(method, kind.name.lower(), "skipped").inc()
+            raise Throttled("no budget to spare for typing")
+        caller = stream or os.urandom(8).hex()
+        started = time.monotonic()
+        bound = SHORT_WAIT_S if kind.rank == 1 else MAX_WAIT_S
+        waited = False
         try:
-            await self._take(kind, max_wait_s=0.0, hold_s=seconds)
-        except _Booked:
-            pass  # the schedule is booked past the hold already
+            while True:
+                asked = time.monotonic()
+                wait_s = await self._ask(method, kind, caller, channel)
+                if wait_s is None:
+                    SENDBIRD_PACED.labels(method, kind.name.lower(), "waited" if waited else "now").inc()
+                    return asked
+                if kind.waits:
+                    self._busy_until[method] = time.monotonic() + wait_s
+                if not kind.waits or time.monotonic() + wait_s - started > bound:
+                    SENDBIRD_PACED.labels(method, kind.name.lower(), "skipped").inc()
+                    if kind.waits:
+                        self._forget(method, kind, caller)
+                        raise Throttled(f"Sendbird's {method} budget had no slot within {bound:g} s")
+                    raise Throttled(f"no {method} budget to spare for {kind.name.lower()}")
+                waited = True
+                await asyncio.sleep(wait_s)
+        except asyncio.CancelledError:
+            if waited:
+                self._forget(method, kind, caller)
+            raise
 
-    async def _take(self, kind: Kind, *, max_wait_s: float, hold_s: float = 0.0) -> None:
-        write_iv = _micros(HEADROOM / self.rates.writes) if kind.is_write else 0
+    def window_s(self, method: str) -> float:
+        """The window this process counts ``method``'s budget in: a second and a margin (``MARGIN_S``)."""
+        took = self._latencies.get(method)
+        lately = max(took) if took else MARGIN_S[0]
+        return SECOND_S + min(MARGIN_S[1], max(MARGIN_S[0], lately))
+
+    def answered(self, method: str, took_s: float) -> None:
+        """A call of ``method`` was answered ``took_s`` after its slot was asked for."""
+        self._latencies.setdefault(method.upper(), deque(maxlen=LATENCIES)).append(took_s)
+
+    async def _ask(self, method: str, kind: Kind, caller: str, channel: str) -> float | None:
+        """One round trip: None when the call may go now, else the seconds until it asks again."""
+        budget = self.budgets.get(method) or min(self.budgets.values())  # a learned one is in Redis
+        names = keys.sendbird_pace_keys(method, channel)
         try:
-            wait = int(
-                await self._reserve(
-                    keys=[keys.sendbird_pace("all"), keys.sendbird_pace("writes")],
-                    args=[_micros(HEADROOM / self.rates.all), write_iv, _micros(max_wait_s), _micros(hold_s)],
+            answer = int(
+                await self._take(
+                    keys=names,
+                    args=[
+                        budget,
+                        kind.rank,
+                        caller,
+                        _micros(self.window_s(method)),
+                        _micros(GRACE_S),
+                        CHANNEL_SENDS_PER_S if channel else 0,
+                        TYPING_SPARE,
+                        1 if kind.waits else 0,
+                        _micros(STREAM_SEEN_S),
+                        _micros(SECOND_S + MARGIN_S[1]),
+                    ],
                 )
             )
         except (RedisError, OSError) as exc:  # Sendbird's own limit still holds: the call goes out
             # With the exception attached, an outage is one line per outage, not one per call.
-            log.warning("could not pace a Sendbird call (%s)", kind.value, exc_info=exc)
+            log.warning("could not pace a Sendbird call (%s %s)", method, kind.name.lower(), exc_info=exc)
+            return None
+        return None if answer >= 0 else -answer / 1e6
+
+    def _forget(self, method: str, kind: Kind, caller: str) -> None:
+        """A caller that stops waiting is no longer noted as waiting (in the background: it lapses
+        by itself soon anyway)."""
+        if kind.rank > 2:
             return
-        if wait < 0:
-            if not kind.is_write:  # a write's wait may be its own schedule's, not every call's
-                self._booked_until = time.monotonic() + -wait / 1e6
-            if max_wait_s >= MAX_WAIT_S:
-                raise Throttled(f"Sendbird's budget is booked for {-wait / 1e6:.1f} s")
-            raise _Booked(-wait / 1e6)
-        if wait > 0:
-            if not kind.is_write:
-                self._booked_until = time.monotonic() + wait / 1e6
-            await asyncio.sleep(wait / 1e6)
+        key = keys.sendbird_pace_keys(method, "")[4 + kind.rank]
+        task = asyncio.get_running_loop().create_task(self._unnote(key, caller))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
+    async def _unnote(self, key: str, caller: str) -> None:
+        try:
+            await self._redis.zrem(key, caller)
+        except (RedisError, OSError):
+            pass
 
-class _Booked(Throttled):
-    """No slot free now; one frees in ``wait_s``."""
+    async def hold(self, method: str, seconds: float) -> None:
+        """Sendbird answered 429: no process calls ``method`` before ``seconds`` from now."""
+        method = method.upper()
+        self._busy_until[method] = time.monotonic() + seconds
+        try:
+            await self._hold(keys=[keys.sendbird_pace_keys(method, "")[2]], args=[_micros(seconds)])
+        except (RedisError, OSError) as exc:
+            log.warning("could not hold Sendbird %s calls back", method, exc_info=exc)
 
-    def __init__(self, wait_s: float) -> None:
-        super().__init__(f"no slot free for {wait_s:.3f} s")
-        self.wait_s = wait_s
+    async def learn(self, method: str, limit: float) -> None:
+        """Sendbird said the method's budget (``X-RateLimit-Limit``): every process keeps to it."""
+        method = method.upper()
+        if self._learned.get(method) == limit:
+            return
+        self._learned[method] = limit
+        if limit != self.budgets.get(method):
+            log.info("Sendbird's %s budget is %g per second (it said so in X-RateLimit-Limit)", method, limit)
+        try:
+            await self._redis.set(keys.sendbird_pace_keys(method, "")[3], limit, ex=LEARNED_FOR_S)
+        except (RedisError, OSError) as exc:
+            log.warning("could not keep Sendbird's %s budget", method, exc_info=exc)
 
 
 def _micros(seconds: float) -> int:

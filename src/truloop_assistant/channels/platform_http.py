@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
+import time
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from yarl import URL
 
 from ..errors import ServiceError
 from .pacing import Kind, Pacer, Throttled
+from .rate_headers import asked_wait, learns_from, limit_of
 
 KEEPALIVE_S = 5.0
 """How long an idle connection is kept for the next request (httpx's default)."""
@@ -60,26 +62,9 @@ class Reply:
         return json.loads(self.content)
 
 
-MAX_RETRY_AFTER_S = 60.0
-"""The longest wait a 429 is honoured for (a larger value is taken as this)."""
-
-
 def retry_after(reply: Reply) -> float | None:
-    """The wait a 429 (or 503) asks for, in seconds: ``X-RateLimit-RetryAfter``, else ``Retry-After``.
-
-    Sendbird's docs name ``X-RateLimit-RetryAfter`` without its unit; its error text gives it in
-    seconds, with a fraction (``retry_after: 0.0697s``, community.sendbird.com/t/8285). A value over
-    1000 is read as milliseconds, so either reading waits at least as long as asked, within
-    ``MAX_RETRY_AFTER_S``.
-    """
-    for name in ("X-RateLimit-RetryAfter", "Retry-After"):
-        try:
-            value = float(reply.headers.get(name) or "nan")
-        except ValueError:
-            continue
-        if value == value and value >= 0:  # not NaN
-            return min(value / 1000 if value > 1000 else value, MAX_RETRY_AFTER_S)
-    return None
+    """The wait a 429 (or 503) asks for, in seconds (``rate_headers.asked_wait``)."""
+    return asked_wait(reply.headers)
 
 
 def _encode_json(body: Any) -> bytes:
@@ -120,14 +105,18 @@ class PlatformClient:
         json: Any = None,
         params: Mapping[str, str] | None = None,
         timeout: float | None = None,
-        kind: Kind | None = None,
+        kind: Kind = Kind.ANSWER,
+        channel: str = "",
+        stream: str = "",
     ) -> Reply:
         """Send ``method`` to the base URL + ``path`` (already escaped), with ``json`` as the body, in
-        its slot of the app-wide budget (``kind``; default: a look-up for GET, else an answer)."""
+        its slot of the method's app-wide budget (``kind``; ``channel``: a message send's channel;
+        ``stream``: the growing message's id, see ``pacing``)."""
         session = self._open()
+        asked = time.monotonic()
         if self.pacer is not None:
             try:
-                await self.pacer.acquire(kind or (Kind.LOOKUP if method == "GET" else Kind.ANSWER))
+                asked = await self.pacer.acquire(method, kind, channel=channel, stream=stream)
             except Throttled as exc:
                 raise PlatformThrottled(f"Throttled: {exc}") from exc
         try:
@@ -144,10 +133,19 @@ class PlatformClient:
                 reply = Reply(response.status, response.headers, content, response.reason or "")
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise PlatformTransportError(f"{type(exc).__name__}: {exc}") from exc
-        if reply.status_code == 429 and self.pacer is not None:
-            # The whole app is over Sendbird's limit: every process holds back, not only this caller.
-            await self.pacer.hold(kind or Kind.ANSWER, retry_after(reply) or 1.0)
+        if self.pacer is not None:
+            self.pacer.answered(method, time.monotonic() - asked)
+            await self._heed(method, path, reply)
         return reply
+
+    async def _heed(self, method: str, path: str, reply: Reply) -> None:
+        """What the answer says of the budget: a 429 holds the method back for every process, not only
+        this caller; a stated plan limit (``X-RateLimit-Limit``) becomes the method's budget."""
+        assert self.pacer is not None
+        if reply.status_code == 429:
+            await self.pacer.hold(method, retry_after(reply) or 1.0)
+        if learns_from(method, path) and (limit := limit_of(reply.headers.get("X-RateLimit-Limit"))):
+            await self.pacer.learn(method, limit)
 
     def _open(self) -> aiohttp.ClientSession:
         if self._closed:

@@ -103,6 +103,7 @@ class SendbirdChannel:
             channel_url=channel_url,
             what=f"update of message {message_id}",
             kind=Kind.UPDATE,
+            attempts=1,  # the outbox tries it again, behind what waits: the answer after it does not wait
         )
 
     async def post_streamed(
@@ -120,7 +121,9 @@ class SendbirdChannel:
             await self._request("PUT", path, body, channel_url=channel_url, what=what)
             return True
         try:  # a growing text, tried once: the next update (or the final one) carries it anyway
-            response = await self._client.request("PUT", path, json=body, kind=Kind.STREAM)
+            response = await self._client.request(
+                "PUT", path, json=body, kind=Kind.STREAM, stream=str(message_id)
+            )
         except PlatformTransportError as exc:  # no budget to spare (throttled) included
             log.debug("update of growing message %s in %s skipped: %s", message_id, channel_url, exc)
             return False
@@ -176,7 +179,7 @@ class SendbirdChannel:
         path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages"
         body = {"message_type": "MESG", "user_id": self.bot_user_id, **fields, "dedup_id": dedup_id}
         response = await self._request(
-            "POST", path, body, channel_url=channel_url, what=f"dedup_id={dedup_id}"
+            "POST", path, body, channel_url=channel_url, what=f"dedup_id={dedup_id}", send=True
         )
         try:
             message_id = response.json().get("message_id")
@@ -194,15 +197,19 @@ class SendbirdChannel:
         what: str,
         attempts: int | None = None,
         kind: Kind = Kind.ANSWER,
+        send: bool = False,
     ) -> Reply:
-        """One Platform API write, retried on 429/5xx and transport errors; the 2xx response."""
+        """One Platform API write, retried on 429/5xx and transport errors; the 2xx response (``send``: a
+        message send, also paced per channel)."""
         last_error = ""
         last_status: int | None = None  # and code: of the last answer, when there was one
         last_code: int | None = None
         max_attempts = attempts or self.max_attempts
         for attempt in range(1, max_attempts + 1):
             try:
-                response = await self._client.request(method, path, json=body, kind=kind)
+                response = await self._client.request(
+                    method, path, json=body, kind=kind, channel=channel_url if send else ""
+                )
             except PlatformTransportError as exc:
                 last_error = str(exc)  # the underlying error's name first, as the retries' label
                 last_status = last_code = None

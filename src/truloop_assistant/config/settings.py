@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Annotated, Any, Literal
 
@@ -14,6 +15,7 @@ from .mcp_servers import McpServer
 from .model_strings import VALID_MODELS, model_problem
 from .rates import parse_limit
 from .secret import reveal
+from .sendbird_plans import Plan, budgets, parse_rates
 from .sendbird_settings import SendbirdSettings
 from .urls import REDIS_SCHEMES, masked_url
 
@@ -44,13 +46,15 @@ class Settings(SendbirdSettings):
     start naming the variable."""
     channel: Literal["sendbird", "local"] = "sendbird"
     """Messaging channel adapter: ``sendbird`` or ``local`` (``dev`` uses ``local``)."""
-    sendbird_rate: float = Field(default=20.0, gt=0)
-    """Platform API calls per second, app-wide across every process (paced in Redis, about 10 %
-    under). Set it to your plan's limit; deployments sharing one Sendbird application share one Redis
-    and key prefix, or split the rates."""
-    sendbird_write_rate: float = Field(default=5.0, gt=0)
-    """Message sends, updates and channel creations per second among them, app-wide across every
-    process (Sendbird keeps these at about 5/s whatever the plan)."""
+    sendbird_plan: Plan = "free-trial"
+    """The Sendbird plan whose Platform API limits the server keeps to, per HTTP method and app-wide
+    across every process (paced in Redis): ``free-trial`` (GET 10, POST/PUT/DELETE 5 per second),
+    ``5k``, ``10k``, ``25k``, ``50k`` or ``100k`` (GET 600, POST/PUT/DELETE 200 per second), as the
+    Platform API's "Rate limits" page lists them. Deployments sharing one Sendbird application share
+    one Redis and key prefix, or split the budgets with ``TRULOOP_SENDBIRD_RATES``."""
+    sendbird_rates: str | None = None
+    """Calls per second per method, overriding the plan's for those it names (a limit Sendbird has
+    raised for your application), e.g. ``GET=600,POST=200,PUT=200,DELETE=200``."""
 
     jwt_secret: SecretStr | None = None
     """HS256 secret (≥ 32 bytes) for device tokens; ``dev`` makes one up if unset."""
@@ -207,6 +211,30 @@ class Settings(SendbirdSettings):
             raise ValueError(f"each server needs its own prefix; used more than once: {', '.join(twice)}")
         return servers
 
+    @field_validator("sendbird_rates")
+    @classmethod
+    def _known_rates(cls, value: str | None) -> str | None:
+        value = (value or "").strip() or None
+        if value is not None:
+            parse_rates(value)
+        return value
+
+    @property
+    def sendbird_budgets(self) -> dict[str, float]:
+        """Platform API calls per second for each HTTP method: the plan's, or as set outright."""
+        return budgets(self.sendbird_plan, self.sendbird_rates)
+
+    @model_validator(mode="after")
+    def _no_retired(self) -> Settings:
+        """Settings that are gone stop the start, naming what replaced them (they would be ignored)."""
+        if given := retired_settings(self.model_config.get("env_file")):
+            raise ValueError(
+                f"{' and '.join(given)} no longer exist: Sendbird limits each HTTP method on its own, so "
+                "set TRULOOP_SENDBIRD_PLAN to your plan (free-trial, 5k, 10k, 25k, 50k or 100k) or "
+                "TRULOOP_SENDBIRD_RATES to its calls per second (e.g. GET=600,POST=200,PUT=200,DELETE=200)"
+            )
+        return self
+
     @model_validator(mode="after")
     def _check_safe(self) -> Settings:
         for name, value in (
@@ -255,3 +283,17 @@ class Settings(SendbirdSettings):
             if problem := model_problem(value):
                 raise ValueError(f"{name}={value!r}: {problem}; {VALID_MODELS}")
         return self
+
+
+RETIRED = ("TRULOOP_SENDBIRD_RATE", "TRULOOP_SENDBIRD_WRITE_RATE")
+"""Variables of earlier releases that a start refuses (the per-method budgets replaced them)."""
+
+
+def retired_settings(env_file: object) -> list[str]:
+    """Those of :data:`RETIRED` set in the environment or the ``.env`` file."""
+    from dotenv import dotenv_values
+
+    given = set(os.environ)
+    if isinstance(env_file, str) and os.path.isfile(env_file):
+        given |= set(dotenv_values(env_file))
+    return [name for name in RETIRED if name in given]

@@ -21,7 +21,7 @@ __all__ = [
     "pending_delivery_queue",
     "queue",
     "rate_limit_prefix",
-    "sendbird_pace",
+    "sendbird_pace_keys",
     "unhandled",
     "user_profiles",
 ]
@@ -57,10 +57,25 @@ def rate_limit_prefix() -> str:
     return f"{prefix()}:rl"
 
 
-def sendbird_pace(schedule: str) -> str:
-    """The next free slot of an app-wide schedule of Sendbird calls (``all`` or ``writes``), in µs of
-    Redis's clock; one hash tag for both, so one script reads them on a Cluster. Expires once past."""
-    return f"{prefix()}:{{sb-pace}}:{schedule}"
+def sendbird_pace_keys(method: str, channel: str) -> list[str]:
+    """What paces one HTTP method's Platform API calls app-wide (``channels.pacing``), in µs of Redis's
+    clock, each expiring within seconds of its last use: the calls of the last second and the BULK ones
+    among them (lists), a 429's hold, a budget Sendbird stated (an hour), the callers waiting at each
+    of three ranks and the growing answers (sorted sets), and ``channel``'s message sends (the first
+    key again when none). One hash tag for all: one script reads them on a Cluster."""
+    base = f"{prefix()}:{{sb-pace}}:{method}"
+    return [
+        f"{base}:calls",
+        f"{base}:bulk",
+        f"{base}:hold",
+        f"{base}:learned",
+        f"{base}:waiting:0",
+        f"{base}:waiting:1",
+        f"{base}:waiting:2",
+        f"{base}:streams",
+        f"{base}:streams-seen",
+        f"{prefix()}:{{sb-pace}}:channel:{channel}" if channel else f"{base}:calls",
+    ]
 
 
 def deadlines() -> str:

@@ -1,0 +1,126 @@
+"""The pacer's scripts (``channels.pacing``): one round trip takes a call's slot, another holds a method
+back after a 429. Times are µs of Redis's clock, so every process agrees on them."""
+
+# KEYS: 1 the method's calls (a list of µs, newest first), 2 its BULK calls, 3 its hold, 4 its learned
+# budget, 5-7 the callers waiting at ranks 0-2 (sorted sets by deadline), 8 growing answers by their
+# last update, 9 the same by when they last asked, 10 the channel's sends (or the first key again).
+# ARGV: 1 budget, 2 rank, 3 caller id, 4 window µs, 5 grace µs, 6 channel budget (0: none), 7 typing
+# spare share, 8 whether the caller waits (1/0), 9 how long a growing answer counts after it last asked,
+# 10 the longest window any caller counts in (µs; older calls are dropped).
+# Returns 0 when the call may go now, else -(µs until it should ask again).
+TAKE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local budget = tonumber(redis.call('GET', KEYS[4]) or ARGV[1])
+local rank, id = tonumber(ARGV[2]), ARGV[3]
+local window, grace = tonumber(ARGV[4]), tonumber(ARGV[5])
+local horizon = tonumber(ARGV[10])
+local since = now - horizon
+local cap = math.max(1, math.floor(budget / 2))
+
+local function trim(key)
+  while true do
+    local last = redis.call('LINDEX', key, -1)
+    if not last or tonumber(last) > since then break end
+    redis.call('RPOP', key)
+  end
+  return redis.call('LLEN', key)
+end
+
+-- When r + 1 slots of a list kept to `size` calls will be free (now, if they are).
+local function slot_at(key, size, r)
+  local index = size - 1 - r
+  if index >= 0 then
+    local at = redis.call('LINDEX', key, index)
+    if not at then return now end
+    return tonumber(at) + window
+  end
+  local newest = tonumber(redis.call('LINDEX', key, 0) or now)
+  return newest + window + math.ceil(-index * window / size)
+end
+
+local function waiting(r)
+  redis.call('ZREMRANGEBYSCORE', KEYS[5 + r], '-inf', now)
+  return redis.call('ZCARD', KEYS[5 + r])
+end
+
+local function ahead_in(r)  -- callers of rank r ahead of this one
+  local at = redis.call('ZRANK', KEYS[5 + r], id)
+  if at then return at end
+  return redis.call('ZCARD', KEYS[5 + r])
+end
+
+local function refuse(wake)
+  wake = math.max(wake, now + 1000)
+  if ARGV[8] == '1' and rank <= 2 then
+    redis.call('ZADD', KEYS[5 + rank], wake + grace, id)
+    redis.call('PEXPIRE', KEYS[5 + rank], math.ceil((wake + grace - now) / 1000) + 1000)
+  end
+  return -(wake - now)
+end
+
+local hold = tonumber(redis.call('GET', KEYS[3]) or 0)
+if hold > now then return refuse(hold) end
+trim(KEYS[1])
+local before = 0  -- callers of a higher rank waiting
+for r = 0, math.min(rank, 3) - 1 do before = before + waiting(r) end
+
+local wake
+if rank == 3 then  -- a growing answer: fairness among them, after everyone waiting
+  local stale = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now - tonumber(ARGV[9]))
+  for _, gone in ipairs(stale) do
+    redis.call('ZREM', KEYS[8], gone)
+    redis.call('ZREM', KEYS[9], gone)
+  end
+  redis.call('ZADD', KEYS[9], now, id)
+  redis.call('ZADD', KEYS[8], 'NX', now, id)
+  redis.call('PEXPIRE', KEYS[8], 60000)
+  redis.call('PEXPIRE', KEYS[9], 60000)
+  wake = slot_at(KEYS[1], budget, before + redis.call('ZRANK', KEYS[8], id))
+elseif rank == 4 then  -- typing: only from a spare part of the budget
+  local spare = math.max(2, math.ceil(budget * tonumber(ARGV[7])))
+  wake = slot_at(KEYS[1], budget, before + spare - 1)
+else
+  wake = slot_at(KEYS[1], budget, before + ahead_in(rank))
+  if rank == 2 and before > 0 and wake > now then
+    -- Others wait: invitations and the like still get up to half of the budget.
+    trim(KEYS[2])
+    wake = math.min(wake, math.max(slot_at(KEYS[1], budget, 0), slot_at(KEYS[2], cap, ahead_in(2))))
+  end
+end
+if wake > now then return refuse(wake) end
+
+local scope = tonumber(ARGV[6])
+if scope > 0 then
+  trim(KEYS[10])
+  local scope_at = slot_at(KEYS[10], scope, 0)
+  if scope_at > now then return -(scope_at - now) end
+  redis.call('LPUSH', KEYS[10], now)
+  redis.call('LTRIM', KEYS[10], 0, scope - 1)
+  redis.call('PEXPIRE', KEYS[10], math.ceil(horizon / 1000) + 1000)
+end
+local ttl = math.ceil(horizon / 1000) + 1000
+redis.call('LPUSH', KEYS[1], now)
+redis.call('LTRIM', KEYS[1], 0, math.max(budget, 1) - 1)
+redis.call('PEXPIRE', KEYS[1], ttl)
+if rank == 2 then
+  redis.call('LPUSH', KEYS[2], now)
+  redis.call('LTRIM', KEYS[2], 0, cap - 1)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+elseif rank == 3 then
+  redis.call('ZADD', KEYS[8], now, id)
+end
+if rank <= 2 then redis.call('ZREM', KEYS[5 + rank], id) end
+return 0
+"""
+
+# KEYS: the method's hold. ARGV: the hold asked for (µs). Keeps the later of the two.
+HOLD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local until_at = now + tonumber(ARGV[1])
+if until_at > tonumber(redis.call('GET', KEYS[1]) or 0) then
+  redis.call('SET', KEYS[1], until_at, 'PX', math.ceil(tonumber(ARGV[1]) / 1000) + 1)
+end
+return 1
+"""
