@@ -267,3 +267,47 @@ def test_every_secret_and_its_file_are_documented() -> None:
     for name in SECRET_SETTINGS:
         variable = f"TRULOOP_{name.upper()}_FILE"
         assert f"`{variable}`" in page and f"# {variable}=" in example, variable
+
+
+def test_the_sendbird_budgets_come_from_the_plan_or_are_set_outright(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings(channel="local", jwt_secret=SECRET).sendbird_budgets == {
+        "GET": 10,
+        "POST": 5,
+        "PUT": 5,
+        "DELETE": 5,
+    }  # the free trial's, by default
+    monkeypatch.setenv("TRULOOP_SENDBIRD_PLAN", "100k")
+    monkeypatch.setenv("TRULOOP_SENDBIRD_RATES", "post=300, PUT=250")
+    s = load_settings(channel="local", jwt_secret=SECRET)
+    assert s.sendbird_budgets == {"GET": 600, "POST": 300, "PUT": 250, "DELETE": 200}
+
+
+@pytest.mark.parametrize(("name", "value", "problem"), [
+    ("TRULOOP_SENDBIRD_PLAN", "enterprise", "TRULOOP_SENDBIRD_PLAN"),
+    ("TRULOOP_SENDBIRD_RATES", "PATCH=5", "'PATCH=5' is not METHOD=CALLS"),
+    ("TRULOOP_SENDBIRD_RATES", "POST=fast", "'fast' is not a number"),
+    ("TRULOOP_SENDBIRD_RATES", "POST=0", "must be a positive number"),
+    ("TRULOOP_SENDBIRD_RATES", "POST=5,POST=6", "POST is given twice"),
+])  # fmt: skip
+def test_a_bad_sendbird_budget_stops_the_start_naming_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, problem: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        load_settings(channel="local", jwt_secret=SECRET)
+
+
+@pytest.mark.parametrize("name", ["TRULOOP_SENDBIRD_RATE", "TRULOOP_SENDBIRD_WRITE_RATE"])
+def test_the_rates_of_earlier_releases_stop_the_start_naming_what_replaced_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str
+) -> None:
+    monkeypatch.setenv(name, "20")
+    with pytest.raises(
+        ConfigError, match=f"{name} no longer exist.*TRULOOP_SENDBIRD_PLAN.*TRULOOP_SENDBIRD_RATES"
+    ):
+        load_settings(channel="local", jwt_secret=SECRET)
+    monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # and where a .env file sets it
+    (tmp_path / ".env").write_text(f"{name}=5\n")
+    with pytest.raises(ConfigError, match=f"{name} no longer exist"):
+        load_settings(channel="local", jwt_secret=SECRET)
