@@ -30,6 +30,7 @@ from .ratelimit import RateLimiter
 from .redis_client import connect
 from .store import keys
 from .store.device_declarations import ClientTools
+from .store.direct_channels import DirectChannels
 from .store.drains import Drains
 from .store.effects import Effects
 from .store.history import History
@@ -109,7 +110,7 @@ class Services:
                 bot_user_id=settings.sendbird_bot_user_id,
                 max_message_chars=settings.sendbird_max_message_chars,
             )
-            relay = SendbirdRelay(sendbird, bot_user_id=settings.sendbird_bot_user_id)
+            relay = SendbirdRelay(sendbird, DirectChannels(redis, bot_user_id=settings.sendbird_bot_user_id))
             members = SendbirdMembers(sendbird, redis)
         queue = TurnQueue(
             make_queue(settings.redis_url, settings.queue_name), heartbeat_s=settings.worker_heartbeat_s

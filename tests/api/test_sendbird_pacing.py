@@ -242,12 +242,12 @@ async def test_a_reminder_that_meets_a_429_is_delivered_later(
         lee = h.direct_channel("guest-lee")
         assert lee is not None and len(h.texts(lee)) == 1  # the invitation
 
-        # A day later Sendbird refuses every try of the reminder's channel with 429.
+        # A day later Sendbird refuses every try of the reminder with 429 (its channel is known).
         later = time.time() + timedelta(days=1, hours=1).total_seconds()
-        sendbird.throttle("creation", 10)
+        sendbird.throttle("send", 10)
         assert await remind(h, later) == 0
-        assert sendbird.throttled["creation"] < 10  # it did try, and was told to wait
-        sendbird.throttle("creation", 0)
+        assert sendbird.throttled["send"] < 10  # it did try, and was told to wait
+        sendbird.throttle("send", 0)
 
         # Not dropped: once the scanner's claim lapses the reminder goes out, once.
         assert await remind(h, later + 61) == 1

@@ -82,6 +82,7 @@ async def test_all_checks_pass(
         ["ok", "sendbird:"],
         ["ok", "sendbird"],  # sendbird token:
         ["ok", "sendbird"],  # sendbird messages:
+        ["ok", "sendbird"],  # sendbird channels:
     ]
     assert lines[1].startswith(f"ok    redis: {redis_url} answers (Redis ")
     assert "offline" in lines[2]
@@ -94,6 +95,10 @@ async def test_all_checks_pass(
         lines[5] == "ok    sendbird token: the master API token (it verifies Sendbird's webhook signatures)"
     )
     assert lines[6] == "ok    sendbird messages: the application's max_message_length is 5000 characters"
+    assert lines[7] == (
+        f"ok    sendbird channels: bot user {BOT!r} has joined 0 of the 2,000 group channels Sendbird "
+        "lets it join (0 %)"
+    )
 
 
 async def test_a_secondary_token_is_named_with_what_breaks(
@@ -293,7 +298,7 @@ async def test_secrets_from_files(tmp_path: Path, redis_url: str, sendbird: Fake
     code, lines = await doctor(tmp_path, **env)
 
     assert code == 0, lines
-    assert f"bot user {BOT!r} exists" in lines[-3]
+    assert f"bot user {BOT!r} exists" in lines[-4]
 
     missing = tmp_path / "no-such-file"
     code, lines = await doctor(tmp_path, **{**env, "TRULOOP_SENDBIRD_API_TOKEN_FILE": str(missing)})

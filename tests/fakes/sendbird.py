@@ -1,7 +1,8 @@
 """A local stand-in for the Sendbird Platform API: records sent messages, fails on request.
 
 It also keeps users and group channels in memory (``GET/POST /v3/users``, ``PUT /v3/users/{id}``,
-``POST /v3/group_channels`` with distinct channels) and records typing indicators (``POST/DELETE
+``POST /v3/group_channels`` with distinct channels; a user's channels listed and counted in
+``sendbird_user_channels``) and records typing indicators (``POST/DELETE
 /v3/group_channels/{url}/typing``); those endpoints check the ``Api-Token`` header.
 """
 
@@ -24,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tests.fakes.sendbird_application import FakeApplication
+from tests.fakes.sendbird_user_channels import UserChannels
 from tests.support import API_TOKEN
 
 
@@ -140,6 +142,8 @@ class FakeSendbird:
     _release_updates: asyncio.Event | None = None
     application: FakeApplication = field(default_factory=lambda: FakeApplication())
     """Tokens, application settings, webhook settings, known users and the channel-join limit."""
+    user_channels: UserChannels = field(default_factory=UserChannels)
+    """A user's group channels listed (``my_group_channels``) and counted (``group_channel_count``)."""
     # -- channel look-ups as Sendbird answers them (see "Channel look-ups" below)
     lookup_delay_s: float = 0.0
     """How long each channel look-up (``GET /v3/group_channels/{url}``) takes before it is answered."""
@@ -262,6 +266,7 @@ class FakeSendbird:
                 ),
                 Route("/v3/group_channels", self._create_group_channel, methods=["POST"]),
                 Route("/v3/group_channels/{channel_url:path}", self._view_group_channel, methods=["GET"]),
+                *self.user_channels.routes(self),
                 Route("/v3/users", self._create_user, methods=["POST"]),
                 Route("/v3/users/{user_id}", self._view_user, methods=["GET"]),
                 Route("/v3/users/{user_id}", self._update_user, methods=["PUT"]),
@@ -570,6 +575,29 @@ class FakeSendbird:
             "channel_url": channel_url,
             "member_count": len(members),
             "members": [{"user_id": u} for u in members],
+        }
+
+    def add_app_direct_channel(
+        self, channel_url: str, user_id: str, *, custom_type: str = "app-chat", bot: str = "truloop-assistant"
+    ) -> None:
+        """A distinct 1:1 channel of ``bot`` and ``user_id`` as the app (not the server) made it, with a
+        ``custom_type`` of its own and no message yet. Sendbird's distinct match takes ``custom_type``
+        into account (docs, "Create a group channel": ``is_distinct``), so a creation with another
+        type makes a new channel beside it: it is not among the channels this fake's creation reuses."""
+        self.channels[channel_url] = {
+            "channel_url": channel_url,
+            "name": "Assistant",
+            "custom_type": custom_type,
+            "is_distinct": True,
+            "is_super": False,
+            "is_public": False,
+            "freeze": False,
+            "member_count": 2,
+            "joined_member_count": 2,
+            "members": [{"user_id": u, "state": "joined"} for u in sorted({bot, user_id})],
+            "data": "",
+            "cover_url": "",
+            "created_at": 1540798000,
         }
 
     async def _create_group_channel(self, request: Request) -> JSONResponse:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import random
-import time
 from typing import Any, Protocol
 
 from ..errors import ServiceError
-from .platform_http import PlatformClient, PlatformTransportError, Reply, retry_after
+from ..store.direct_channels import DirectChannels
+from .direct_lookup import find_direct_channel
+from .platform_http import PlatformClient, PlatformTransportError, Reply
+from .platform_retry import request_retried
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +49,21 @@ class Relay(Protocol):
 async def get_or_create_direct_channel(
     client: PlatformClient, *, bot_user_id: str, user_id: str, name: str = RELAY_CHANNEL_NAME
 ) -> str:
-    """Return the channel_url of the distinct group channel of the bot and ``user_id`` (Sendbird)."""
+    """Return the channel_url of the bot's 1:1 channel with ``user_id`` on Sendbird: the one it
+    already has, whatever its ``custom_type`` (:func:`find_direct_channel`), else a new distinct one."""
     if not bot_user_id or not user_id:
         raise ValueError("bot_user_id and user_id must not be empty")
+    found = await find_direct_channel(client, bot_user_id=bot_user_id, user_id=user_id)
+    if found is not None:
+        return found
+    return await create_direct_channel(client, bot_user_id=bot_user_id, user_id=user_id, name=name)
+
+
+async def create_direct_channel(
+    client: PlatformClient, *, bot_user_id: str, user_id: str, name: str = RELAY_CHANNEL_NAME
+) -> str:
+    """Return the channel_url of the distinct group channel of the bot and ``user_id`` with the relay's
+    ``custom_type``, made by this call unless Sendbird has it already."""
     body = {
         "user_ids": [bot_user_id, user_id],
         "is_distinct": True,
@@ -60,7 +72,12 @@ async def get_or_create_direct_channel(
         "name": name,
         "custom_type": RELAY_CUSTOM_TYPE,
     }
-    response = await _create(client, body)
+    try:
+        response = await request_retried(
+            client, "POST", "/v3/group_channels", json=body, what="creating a direct channel"
+        )
+    except PlatformTransportError as exc:
+        raise RelayError(f"could not reach Sendbird: {exc}") from exc
     payload = _json(response)
     if response.status_code >= 400:
         raise _refusal(response.status_code, payload, response, bot_user_id=bot_user_id, user_id=user_id)
@@ -71,62 +88,29 @@ async def get_or_create_direct_channel(
     return channel_url
 
 
-KNOWN_FOR_S = 60.0
-"""How long a process reuses a direct channel's URL before it asks Sendbird again."""
-KNOWN_MAX = 10_000
-"""Direct channels a process remembers at most."""
-CREATE_ATTEMPTS = 5
-"""Tries of a channel creation that meets a 429, a 5xx or no answer (each after the wait asked for)."""
-_RETRY_STATUS = {429, 500, 502, 503, 504}
-
-
-async def _create(client: PlatformClient, body: dict[str, Any]) -> Reply:
-    """``POST /v3/group_channels`` in its slot of the app-wide budget, tried again after a 429 (the
-    wait it asks for), a 5xx or no answer; the last answer, or :class:`RelayError` if there was none."""
-    for attempt in range(1, CREATE_ATTEMPTS + 1):
-        try:
-            response = await client.request("POST", "/v3/group_channels", json=body)
-        except PlatformTransportError as exc:
-            if attempt == CREATE_ATTEMPTS:
-                raise RelayError(f"could not reach Sendbird: {exc}") from exc
-            delay = _backoff(attempt)
-        else:
-            if response.status_code not in _RETRY_STATUS or attempt == CREATE_ATTEMPTS:
-                return response
-            delay = retry_after(response) or _backoff(attempt)
-        log.warning("creating a direct channel failed (attempt %d); retry in %.2fs", attempt, delay)
-        await asyncio.sleep(delay)
-    raise AssertionError("unreachable")
-
-
-def _backoff(attempt: int) -> float:
-    return random.uniform(0, min(2.0, 0.1 * 2**attempt))
-
-
 class SendbirdRelay:
     """Direct channels on Sendbird, through a :func:`platform_client` it does not own."""
 
-    def __init__(self, client: PlatformClient, *, bot_user_id: str, name: str = RELAY_CHANNEL_NAME) -> None:
-        self.bot_user_id = bot_user_id
+    def __init__(
+        self, client: PlatformClient, known: DirectChannels, *, name: str = RELAY_CHANNEL_NAME
+    ) -> None:
+        self.bot_user_id = known.bot_user_id
         self.name = name
         self._client = client
-        self._known: dict[str, tuple[str, float]] = {}
-        """user id -> (channel URL, until when it is reused): one creation call per person and
-        ``KNOWN_FOR_S``, not one per look-up and per message (an invitation makes both)."""
+        self._known = known
+        """Person -> channel, shared by every process: one look-up (and at most one creation) per
+        person and ``DIRECT_CHANNEL_TTL_S``, not one per message (an invitation asks twice)."""
 
     async def direct_channel(self, user_id: str) -> str:
-        """Return the URL of the bot's distinct channel with ``user_id``, creating it if needed."""
-        now = time.monotonic()
-        if (known := self._known.get(user_id)) is not None and known[1] > now:
-            return known[0]
+        """Return the URL of the bot's 1:1 channel with ``user_id``, creating it if there is none."""
+        if not user_id:
+            raise ValueError("user_id must not be empty")
+        if (known := await self._known.get(user_id)) is not None:
+            return known
         channel_url = await get_or_create_direct_channel(
             self._client, bot_user_id=self.bot_user_id, user_id=user_id, name=self.name
         )
-        if len(self._known) >= KNOWN_MAX:
-            self._known = {u: k for u, k in self._known.items() if k[1] > now}
-            if len(self._known) >= KNOWN_MAX:
-                self._known.clear()
-        self._known[user_id] = (channel_url, now + KNOWN_FOR_S)
+        await self._known.remember(user_id, channel_url)
         return channel_url
 
 

@@ -1,8 +1,9 @@
 """``truloop-assistant doctor``: check the settings, Redis, the model's key and the Sendbird token.
 
-One line per check, ``ok``, ``FAIL`` or ``skip``, saying what to fix; exit 1 when a check fails. The
-embedding model is asked when ``TRULOOP_EMBEDDING_MODEL`` is set, the Notion token is checked when one
-is set, and each MCP server of ``TRULOOP_MCP_SERVERS``. The checks themselves are in ``checks/``.
+One line per check, ``ok``, ``WARN`` (works, but act soon), ``FAIL`` or ``skip``, saying what to fix;
+exit 1 when a check fails. The embedding model is asked when ``TRULOOP_EMBEDDING_MODEL`` is set, the
+Notion token is checked when one is set, and each MCP server of ``TRULOOP_MCP_SERVERS``. The checks
+themselves are in ``checks/``.
 Light to import: the command line lists it without loading the libraries the checks use.
 """
 

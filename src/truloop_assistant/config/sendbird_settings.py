@@ -30,6 +30,13 @@ class SendbirdSettings(LogSettings):
         "cut at a paragraph, else a sentence, else a word, in order, each once (``doctor`` compares "
         "it with the application's).",
     )
+    sendbird_channel_join_limit: int = Field(
+        default=2000,
+        ge=1,
+        description="How many group channels Sendbird lets the bot user join (2,000 unless Sendbird "
+        "raised it for your application): the bot joins every person's 1:1 channel, and past the limit "
+        "no new one can be made. ``doctor`` shows how many it has joined beside it and warns past 80 %.",
+    )
 
     @classmethod
     def settings_customise_sources(

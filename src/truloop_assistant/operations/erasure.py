@@ -92,6 +92,7 @@ async def erase_user(
         keys.client_failures(user_id),
         keys.standing_approvals(user_id),
         keys.admin_role(user_id),
+        keys.direct_channel(user_id),
     )
     log.info("erased %s: %d memories, %d channels, %d pending calls", user_id, memories, len(channels), cut)
     return Erased(memories=memories, channels=len(channels), calls_cut=cut)

@@ -9,6 +9,7 @@ __all__ = [
     "CLIENT_TOOLS_TTL_S",
     "DEAD_LETTERS_MAX",
     "DEAD_LETTER_CONVERSATIONS_MAX",
+    "DIRECT_CHANNEL_TTL_S",
     "DONE_TURN_TTL_S",
     "EFFECTS_TTL_S",
     "EVENT_MIN_TTL_S",
@@ -97,6 +98,10 @@ CLIENT_FAILURES_TTL_S = 3600
 """A person's count of consecutive device failures per tool is forgotten an hour after the last one."""
 STANDING_APPROVALS_TTL_S = 365 * 24 * 3600
 """A person's standing approvals ("always") are kept a year after they last gave one."""
+DIRECT_CHANNEL_TTL_S = 3600
+"""A person's 1:1 channel with the bot is asked of Sendbird again an hour after it was last found or
+made: the invitations, reminders and messages of that hour cost no Platform API call for it, and a
+channel deleted on Sendbird (to stay under the bot's channel-join limit) is forgotten within the hour."""
 
 # -- what operators look at
 LEDGER_TURNS = 50

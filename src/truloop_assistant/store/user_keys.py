@@ -10,6 +10,7 @@ __all__ = [
     "admin_role",
     "client_failures",
     "client_tools",
+    "direct_channel",
     "erased",
     "memories",
     "memory_order",
@@ -48,6 +49,13 @@ def user_channels(user_id: str) -> str:
     group channels), to erase their data on request; lives ``USER_CHANNELS_TTL_S`` after their last
     message or turn."""
     return f"{prefix()}:{_user_tag(user_id)}:channels"
+
+
+def direct_channel(user_id: str) -> str:
+    """Hash: bot user id -> the URL of that bot's 1:1 channel with the person on Sendbird, as last found
+    or made there, so that every process delivers to it without asking Sendbird again; lives
+    ``DIRECT_CHANNEL_TTL_S`` after the last write."""
+    return f"{prefix()}:{_user_tag(user_id)}:direct-channel"
 
 
 def erased(user_id: str) -> str:

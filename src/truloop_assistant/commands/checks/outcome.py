@@ -11,7 +11,8 @@ class Check:
     """The outcome of one check, as printed."""
 
     name: str
-    status: Literal["ok", "FAIL", "skip"]
+    status: Literal["ok", "WARN", "FAIL", "skip"]
+    """``WARN``: works now, but needs the operator's attention soon; only ``FAIL`` fails doctor."""
     detail: str
 
     def render(self) -> str:

@@ -1,5 +1,5 @@
-"""Does Sendbird accept the API token, is it the master token, does the bot user exist, and how long
-may a message be?
+"""Does Sendbird accept the API token, is it the master token, does the bot user exist, how long may
+a message be, and how close is the bot to the group channels it may join (``channel_join_check``)?
 
 Sendbird signs webhooks with the master API token, so a secondary token (which every other call
 accepts) leaves the server refusing every webhook with 401. Only the master token may list the
@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from .channel_join_check import check_channel_joins
 from .outcome import Check
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ _DASHBOARD_TOKENS = "dashboard: Settings > Application > General > API tokens"
 
 
 def check_sendbird(settings: SendbirdSettings | None) -> Iterator[Check]:
-    """The token and the bot user; when the token is accepted, also its kind and the message length."""
+    """The token and the bot user; when the token is accepted, also its kind and the message length,
+    and when the bot user exists, its group channels beside the limit."""
     import httpx
 
     from ...config import reveal
@@ -47,6 +49,8 @@ def check_sendbird(settings: SendbirdSettings | None) -> Iterator[Check]:
         if accepted:
             yield _check_master(client)
             yield _check_message_length(client, settings)
+        if check.status == "ok":
+            yield check_channel_joins(client, settings)
 
 
 def _sendbird_settings(settings: SendbirdSettings | None) -> SendbirdSettings | Check:
