@@ -184,6 +184,22 @@ def calls_per_turn(sendbird: Sendbird, turns: int) -> str:
     return f"{sum(per.values()):.2f} ({text}; {len(sendbird.limited)} answered 429)"
 
 
+def round_s(args: argparse.Namespace, conversations: int) -> float:
+    """The time the plan's POST budget takes for one turn of every conversation (two sends each)."""
+    return 2 * conversations / PLANS[args.plan]["POST"]
+
+
+def warmup_s(given: float, args: argparse.Namespace, conversations: int) -> float:
+    """At least one and a half rounds (``round_s``): until then the first turns' answers queue behind
+    every conversation's first request, and the window would measure that start, not the steady pace."""
+    return max(given, 1.5 * round_s(args, conversations))
+
+
+def window_s(given: float, args: argparse.Namespace, conversations: int) -> float:
+    """At least two rounds (``round_s``): where the budget binds, turns end in waves a round apart."""
+    return max(given, 2 * round_s(args, conversations))
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
@@ -376,7 +392,11 @@ async def latency(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     ):
         await prime(s, 2)
         window = await closed_loop(
-            s, args.conversations, warmup=args.warmup, window=args.window, name="latency"
+            s,
+            args.conversations,
+            warmup=warmup_s(args.warmup, args, args.conversations),
+            window=window_s(args.window, args, args.conversations),
+            name="latency",
         )
         busy = await redis.idle(15)
         thinks = await model.think_times()
@@ -437,7 +457,11 @@ async def throughput(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     ):
         await prime(s, 2 * args.processes)
         window = await closed_loop(
-            s, args.tp_conversations, warmup=args.tp_warmup, window=args.tp_window, name="tp"
+            s,
+            args.tp_conversations,
+            warmup=warmup_s(args.tp_warmup, args, args.tp_conversations),
+            window=window_s(args.tp_window, args, args.tp_conversations),
+            name="tp",
         )
         busy = await redis.idle(15)
         outcome = s.load.outcome()

@@ -47,7 +47,7 @@ from redis.exceptions import RedisError
 from ..errors import ServiceError
 from ..metrics import SENDBIRD_PACED
 from ..store import keys
-from .pacing_scripts import HOLD, TAKE
+from .pacing_scripts import FORGET, HOLD, TAKE
 
 log = logging.getLogger(__name__)
 
@@ -85,14 +85,17 @@ _RANKS = {
 SECOND_S = 1.0
 """The window Sendbird counts a budget in."""
 MARGIN_S = (0.05, 0.5)
-"""What a process adds to Sendbird's second, at least and at most: the longest a call of the method
-took lately (``LATENCIES`` of them), since a call reaches Sendbird at some moment before its answer
-comes back. Two calls a window apart cannot then reach Sendbird within one second, even when the
-first waited on a new connection's handshake and the second on none."""
+"""What a process adds to Sendbird's second: at least the first, and as much more as the time calls
+of the method took to answer lately (``LATENCIES`` of them) varied, within the second. A call reaches
+Sendbird at some moment before its answer comes back, so two calls a window apart then cannot reach
+Sendbird within one second, even when the first waited on a new connection's handshake (or a busy
+event loop) and the second on none."""
 LATENCIES = 20
 """Calls of a method whose time to answer a process remembers."""
-GRACE_S = 0.25
-"""How long a waiting caller's note outlives the time it was told to ask again."""
+GRACE_S = 2.0
+"""How long a waiting caller's note outlives the time it was told to ask again: one that is late by
+more (its process died, or was too busy) loses its place. A caller that gives up waiting takes its
+note away at once."""
 SHORT_WAIT_S = 1.0
 """The longest an update or a typing stop (whose start went out) waits; beyond it, it is skipped."""
 MAX_WAIT_S = 60.0
@@ -137,6 +140,7 @@ class Pacer:
         self._redis = redis
         self._take = redis.register_script(TAKE)
         self._hold = redis.register_script(HOLD)
+        self._forget_script = redis.register_script(FORGET)
         self._busy_until: dict[str, float] = {}
         """Method -> until when (``time.monotonic``) it is known to be busy: typing is skipped."""
         self._learned: dict[str, float] = {}
@@ -174,15 +178,15 @@ class Pacer:
                 waited = True
                 await asyncio.sleep(wait_s)
         except asyncio.CancelledError:
-            if waited:
+            if kind.waits:
                 self._forget(method, kind, caller)
             raise
 
     def window_s(self, method: str) -> float:
         """The window this process counts ``method``'s budget in: a second and a margin (``MARGIN_S``)."""
         took = self._latencies.get(method)
-        lately = max(took) if took else MARGIN_S[0]
-        return SECOND_S + min(MARGIN_S[1], max(MARGIN_S[0], lately))
+        spread = (max(took) - min(took) if len(took) > 1 else took[0]) if took else 0.0
+        return SECOND_S + min(MARGIN_S[1], MARGIN_S[0] + spread)
 
     def answered(self, method: str, took_s: float) -> None:
         """A call of ``method`` was answered ``took_s`` after its slot was asked for."""
@@ -221,14 +225,15 @@ class Pacer:
         by itself soon anyway)."""
         if kind.rank > 2:
             return
-        key = keys.sendbird_pace_keys(method, "")[4 + kind.rank]
-        task = asyncio.get_running_loop().create_task(self._unnote(key, caller))
+        names = keys.sendbird_pace_keys(method, "")
+        waiting = [names[4 + kind.rank], names[7 + kind.rank]]
+        task = asyncio.get_running_loop().create_task(self._unnote(waiting, caller))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _unnote(self, key: str, caller: str) -> None:
+    async def _unnote(self, waiting: list[str], caller: str) -> None:
         try:
-            await self._redis.zrem(key, caller)
+            await self._forget_script(keys=waiting, args=[caller])
         except (RedisError, OSError):
             pass
 

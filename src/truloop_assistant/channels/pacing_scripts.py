@@ -2,8 +2,10 @@
 back after a 429. Times are µs of Redis's clock, so every process agrees on them."""
 
 # KEYS: 1 the method's calls (a list of µs, newest first), 2 its BULK calls, 3 its hold, 4 its learned
-# budget, 5-7 the callers waiting at ranks 0-2 (sorted sets by deadline), 8 growing answers by their
-# last update, 9 the same by when they last asked, 10 the channel's sends (or the first key again).
+# budget, 5-7 the callers waiting at ranks 0-2 in the order they came (sorted sets by their first ask),
+# 8-10 the same callers by the deadline of their note (a caller that lets it pass is gone), 11 growing
+# answers by their last update, 12 the same by when they last asked, 13 the channel's sends (or the
+# first key again).
 # ARGV: 1 budget, 2 rank, 3 caller id, 4 window µs, 5 grace µs, 6 channel budget (0: none), 7 typing
 # spare share, 8 whether the caller waits (1/0), 9 how long a growing answer counts after it last asked,
 # 10 the longest window any caller counts in (µs; older calls are dropped).
@@ -17,6 +19,7 @@ local window, grace = tonumber(ARGV[4]), tonumber(ARGV[5])
 local horizon = tonumber(ARGV[10])
 local since = now - horizon
 local cap = math.max(1, math.floor(budget / 2))
+local ttl = math.ceil(horizon / 1000) + 1000
 
 local function trim(key)
   while true do
@@ -39,12 +42,14 @@ local function slot_at(key, size, r)
   return newest + window + math.ceil(-index * window / size)
 end
 
-local function waiting(r)
-  redis.call('ZREMRANGEBYSCORE', KEYS[5 + r], '-inf', now)
+local function waiting(r)  -- callers of rank r still waiting (those whose note lapsed are dropped)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[8 + r], '-inf', now)
+  for _, caller in ipairs(gone) do redis.call('ZREM', KEYS[5 + r], caller) end
+  if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[8 + r], '-inf', now) end
   return redis.call('ZCARD', KEYS[5 + r])
 end
 
-local function ahead_in(r)  -- callers of rank r ahead of this one
+local function ahead_in(r)  -- callers of rank r that came before this one
   local at = redis.call('ZRANK', KEYS[5 + r], id)
   if at then return at end
   return redis.call('ZCARD', KEYS[5 + r])
@@ -53,8 +58,11 @@ end
 local function refuse(wake)
   wake = math.max(wake, now + 1000)
   if ARGV[8] == '1' and rank <= 2 then
-    redis.call('ZADD', KEYS[5 + rank], wake + grace, id)
-    redis.call('PEXPIRE', KEYS[5 + rank], math.ceil((wake + grace - now) / 1000) + 1000)
+    local keep = math.ceil((wake + grace - now) / 1000) + 1000
+    redis.call('ZADD', KEYS[5 + rank], 'NX', now, id)
+    redis.call('ZADD', KEYS[8 + rank], wake + grace, id)
+    redis.call('PEXPIRE', KEYS[5 + rank], keep)
+    redis.call('PEXPIRE', KEYS[8 + rank], keep)
   end
   return -(wake - now)
 end
@@ -64,19 +72,20 @@ if hold > now then return refuse(hold) end
 trim(KEYS[1])
 local before = 0  -- callers of a higher rank waiting
 for r = 0, math.min(rank, 3) - 1 do before = before + waiting(r) end
+if rank <= 2 then waiting(rank) end
 
 local wake
 if rank == 3 then  -- a growing answer: fairness among them, after everyone waiting
-  local stale = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now - tonumber(ARGV[9]))
+  local stale = redis.call('ZRANGEBYSCORE', KEYS[12], '-inf', now - tonumber(ARGV[9]))
   for _, gone in ipairs(stale) do
-    redis.call('ZREM', KEYS[8], gone)
-    redis.call('ZREM', KEYS[9], gone)
+    redis.call('ZREM', KEYS[11], gone)
+    redis.call('ZREM', KEYS[12], gone)
   end
-  redis.call('ZADD', KEYS[9], now, id)
-  redis.call('ZADD', KEYS[8], 'NX', now, id)
-  redis.call('PEXPIRE', KEYS[8], 60000)
-  redis.call('PEXPIRE', KEYS[9], 60000)
-  wake = slot_at(KEYS[1], budget, before + redis.call('ZRANK', KEYS[8], id))
+  redis.call('ZADD', KEYS[12], now, id)
+  redis.call('ZADD', KEYS[11], 'NX', now, id)
+  redis.call('PEXPIRE', KEYS[11], 60000)
+  redis.call('PEXPIRE', KEYS[12], 60000)
+  wake = slot_at(KEYS[1], budget, before + redis.call('ZRANK', KEYS[11], id))
 elseif rank == 4 then  -- typing: only from a spare part of the budget
   local spare = math.max(2, math.ceil(budget * tonumber(ARGV[7])))
   wake = slot_at(KEYS[1], budget, before + spare - 1)
@@ -92,14 +101,13 @@ if wake > now then return refuse(wake) end
 
 local scope = tonumber(ARGV[6])
 if scope > 0 then
-  trim(KEYS[10])
-  local scope_at = slot_at(KEYS[10], scope, 0)
+  trim(KEYS[13])
+  local scope_at = slot_at(KEYS[13], scope, 0)
   if scope_at > now then return -(scope_at - now) end
-  redis.call('LPUSH', KEYS[10], now)
-  redis.call('LTRIM', KEYS[10], 0, scope - 1)
-  redis.call('PEXPIRE', KEYS[10], math.ceil(horizon / 1000) + 1000)
+  redis.call('LPUSH', KEYS[13], now)
+  redis.call('LTRIM', KEYS[13], 0, scope - 1)
+  redis.call('PEXPIRE', KEYS[13], ttl)
 end
-local ttl = math.ceil(horizon / 1000) + 1000
 redis.call('LPUSH', KEYS[1], now)
 redis.call('LTRIM', KEYS[1], 0, math.max(budget, 1) - 1)
 redis.call('PEXPIRE', KEYS[1], ttl)
@@ -108,9 +116,12 @@ if rank == 2 then
   redis.call('LTRIM', KEYS[2], 0, cap - 1)
   redis.call('PEXPIRE', KEYS[2], ttl)
 elseif rank == 3 then
-  redis.call('ZADD', KEYS[8], now, id)
+  redis.call('ZADD', KEYS[11], now, id)
 end
-if rank <= 2 then redis.call('ZREM', KEYS[5 + rank], id) end
+if rank <= 2 then
+  redis.call('ZREM', KEYS[5 + rank], id)
+  redis.call('ZREM', KEYS[8 + rank], id)
+end
 return 0
 """
 
@@ -122,5 +133,12 @@ local until_at = now + tonumber(ARGV[1])
 if until_at > tonumber(redis.call('GET', KEYS[1]) or 0) then
   redis.call('SET', KEYS[1], until_at, 'PX', math.ceil(tonumber(ARGV[1]) / 1000) + 1)
 end
+return 1
+"""
+
+# KEYS: a rank's two waiting sets (by arrival, by deadline). ARGV: the caller. It stopped waiting.
+FORGET = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 """

@@ -61,8 +61,9 @@ def sendbird_pace_keys(method: str, channel: str) -> list[str]:
     """What paces one HTTP method's Platform API calls app-wide (``channels.pacing``), in µs of Redis's
     clock, each expiring within seconds of its last use: the calls of the last second and the BULK ones
     among them (lists), a 429's hold, a budget Sendbird stated (an hour), the callers waiting at each
-    of three ranks and the growing answers (sorted sets), and ``channel``'s message sends (the first
-    key again when none). One hash tag for all: one script reads them on a Cluster."""
+    of three ranks by when they came and by their note's deadline, the growing answers (sorted sets),
+    and ``channel``'s message sends (the first key again when none). One hash tag for all: one script
+    reads them on a Cluster."""
     base = f"{prefix()}:{{sb-pace}}:{method}"
     return [
         f"{base}:calls",
@@ -72,6 +73,9 @@ def sendbird_pace_keys(method: str, channel: str) -> list[str]:
         f"{base}:waiting:0",
         f"{base}:waiting:1",
         f"{base}:waiting:2",
+        f"{base}:waiting-until:0",
+        f"{base}:waiting-until:1",
+        f"{base}:waiting-until:2",
         f"{base}:streams",
         f"{base}:streams-seen",
         f"{prefix()}:{{sb-pace}}:channel:{channel}" if channel else f"{base}:calls",
