@@ -30,7 +30,7 @@ from .api import (
     webhooks,
 )
 from .api.docs import mount_docs
-from .config import Settings, get_settings
+from .config import Settings, get_settings, load_settings
 from .errors import AppError, first_problem
 from .runtime import collector
 from .services import Services
@@ -45,8 +45,8 @@ log = logging.getLogger(__name__)
 
 
 def serve_app() -> FastAPI:
-    """The app ``serve`` runs in each of its processes."""
-    return create_app(settle_collector=True)
+    """The app ``serve`` runs in each of its processes (which run no model: its strings are only read)."""
+    return create_app(load_settings(build_models=False), settle_collector=True)
 
 
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:

@@ -105,7 +105,7 @@ def _configure_logging(*, doctor: bool) -> None:
     configure_logging(settings.log_level, settings.log_format)
 
 
-def _offline_settings(**overrides: str) -> Settings:
+def _offline_settings(**overrides: Any) -> Settings:
     """Settings for commands that only touch Redis: no channel or token checks apply to them.
 
     ``model="offline"`` for commands that never ask a model, so a broken ``TRULOOP_MODEL`` does not stop them.

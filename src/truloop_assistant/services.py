@@ -156,10 +156,6 @@ class Services:
         from .backends.places import GooglePlacesSearch
 
         settings, timeout = self.settings, self.settings.tool_timeout_s
-        users: HttpUserDirectory | RedisUserDirectory = RedisUserDirectory(self.redis)
-        if settings.users_api_url:
-            users = HttpUserDirectory(settings.users_api_url, settings.users_api_token or "", timeout=timeout)
-            self._stack.push_async_callback(users.aclose)
         memory: SupermemoryStore | RedisMemoryStore = RedisMemoryStore(self.redis)
         if settings.supermemory_api_key:
             memory = SupermemoryStore(
@@ -173,7 +169,7 @@ class Services:
             )
             self._stack.push_async_callback(places.aclose)
         return Backends(
-            users=users,
+            users=self.users,
             events=RedisEventStore(self.redis),
             knowledge=LiveKnowledgeBase(
                 KnowledgeStore(self.redis, embedder=passage_embedder(settings.embedding_model)),
@@ -304,6 +300,19 @@ class Services:
         )
 
     @cached_property
+    def users(self) -> HttpUserDirectory | RedisUserDirectory:
+        """The user directory: the app's user API where configured, else the one in this Redis. Built on
+        its own, so that admission (the API's one use of it) builds none of the tools' other backends."""
+        settings = self.settings
+        if not settings.users_api_url:
+            return RedisUserDirectory(self.redis)
+        users = HttpUserDirectory(
+            settings.users_api_url, settings.users_api_token or "", timeout=settings.tool_timeout_s
+        )
+        self._stack.push_async_callback(users.aclose)
+        return users
+
+    @cached_property
     def admission(self) -> Admission:
         """The rules a chat message passes before its turn is queued (webhook and local channel)."""
         return Admission(
@@ -313,7 +322,7 @@ class Services:
             transcript=self.transcript,
             notices=self.notices,
             limiter=self.limiter,
-            users=self.backends.users,
+            users=self.users,
             bot_user_id=self.settings.sendbird_bot_user_id,
             max_message_chars=self.settings.max_message_chars,
         )

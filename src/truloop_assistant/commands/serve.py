@@ -29,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
     from ..config import ConfigError, load_settings
     from .doctor import RedisProblem
 
-    settings = load_settings()  # fail here, with a readable message, rather than inside every HTTP worker
+    # Fail here, with a readable message, rather than inside every HTTP worker. The model strings are
+    # read, not built: the API runs no model, and building one imports its provider's client.
+    settings = load_settings(build_models=False)
     if settings.channel == "local":
         raise ConfigError(
             "TRULOOP_CHANNEL=local: the local channel is for `truloop-assistant dev` (its /dev page mints "

@@ -11,19 +11,30 @@ from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
 
 from ..errors import ConfigError, validation_problems
 from .log_settings import LogSettings
+from .model_strings import VALID_MODELS, model_problem
 from .secret_files import FILE_SUFFIX, SecretFiles, read_secret_file, secret_fields
 from .settings import Settings
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Build settings, turning validation errors into one readable :class:`ConfigError`."""
+def load_settings(*, build_models: bool = True, **overrides: Any) -> Settings:
+    """Build settings, turning validation errors into one readable :class:`ConfigError`.
+
+    ``build_models``: also build every model string as a worker will (its provider's package and key;
+    this imports the provider's client). Without it a model string is only read (its form, a known
+    provider): for ``serve``, which runs no model and starts in a fraction of the time.
+    """
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except ValidationError as exc:
         lines = validation_problems(exc.errors(), where=_variable)
         if len(lines) == 1:
             raise ConfigError(f"invalid settings: {lines[0]}") from None
         raise ConfigError("invalid settings:\n  " + "\n  ".join(lines)) from None
+    if build_models:
+        for name, value in settings.named_model_strings():
+            if problem := model_problem(value):
+                raise ConfigError(f"invalid settings: {name}={value!r}: {problem}; {VALID_MODELS}")
+    return settings
 
 
 def _variable(loc: str) -> str:

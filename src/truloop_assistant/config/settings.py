@@ -12,7 +12,7 @@ from pydantic_settings import NoDecode
 
 from ..errors import repeated
 from .mcp_servers import McpServer
-from .model_strings import VALID_MODELS, model_problem
+from .model_strings import VALID_MODELS, model_form_problem
 from .rates import parse_limit
 from .secret import reveal
 from .sendbird_plans import Plan, budgets, parse_rates
@@ -273,14 +273,17 @@ class Settings(SendbirdSettings):
             )
         return self
 
+    def named_model_strings(self) -> list[tuple[str, str]]:
+        """Every model string, beside the variable that sets it."""
+        fallbacks = [("TRULOOP_FALLBACK_MODELS", fallback) for fallback in self.fallback_models]
+        return [("TRULOOP_MODEL", self.model), *fallbacks]
+
     @model_validator(mode="after")
     def _check_models(self) -> Settings:
-        """Every model string can be built (checked last: it is the only check that imports much)."""
-        for name, value in (
-            ("TRULOOP_MODEL", self.model),
-            *(("TRULOOP_FALLBACK_MODELS", fallback) for fallback in self.fallback_models),
-        ):
-            if problem := model_problem(value):
+        """Every model string reads as one (``provider:model``, a known provider). Nothing is imported:
+        :func:`~.reading.load_settings` builds the models too, for the processes that run them."""
+        for name, value in self.named_model_strings():
+            if problem := model_form_problem(value):
                 raise ValueError(f"{name}={value!r}: {problem}; {VALID_MODELS}")
         return self
 
