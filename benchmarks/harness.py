@@ -421,8 +421,12 @@ def server_env(
         "TRULOOP_LOG_LEVEL": "WARNING",
         # The benchmark measures turns, not the limiter's refusals (a conversation sends back to back).
         "TRULOOP_RATE_LIMIT_USER": "1000000/minute",
-        **({} if plan == DEFAULT_PLAN else {"TRULOOP_SENDBIRD_PLAN": plan}),
+        **({} if plan == DEFAULT_PLAN else {"TRULOOP_SENDBIRD_PLAN": plan} if plan else UNPACED),
     }
+
+
+UNPACED = {"TRULOOP_SENDBIRD_RATES": "GET=1000000,POST=1000000,PUT=1000000,DELETE=1000000"}
+"""The pacer as good as switched off."""
 
 
 @dataclass

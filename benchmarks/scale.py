@@ -12,6 +12,10 @@ from the webhook's POST to the answer's arrival at the fake Sendbird.
 
 Scenarios (``--scenario``, default ``all``):
 
+``idle``
+    One deferred turn at a time, each 1.2 s after the last (the plan's budget is unused again), with
+    the plan's pacing and then with the pacer opened up: medians of ``--idle-turns`` (15) each, and
+    the difference (what pacing adds to a turn on an idle server).
 ``latency``
     ``--conversations`` (50) conversations in flight, each sending its next message once the last
     is answered; the model thinks ``--think-ms`` (1500) ± ``--jitter`` (50 %) per request. After
@@ -119,7 +123,7 @@ THROUGHPUT_TARGETS = {"free-trial": 2.2, "100k": 40.0}
 """Deferred turns per second a plan's budgets allow, less a little: the free trial's 5 POSTs a second
 carry 2.5 (a request to the phone and an answer each); the 100K plan's leave the server's own work as
 the bound, as before any pacing."""
-SCENARIOS = ("latency", "throughput", "throughput-cluster", "cpu", "memory", "round-trips")
+SCENARIOS = ("idle", "latency", "throughput", "throughput-cluster", "cpu", "memory", "round-trips")
 KIB = 1024
 
 
@@ -225,12 +229,15 @@ async def stack(
     *,
     processes: int = 1,
     connections: int,
+    plan: str | None = "",
 ) -> AsyncIterator[Stack]:
-    """The fake Sendbird, the server's processes (started last, so all they talk to is up), the load."""
+    """The fake Sendbird, the server's processes (started last, so all they talk to is up), the load;
+    ``plan``: the Sendbird plan of both (default: ``--plan``; None: no limits, the pacer opened up)."""
+    chosen = args.plan if plan == "" else plan
     async with (
-        served_sendbird(args.sendbird_ms / 1000, plan=args.plan) as (sendbird, sendbird_url),
+        served_sendbird(args.sendbird_ms / 1000, plan=chosen) as (sendbird, sendbird_url),
         server(
-            server_env(redis.url, model.url, sendbird_url, plan=args.plan),
+            server_env(redis.url, model.url, sendbird_url, plan=chosen),
             logs,
             processes=processes,
             concurrency=args.concurrency,
@@ -484,6 +491,39 @@ async def throughput(args: argparse.Namespace, kind: str, logs: Path) -> Result:
     return result
 
 
+async def idle(args: argparse.Namespace, kind: str, logs: Path) -> Result:
+    """One deferred turn at a time on an idle server, each a budget's window after the last: with the
+    plan's pacing, and with the pacer opened up (budgets nobody reaches, Sendbird unlimited)."""
+    result = Result("idle", kind)
+    medians: dict[str, float] = {}
+    for name, plan in (("paced", args.plan), ("pacer opened up", None)):
+        async with (
+            redis_under_test(kind) as redis,
+            fake_model(0, 0, logs) as model,
+            stack(args, redis, model, logs, connections=10, plan=plan) as s,
+        ):
+            await prime(s, 1)
+            turns = []
+            for i in range(args.idle_turns):
+                await asyncio.sleep(1.2)  # the budget's window is empty again
+                turns.append(await s.load.turn(f"idle-{name}-{i}", f"idle-user-{i}", f"idle {i}"))
+            await redis.idle(15)
+        latencies = [t.latency_s for t in turns if t.answered is not None]
+        medians[name] = median(latencies)
+        label = (
+            f"plan {args.plan}" + (", the defaults" if args.plan == DEFAULT_PLAN else "") if plan else name
+        )
+        result.add(f"one deferred turn end to end, median ({label})", ms(medians[name]))
+        result.add("  … p90", ms(percentile(latencies, 0.9)))
+        result.data[f"{name}_s_p50"] = medians[name]
+    more = medians["paced"] - medians["pacer opened up"]
+    result.add("paced − opened up, median", ms(more), "≤ 250 ms", more <= 0.25)
+    result.notes.append(
+        f"{args.idle_turns} turns each way, 1.2 s apart, zero-latency model, Sendbird answering at once"
+    )
+    return result
+
+
 async def run_bare(
     model: FakeModel, turns: int, logs: Path, *, prior_turns: int = 0, model_as_is: bool = False
 ) -> dict[str, Any]:
@@ -681,6 +721,7 @@ async def memory(args: argparse.Namespace, kind: str, logs: Path) -> Result:
 
 Scenario = Callable[[argparse.Namespace, str, Path], Coroutine[Any, Any, Result]]
 RUNNERS: dict[str, Scenario] = {
+    "idle": idle,
     "latency": latency,
     "throughput": throughput,
     "throughput-cluster": throughput,
@@ -774,6 +815,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the Sendbird plan the server paces to and the fake Sendbird holds it to "
         f"(default {DEFAULT_PLAN}: the server's own default, TRULOOP_SENDBIRD_PLAN unset)",
     )
+    g = p.add_argument_group("idle")
+    g.add_argument("--idle-turns", type=int, default=15, help="turns measured each way, one at a time")
     g = p.add_argument_group("latency")
     g.add_argument("--conversations", type=int, default=50)
     g.add_argument("--think-ms", type=float, default=1500.0, help="the model's mean think time per request")
