@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import functools
 import logging
 import os
 import time
@@ -41,6 +42,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from prometheus_client import Counter
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
@@ -146,6 +148,7 @@ class Pacer:
         self._learned: dict[str, float] = {}
         self._latencies: dict[str, deque[float]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._names: dict[str, list[str]] = {}
 
     async def acquire(self, method: str, kind: Kind, *, channel: str = "", stream: str = "") -> float:
         """Wait for the call's slot (``channel``: a message send's channel; ``stream``: the growing
@@ -154,7 +157,7 @@ class Pacer:
         kind = kind_now(kind)
         method = method.upper()
         if kind is Kind.TYPING and time.monotonic() < self._busy_until.get(method, 0.0):
-            SENDBIRD_PACED.labels(method, kind.name.lower(), "skipped").inc()
+            _counted(method, kind, "skipped").inc()
             raise Throttled("no budget to spare for typing")
         caller = stream or os.urandom(8).hex()
         started = time.monotonic()
@@ -163,14 +166,14 @@ class Pacer:
         try:
             while True:
                 asked = time.monotonic()
-                wait_s = await self._ask(method, kind, caller, channel)
+                wait_s = await self._ask(method, kind, caller, channel, waited=waited)
                 if wait_s is None:
-                    SENDBIRD_PACED.labels(method, kind.name.lower(), "waited" if waited else "now").inc()
+                    _counted(method, kind, "waited" if waited else "now").inc()
                     return asked
                 if kind.waits:
                     self._busy_until[method] = time.monotonic() + wait_s
                 if not kind.waits or time.monotonic() + wait_s - started > bound:
-                    SENDBIRD_PACED.labels(method, kind.name.lower(), "skipped").inc()
+                    _counted(method, kind, "skipped").inc()
                     if kind.waits:
                         self._forget(method, kind, caller)
                         raise Throttled(f"Sendbird's {method} budget had no slot within {bound:g} s")
@@ -182,6 +185,11 @@ class Pacer:
                 self._forget(method, kind, caller)
             raise
 
+    def _keys(self, method: str) -> list[str]:
+        if (names := self._names.get(method)) is None:
+            names = self._names[method] = keys.sendbird_pace_keys(method, "")
+        return names
+
     def window_s(self, method: str) -> float:
         """The window this process counts ``method``'s budget in: a second and a margin (``MARGIN_S``)."""
         took = self._latencies.get(method)
@@ -192,10 +200,12 @@ class Pacer:
         """A call of ``method`` was answered ``took_s`` after its slot was asked for."""
         self._latencies.setdefault(method.upper(), deque(maxlen=LATENCIES)).append(took_s)
 
-    async def _ask(self, method: str, kind: Kind, caller: str, channel: str) -> float | None:
+    async def _ask(self, method: str, kind: Kind, caller: str, channel: str, *, waited: bool) -> float | None:
         """One round trip: None when the call may go now, else the seconds until it asks again."""
         budget = self.budgets.get(method) or min(self.budgets.values())  # a learned one is in Redis
-        names = keys.sendbird_pace_keys(method, channel)
+        names = self._keys(method)
+        if channel:
+            names = [*names[:-1], keys.sendbird_pace_channel(channel)]
         try:
             answer = int(
                 await self._take(
@@ -211,6 +221,7 @@ class Pacer:
                         1 if kind.waits else 0,
                         _micros(STREAM_SEEN_S),
                         _micros(SECOND_S + MARGIN_S[1]),
+                        1 if waited else 0,
                     ],
                 )
             )
@@ -225,7 +236,7 @@ class Pacer:
         by itself soon anyway)."""
         if kind.rank > 2:
             return
-        names = keys.sendbird_pace_keys(method, "")
+        names = self._keys(method)
         waiting = [names[4 + kind.rank], names[7 + kind.rank]]
         task = asyncio.get_running_loop().create_task(self._unnote(waiting, caller))
         self._tasks.add(task)
@@ -242,7 +253,7 @@ class Pacer:
         method = method.upper()
         self._busy_until[method] = time.monotonic() + seconds
         try:
-            await self._hold(keys=[keys.sendbird_pace_keys(method, "")[2]], args=[_micros(seconds)])
+            await self._hold(keys=[self._keys(method)[2]], args=[_micros(seconds)])
         except (RedisError, OSError) as exc:
             log.warning("could not hold Sendbird %s calls back", method, exc_info=exc)
 
@@ -255,9 +266,14 @@ class Pacer:
         if limit != self.budgets.get(method):
             log.info("Sendbird's %s budget is %g per second (it said so in X-RateLimit-Limit)", method, limit)
         try:
-            await self._redis.set(keys.sendbird_pace_keys(method, "")[3], limit, ex=LEARNED_FOR_S)
+            await self._redis.set(self._keys(method)[3], limit, ex=LEARNED_FOR_S)
         except (RedisError, OSError) as exc:
             log.warning("could not keep Sendbird's %s budget", method, exc_info=exc)
+
+
+@functools.cache
+def _counted(method: str, kind: Kind, outcome: str) -> Counter:
+    return SENDBIRD_PACED.labels(method, kind.value, outcome)
 
 
 def _micros(seconds: float) -> int:

@@ -8,12 +8,14 @@ back after a 429. Times are µs of Redis's clock, so every process agrees on the
 # first key again).
 # ARGV: 1 budget, 2 rank, 3 caller id, 4 window µs, 5 grace µs, 6 channel budget (0: none), 7 typing
 # spare share, 8 whether the caller waits (1/0), 9 how long a growing answer counts after it last asked,
-# 10 the longest window any caller counts in (µs; older calls are dropped).
+# 10 the longest window any caller counts in (µs; older calls are dropped), 11 whether the caller was
+# refused before (1/0: it may be noted as waiting).
 # Returns 0 when the call may go now, else -(µs until it should ask again).
 TAKE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local budget = tonumber(redis.call('GET', KEYS[4]) or ARGV[1])
+local said = redis.call('MGET', KEYS[3], KEYS[4])
+local budget = math.max(1, math.floor(tonumber(said[2] or ARGV[1])))
 local rank, id = tonumber(ARGV[2]), ARGV[3]
 local window, grace = tonumber(ARGV[4]), tonumber(ARGV[5])
 local horizon = tonumber(ARGV[10])
@@ -21,7 +23,7 @@ local since = now - horizon
 local cap = math.max(1, math.floor(budget / 2))
 local ttl = math.ceil(horizon / 1000) + 1000
 
-local function trim(key)
+local function trim(key)  -- drops the calls past the horizon; how many are left
   while true do
     local last = redis.call('LINDEX', key, -1)
     if not last or tonumber(last) > since then break end
@@ -30,8 +32,9 @@ local function trim(key)
   return redis.call('LLEN', key)
 end
 
--- When r + 1 slots of a list kept to `size` calls will be free (now, if they are).
-local function slot_at(key, size, r)
+-- When r + 1 of a list's `size` slots will be free (now, if they are); `count`: its length.
+local function slot_at(key, size, count, r)
+  if count + r < size then return now end
   local index = size - 1 - r
   if index >= 0 then
     local at = redis.call('LINDEX', key, index)
@@ -43,15 +46,12 @@ local function slot_at(key, size, r)
 end
 
 local function waiting(r)  -- callers of rank r still waiting (those whose note lapsed are dropped)
+  if redis.call('ZCARD', KEYS[8 + r]) == 0 then return 0 end
   local gone = redis.call('ZRANGEBYSCORE', KEYS[8 + r], '-inf', now)
-  for _, caller in ipairs(gone) do redis.call('ZREM', KEYS[5 + r], caller) end
-  if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[8 + r], '-inf', now) end
-  return redis.call('ZCARD', KEYS[5 + r])
-end
-
-local function ahead_in(r)  -- callers of rank r that came before this one
-  local at = redis.call('ZRANK', KEYS[5 + r], id)
-  if at then return at end
+  if #gone > 0 then
+    for _, caller in ipairs(gone) do redis.call('ZREM', KEYS[5 + r], caller) end
+    redis.call('ZREMRANGEBYSCORE', KEYS[8 + r], '-inf', now)
+  end
   return redis.call('ZCARD', KEYS[5 + r])
 end
 
@@ -67,12 +67,15 @@ local function refuse(wake)
   return -(wake - now)
 end
 
-local hold = tonumber(redis.call('GET', KEYS[3]) or 0)
+local hold = tonumber(said[1] or 0)
 if hold > now then return refuse(hold) end
-trim(KEYS[1])
+local count = trim(KEYS[1])
 local before = 0  -- callers of a higher rank waiting
 for r = 0, math.min(rank, 3) - 1 do before = before + waiting(r) end
-if rank <= 2 then waiting(rank) end
+local ahead = 0  -- callers of this rank that came before this one
+if rank <= 2 and waiting(rank) > 0 then
+  ahead = redis.call('ZRANK', KEYS[5 + rank], id) or redis.call('ZCARD', KEYS[5 + rank])
+end
 
 local wake
 if rank == 3 then  -- a growing answer: fairness among them, after everyone waiting
@@ -85,40 +88,37 @@ if rank == 3 then  -- a growing answer: fairness among them, after everyone wait
   redis.call('ZADD', KEYS[11], 'NX', now, id)
   redis.call('PEXPIRE', KEYS[11], 60000)
   redis.call('PEXPIRE', KEYS[12], 60000)
-  wake = slot_at(KEYS[1], budget, before + redis.call('ZRANK', KEYS[11], id))
+  wake = slot_at(KEYS[1], budget, count, before + redis.call('ZRANK', KEYS[11], id))
 elseif rank == 4 then  -- typing: only from a spare part of the budget
   local spare = math.max(2, math.ceil(budget * tonumber(ARGV[7])))
-  wake = slot_at(KEYS[1], budget, before + spare - 1)
+  wake = slot_at(KEYS[1], budget, count, before + spare - 1)
 else
-  wake = slot_at(KEYS[1], budget, before + ahead_in(rank))
+  wake = slot_at(KEYS[1], budget, count, before + ahead)
   if rank == 2 and before > 0 and wake > now then
     -- Others wait: invitations and the like still get up to half of the budget.
-    trim(KEYS[2])
-    wake = math.min(wake, math.max(slot_at(KEYS[1], budget, 0), slot_at(KEYS[2], cap, ahead_in(2))))
+    local bulk = trim(KEYS[2])
+    wake = math.min(wake, math.max(slot_at(KEYS[1], budget, count, 0), slot_at(KEYS[2], cap, bulk, ahead)))
   end
 end
 if wake > now then return refuse(wake) end
 
 local scope = tonumber(ARGV[6])
 if scope > 0 then
-  trim(KEYS[13])
-  local scope_at = slot_at(KEYS[13], scope, 0)
+  local sent = trim(KEYS[13])
+  local scope_at = slot_at(KEYS[13], scope, sent, 0)
   if scope_at > now then return -(scope_at - now) end
-  redis.call('LPUSH', KEYS[13], now)
-  redis.call('LTRIM', KEYS[13], 0, scope - 1)
+  if redis.call('LPUSH', KEYS[13], now) > scope then redis.call('LTRIM', KEYS[13], 0, scope - 1) end
   redis.call('PEXPIRE', KEYS[13], ttl)
 end
-redis.call('LPUSH', KEYS[1], now)
-redis.call('LTRIM', KEYS[1], 0, math.max(budget, 1) - 1)
+if redis.call('LPUSH', KEYS[1], now) > budget then redis.call('LTRIM', KEYS[1], 0, budget - 1) end
 redis.call('PEXPIRE', KEYS[1], ttl)
 if rank == 2 then
-  redis.call('LPUSH', KEYS[2], now)
-  redis.call('LTRIM', KEYS[2], 0, cap - 1)
+  if redis.call('LPUSH', KEYS[2], now) > cap then redis.call('LTRIM', KEYS[2], 0, cap - 1) end
   redis.call('PEXPIRE', KEYS[2], ttl)
 elseif rank == 3 then
   redis.call('ZADD', KEYS[11], now, id)
 end
-if rank <= 2 then
+if rank <= 2 and ARGV[11] == '1' then
   redis.call('ZREM', KEYS[5 + rank], id)
   redis.call('ZREM', KEYS[8 + rank], id)
 end

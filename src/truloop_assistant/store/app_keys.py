@@ -21,6 +21,7 @@ __all__ = [
     "pending_delivery_queue",
     "queue",
     "rate_limit_prefix",
+    "sendbird_pace_channel",
     "sendbird_pace_keys",
     "unhandled",
     "user_profiles",
@@ -78,8 +79,13 @@ def sendbird_pace_keys(method: str, channel: str) -> list[str]:
         f"{base}:waiting-until:2",
         f"{base}:streams",
         f"{base}:streams-seen",
-        f"{prefix()}:{{sb-pace}}:channel:{channel}" if channel else f"{base}:calls",
+        sendbird_pace_channel(channel) if channel else f"{base}:calls",
     ]
+
+
+def sendbird_pace_channel(channel: str) -> str:
+    """The message sends of the last second to one channel (a list of µs, beside ``sendbird_pace_keys``)."""
+    return f"{prefix()}:{{sb-pace}}:channel:{channel}"
 
 
 def deadlines() -> str:
