@@ -35,6 +35,7 @@ from .store.drains import Drains
 from .store.effects import Effects
 from .store.history import History
 from .store.inbox import Inbox
+from .store.invitation_counts import InvitationCounts
 from .store.ledger import Ledger
 from .store.outbox import Outbox
 from .store.pending_deliveries import PendingDeliveries
@@ -337,6 +338,7 @@ class Services:
             history=self.history,
             transcript=self.transcript,
             pending=PendingDeliveries(self.redis),
+            counts=InvitationCounts(self.redis),
         )
 
     async def aclose(self) -> None:

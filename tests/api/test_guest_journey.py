@@ -421,24 +421,23 @@ async def test_only_the_organizer_can_cancel(start_server: Any, directory: Any) 
         assert [e["event_id"] for e in script.results[still][0].json()["events"]] == [event["event_id"]]
 
 
-async def test_an_invitation_to_someone_sendbird_does_not_know_makes_no_channel_and_the_organizer_is_told(
+async def test_an_invitation_to_someone_sendbird_does_not_know_gets_no_dialog_and_makes_no_channel(
     start_server: Any, directory: Any
 ) -> None:
     script = Script()
     async with start_server(model=script.model()) as h:
         h.sendbird.application.known_users = {BOT, "jeff", "guest-kim"}
-        event = await create_lunch(h, script, guest_user_ids=["guest-ghost", "guest-kim"])
+        words = "set up the design lunch"
+        script.plans[words] = [call("create_event", **lunch(guest_user_ids=["guest-ghost", "guest-kim"]))]
+        await h.user_says(words, channel="jeff-1")
+        [answer] = await h.replies(1, channel="jeff-1")
         await h.idle()
 
-        assert event["invitations"]["guest-kim"] == "sent"
-        assert event["invitations"]["guest-ghost"].startswith("not delivered: no such user: ")
-        # No channel with the bot alone, and nothing sent into one.
-        assert all(len(c["members"]) == 2 for c in h.sendbird.channels.values()), h.sendbird.channels
-        kim = h.direct_channel("guest-kim")
-        assert {m.channel_url for m in h.sendbird.messages} == {"jeff-1", kim}
-        # The organizer reads it in the answer (the model saw it in the tool result).
-        [answer] = h.texts("jeff-1")
-        assert "guest-ghost" in answer and "no such user" in answer
+        # Checked before the dialog (a read per guest): the model is told which id is no chat user.
+        [told] = script.results[words]
+        assert told.outcome == "retried" and "no chat user has the id 'guest-ghost'" in told.text
+        assert rpcs_in(h, "jeff-1") == [] and h.sendbird.channels == {}
+        assert "guest-ghost" in answer.text
 
 
 async def test_the_bots_channel_join_limit_is_told_to_the_organizer(

@@ -13,7 +13,7 @@ import pytest
 
 from tests.api.test_guest_journey import Script, call, confirmed, create_lunch
 from tests.fakes.sendbird import FakeSendbird
-from tests.support import BOT, Harness
+from tests.support import Harness
 from truloop_assistant.runtime.deliveries import PendingDeliveryScan
 from truloop_assistant.services import Services
 from truloop_assistant.store import keys
@@ -94,7 +94,8 @@ async def test_a_refusal_is_told_at_once_and_nothing_waits_for_it(
 ) -> None:
     script = Script()
     async with start_server(model=script.model()) as h:
-        sendbird.application.known_users = {BOT, "jeff"}
+        # A chat user when the dialog was checked; gone by the time the channel is made.
+        sendbird.channel_failures = [(400, {"error": True, "code": 400201, "message": '"User" not found.'})]
         event = await create_lunch(h, script, guest_user_ids=["guest-ghost"])
         assert event["invitations"]["guest-ghost"].startswith("not delivered: no such user: ")
         await h.idle()

@@ -21,6 +21,12 @@ from truloop_assistant.local.embedded_redis import free_port
 SECRET = "s" * 32
 
 
+@pytest.fixture(autouse=True)
+def only_the_users_made(sendbird: FakeSendbird) -> None:
+    """Sendbird knows only the users a test makes (the bot is missing until it is created)."""
+    sendbird.application.known_users = set()
+
+
 async def doctor(cwd: Path, **env: str) -> tuple[int, list[str]]:
     """Run the command in a subprocess (the fake Sendbird keeps answering on this event loop)."""
     clean = {

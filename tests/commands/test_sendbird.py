@@ -25,6 +25,12 @@ ENV = (
 )
 
 
+@pytest.fixture(autouse=True)
+def only_the_users_made(sendbird: FakeSendbird) -> None:
+    """Sendbird knows only the users a test makes (the bot is missing until it is created)."""
+    sendbird.application.known_users = set()
+
+
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
     """A clean environment (no .env file, no TRULOOP_ variables); note that no JWT secret is set."""

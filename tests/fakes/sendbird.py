@@ -501,11 +501,20 @@ class FakeSendbird:
         return body if isinstance(body, dict) else None
 
     async def _view_user(self, request: Request) -> JSONResponse:
+        """``GET /v3/users/{user_id}`` ("View a user"): the user; one Sendbird does not know is 400 with
+        400201 (the Platform API's error codes: every error is a 400- or 500-series response, code
+        400201 "resource not found"). Who exists is the application's (``FakeApplication.exists``),
+        as for a ``strict`` channel creation."""
         if (denied := self._unauthorized(request)) is not None:
             return denied
-        user = self.users.get(request.path_params["user_id"])
+        if (limited := self._rate_limited("user", request)) is not None:
+            return limited
+        user_id = request.path_params["user_id"]
+        user = self.users.get(user_id)
+        if user is None and self.application.exists(user_id, self.users):
+            user = {"user_id": user_id, "nickname": "", "profile_url": "", "is_active": True, "metadata": {}}
         if user is None:
-            return _error(404, 400201, '"User" not found.')
+            return _error(400, 400201, '"User" not found.')
         return JSONResponse(user)
 
     async def _create_user(self, request: Request) -> JSONResponse:

@@ -20,6 +20,7 @@ from ..channels.relay import ChannelJoinLimit, NoSuchUser, Relay, RelayError
 from ..i18n import Language, language_of
 from ..store import keys
 from ..store.history import History
+from ..store.invitation_counts import InvitationCounts
 from ..store.pending_deliveries import PendingDeliveries, PendingDelivery
 from ..store.transcript import ASSISTANT, Line, Transcript
 
@@ -47,8 +48,11 @@ class DirectInviter:
         history: History,
         transcript: Transcript | None = None,
         pending: PendingDeliveries | None = None,
+        counts: InvitationCounts | None = None,
     ) -> None:
         self.relay = relay
+        self.counts = counts
+        """How many people each organizer invited lately (None: not counted)."""
         self.pending = pending
         """Where deliveries Sendbird cannot take yet wait; without it they fail at once."""
         self.channel = channel
@@ -56,9 +60,12 @@ class DirectInviter:
         self.transcript = transcript
 
     async def known_language(self, user_id: str) -> Language | None:
-        """The language of the person's last message to the assistant in their direct channel."""
-        with background():
-            channel_url = await self.relay.direct_channel(user_id)
+        """The language of the person's last message to the assistant in their direct channel, when
+        that channel is known: nothing is looked up or made to learn it (an event with many people
+        must not cost a channel each before it is even stored)."""
+        channel_url = await self.relay.known_channel(user_id)
+        if channel_url is None:
+            return None
         messages = await self.history.load(channel_url, user_id)
         for message in reversed(messages):
             if not isinstance(message, ModelRequest):
@@ -78,6 +85,28 @@ class DirectInviter:
             line = Line(user_id=ASSISTANT, text=text, on_behalf_of=on_behalf_of)
             await self.transcript.add_once(channel_url, line)
         log.info("told %s about an event in %s (%s)", user_id, channel_url, dedup_id.split(":", 1)[0])
+
+    async def invited_lately(self, organizer: str) -> int:
+        """People the organizer's events invited in the last hour or so."""
+        return 0 if self.counts is None else await self.counts.lately(organizer)
+
+    async def note_invited(self, organizer: str, people: int) -> None:
+        if self.counts is not None and people > 0:
+            await self.counts.add(organizer, people)
+
+    async def exists(self, user_id: str) -> bool:
+        """Whether the person is a user of the channel (a read; nothing is made)."""
+        return await self.relay.exists(user_id)
+
+    async def queue(self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None) -> bool:
+        """Keep it for the delivery scan to send, due now, behind what already waits for the person
+        (False); delivered at once (True) where nothing can wait."""
+        if self.pending is None:
+            await self.deliver(user_id, text, dedup_id=dedup_id, on_behalf_of=on_behalf_of)
+            return True
+        now = time.time()
+        await self.pending.add(PendingDelivery(user_id, text, dedup_id, on_behalf_of, queued_at=now), due=now)
+        return False
 
     async def deliver_or_queue(
         self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None

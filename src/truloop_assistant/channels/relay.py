@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Protocol
+from urllib.parse import quote
 
 from ..errors import ServiceError
 from ..store.direct_channels import DirectChannels
@@ -12,6 +14,10 @@ from .platform_http import PlatformClient, PlatformTransportError, Reply
 from .platform_retry import request_retried
 
 log = logging.getLogger(__name__)
+
+USERS_KNOWN_S = 900.0
+"""How long a process takes a user it found for one (a dialog's checks, and its tool's after the yes)."""
+USERS_KNOWN_MAX = 10_000
 
 RELAY_CUSTOM_TYPE = "assistant-relay"
 RELAY_CHANNEL_NAME = "Truloop"
@@ -43,6 +49,15 @@ class ChannelJoinLimit(RelayError):
 class Relay(Protocol):
     async def direct_channel(self, user_id: str) -> str:
         """Return the URL of the bot's direct channel with ``user_id``, creating it if needed."""
+        ...
+
+    async def known_channel(self, user_id: str) -> str | None:
+        """The bot's direct channel with ``user_id`` if it is known without asking the channel (None:
+        not known; nothing is looked up or made)."""
+        ...
+
+    async def exists(self, user_id: str) -> bool:
+        """Whether the channel has a user ``user_id`` (one read at most; nothing is made)."""
         ...
 
 
@@ -100,6 +115,8 @@ class SendbirdRelay:
         self._known = known
         """Person -> channel, shared by every process: one look-up (and at most one creation) per
         person and ``DIRECT_CHANNEL_TTL_S``, not one per message (an invitation asks twice)."""
+        self._users: dict[str, float] = {}
+        """User id -> until when (``time.monotonic``) it is known to exist."""
 
     async def direct_channel(self, user_id: str) -> str:
         """Return the URL of the bot's 1:1 channel with ``user_id``, creating it if there is none."""
@@ -112,6 +129,36 @@ class SendbirdRelay:
         )
         await self._known.remember(user_id, channel_url)
         return channel_url
+
+    async def known_channel(self, user_id: str) -> str | None:
+        return await self._known.get(user_id) if user_id else None
+
+    async def exists(self, user_id: str) -> bool:
+        """``GET /v3/users/{user_id}`` ("View a user"): 200 is a user; Sendbird's 400201 (the resource
+        does not exist) is none. A person with a known 1:1 channel, or found a moment ago (the checks
+        before a dialog run again when the tool runs), exists without asking."""
+        now = time.monotonic()
+        if self._users.get(user_id, 0.0) > now or await self.known_channel(user_id) is not None:
+            return True
+        path = f"/v3/users/{quote(user_id, safe='')}"
+        try:
+            response = await request_retried(self._client, "GET", path, what="looking a user up")
+        except PlatformTransportError as exc:
+            raise RelayError(f"could not reach Sendbird: {exc}") from exc
+        if response.status_code < 300:
+            if len(self._users) >= USERS_KNOWN_MAX:
+                self._users = {u: until for u, until in self._users.items() if until > now}
+            self._users[user_id] = now + USERS_KNOWN_S
+            return True
+        payload = _json(response)
+        if payload.get("code") == USER_NOT_FOUND or response.status_code == 404:
+            return False
+        said = str(payload.get("message") or response.text[:200] or response.reason)
+        raise RelayError(
+            f"Sendbird did not say whether user {user_id!r} exists (HTTP {response.status_code}: {said})",
+            status=response.status_code,
+            code=payload.get("code") if isinstance(payload.get("code"), int) else None,
+        )
 
 
 def local_direct_channel_url(bot_user_id: str, user_id: str) -> str:
@@ -130,6 +177,13 @@ class LocalRelay:
     async def direct_channel(self, user_id: str) -> str:
         """Return ``relay-<bot>-<user>``; local channels exist as soon as a message is written."""
         return local_direct_channel_url(self.bot_user_id, user_id)
+
+    async def known_channel(self, user_id: str) -> str | None:
+        return local_direct_channel_url(self.bot_user_id, user_id) if user_id else None
+
+    async def exists(self, user_id: str) -> bool:
+        """Anyone may write on the local channel: every id is a user."""
+        return bool(user_id)
 
 
 def _refusal(

@@ -19,6 +19,7 @@ __all__ = [
     "HISTORY_TTL_S",
     "INBOX_MAX",
     "INBOX_TTL_S",
+    "INVITATIONS_WINDOW_S",
     "KB_PASSAGES_MAX",
     "LEDGER_TTL_S",
     "LEDGER_TURNS",
@@ -98,6 +99,8 @@ CLIENT_FAILURES_TTL_S = 3600
 """A person's count of consecutive device failures per tool is forgotten an hour after the last one."""
 STANDING_APPROVALS_TTL_S = 365 * 24 * 3600
 """A person's standing approvals ("always") are kept a year after they last gave one."""
+INVITATIONS_WINDOW_S = 3600
+"""The window in which one organizer's invitations are counted against ``INVITATIONS_PER_HOUR``."""
 DIRECT_CHANNEL_TTL_S = 3600
 """A person's 1:1 channel with the bot is asked of Sendbird again an hour after it was last found or
 made: the invitations, reminders and messages of that hour cost no Platform API call for it, and a

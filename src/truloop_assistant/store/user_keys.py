@@ -12,6 +12,7 @@ __all__ = [
     "client_tools",
     "direct_channel",
     "erased",
+    "invitations_sent",
     "memories",
     "memory_order",
     "standing_approvals",
@@ -91,3 +92,9 @@ def user_calls(user_id: str) -> str:
 def admin_role(user_id: str) -> str:
     """``1`` or ``0``: whether the directory had the person as an admin a moment ago (rate limits)."""
     return f"{prefix()}:{_user_tag(user_id)}:admin"
+
+
+def invitations_sent(user_id: str) -> str:
+    """How many people the person had invited to their events lately: a count that lives
+    ``INVITATIONS_WINDOW_S`` from the first invitation of its window."""
+    return f"{prefix()}:{_user_tag(user_id)}:invitations-sent"

@@ -84,6 +84,22 @@ class Inviter(Protocol):
         something already waits for the person, or Sendbird is busy or failing. Raises a final refusal."""
         ...
 
+    async def queue(self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None) -> bool:
+        """Keep it to be delivered shortly, in order, once (False); True: delivered at once instead."""
+        ...
+
+    async def exists(self, user_id: str) -> bool:
+        """Whether the person is a user of the messaging channel (a read; nothing is made)."""
+        ...
+
+    async def invited_lately(self, organizer: str) -> int:
+        """People the organizer's events invited in the last hour or so."""
+        ...
+
+    async def note_invited(self, organizer: str, people: int) -> None:
+        """The organizer's events invited ``people`` more."""
+        ...
+
 
 @dataclass
 class ToolRun:

@@ -16,6 +16,7 @@ from pydantic_ai import ModelRetry, RunContext, ToolFailed
 from ..backends.events import Event
 from ..backends.users import unknown_user_ids
 from .agent_deps import AgentDeps
+from .invitation_limits import check_new_people
 from .invitations import require_inviter
 from .user_tools import check_users_exist, directory_call
 from .validation import deadline_not_after, end_after_start
@@ -76,7 +77,9 @@ async def check_create(
     if availability_deadline is not None:
         deadline_not_after(availability_deadline, start_time)
     invitees = await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
-    return invitees, await guests(ctx, guest_user_ids or [])
+    new_guests = await guests(ctx, guest_user_ids or [])
+    await check_new_people(ctx, invitees, new_guests)
+    return invitees, new_guests
 
 
 async def validate_create(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
@@ -153,6 +156,12 @@ async def planned_update(
     )
     if guest_ids != event.guest_user_ids:
         changes["guest_user_ids"] = guest_ids
+    await check_new_people(
+        ctx,
+        [i for i in invitees if i not in event.invitee_user_ids],
+        [g for g in guest_ids if g not in event.guest_user_ids],
+        invited_before=len(event.invited),
+    )
     if not changes:
         raise ModelRetry("nothing to change: give at least one field to update (people already invited stay)")
     return event, changes
@@ -202,6 +211,12 @@ async def check_invite(
             "the organizer is always part of the event; give the ids of other people to invite "
             "(user_ids for directory users, guest_user_ids for chat users outside the directory)"
         )
+    await check_new_people(
+        ctx,
+        [i for i in ids if i not in event.invitee_user_ids],
+        [g for g in new_guests if g not in event.guest_user_ids],
+        invited_before=len(event.invited),
+    )
     return event, ids, new_guests
 
 

@@ -28,7 +28,7 @@ from .event_checks import (
     validate_update,
 )
 from .guest_tools import InvitedEventView, invited_view
-from .invitations import invite_languages, invite_people, tell_cancelled, tell_changed
+from .invitations import invite_languages, invite_people, note_invited, tell_cancelled, tell_changed
 from .marks import DESTRUCTIVE
 from .validation import date_range
 
@@ -43,7 +43,7 @@ Query = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
 _DEADLINE = "By when invitees should give their dates; not after the start"
 _GUESTS = "Chat user ids of people outside the directory"
 _INVITATIONS = (
-    "Invitee or guest user id -> 'sent', 'queued: ...' (Sendbird is busy; it goes out by itself later), "
+    "Invitee or guest user id -> 'sent', 'queued: ...' (it goes out by itself later), "
     "or why their invitation was not delivered (they are invited anyway)"
 )
 
@@ -149,6 +149,7 @@ async def create_event(
         guests={g: languages[g] for g in guests},
         languages={i: languages[i] for i in invitees},
     )
+    await note_invited(ctx, len(event.invited))
     return ScheduledEvent(**event.model_dump(), invitations=await invite_people(ctx, event, event.invited))
 
 
@@ -200,6 +201,7 @@ async def update_event(
         updated = await ctx.deps.require_backends().events.update(event.event_id, **changes)
     except EventNotFoundError:
         raise ToolFailed(f"there is no event with id {event_id!r}") from None
+    await note_invited(ctx, len(new_invitees) + len(new_guests))
     return UpdatedEvent(
         **updated.model_dump(),
         invitations=await invite_people(ctx, updated, [*new_invitees, *new_guests]),
@@ -229,6 +231,7 @@ async def invite_to_event(
         )
     except EventNotFoundError:
         raise ToolFailed(f"there is no event with id {event_id!r}") from None
+    await note_invited(ctx, len(added) + len(new_guests))
     return InviteResult(
         event=updated,
         added=added,

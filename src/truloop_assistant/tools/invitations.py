@@ -3,14 +3,16 @@ or guest's) 1:1 channel with the assistant.
 
 They go through the :class:`~.deps.Inviter` port, once per event and person (the ``dedup_id``), from a
 confirmed tool call that itself runs once. One person's failed delivery does not stop the others, nor
-undo the change: the tool's result names whom it could not reach, and why. What Sendbird cannot take
-yet (busy or failing) is queued and goes out later by itself; the result says so.
+undo the change: the tool's result names whom it could not reach, and why. What the channel cannot
+take yet (busy or failing), and whoever is not told within ``INLINE_S``, is queued and goes out later
+by itself; the result says so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from zoneinfo import ZoneInfo
 
@@ -27,9 +29,12 @@ log = logging.getLogger(__name__)
 
 MAX_PARALLEL_SENDS = 8
 """People one call tells at a time (each is a channel lookup and a send)."""
+INLINE_S = 4.0
+"""How long a call tells people itself; those not told by then are queued (well within the tool's own
+time limit: an event with many people never times its tool out)."""
 
 SENT = "sent"
-QUEUED = "queued: Sendbird is busy, so it goes out by itself as soon as Sendbird takes it"
+QUEUED = "queued: it goes out by itself within a minute"
 
 
 def inviter_of(deps: AgentDeps) -> Inviter | None:
@@ -89,14 +94,23 @@ async def _deliver_all(
     """Deliver ``write(person)`` to each person, a few at a time, as told on behalf of ``organizer``:
     person -> 'sent', queued, or why not."""
     limit = asyncio.Semaphore(MAX_PARALLEL_SENDS)
+    deadline = time.monotonic() + INLINE_S
 
     async def one(person: str) -> str:
         async with limit:
             try:
                 text = await write(person)
-                sent = await inviter.deliver_or_queue(
-                    person, text, dedup_id=f"{dedup}:{person}", on_behalf_of=organizer
-                )
+                dedup_id = f"{dedup}:{person}"
+                left = deadline - time.monotonic()
+                try:
+                    if left <= 0:
+                        raise TimeoutError
+                    async with asyncio.timeout(left):
+                        sent = await inviter.deliver_or_queue(
+                            person, text, dedup_id=dedup_id, on_behalf_of=organizer
+                        )
+                except TimeoutError:  # the rest go out from the queue (a repeat shows once: dedup_id)
+                    sent = await inviter.queue(person, text, dedup_id=dedup_id, on_behalf_of=organizer)
             except Exception as exc:  # one person's channel must not stop the others
                 log.warning("could not deliver %s to %s", dedup, person, exc_info=True)
                 return f"not delivered: {str(exc) or type(exc).__name__}"
@@ -143,6 +157,12 @@ async def _tell(
         return write(event, organizer, language, zone_of(profile, ctx.deps.timezone))
 
     return await _deliver_all(inviter, people, text, dedup, event.owner_id)
+
+
+async def note_invited(ctx: RunContext[AgentDeps], people: int) -> None:
+    """The user's events invited ``people`` more (counted against their hourly allowance)."""
+    if (inviter := inviter_of(ctx.deps)) is not None:
+        await inviter.note_invited(ctx.deps.user_id, people)
 
 
 async def invite_people(ctx: RunContext[AgentDeps], event: Event, people: list[str]) -> dict[str, str]:

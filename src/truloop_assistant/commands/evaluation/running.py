@@ -68,6 +68,18 @@ class Mailbox:
     ) -> bool:
         return True
 
+    async def queue(self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None) -> bool:
+        return True
+
+    async def exists(self, user_id: str) -> bool:
+        return True
+
+    async def invited_lately(self, organizer: str) -> int:
+        return 0
+
+    async def note_invited(self, organizer: str, people: int) -> None:
+        return None
+
 
 async def eval_backends(
     redis: Redis, timezone: ZoneInfo, now: datetime, knowledge: KnowledgeBase
