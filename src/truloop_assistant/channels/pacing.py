@@ -23,6 +23,8 @@ them in this order:
   share those slots fairly: the one updated longest ago goes first.
 - ``TYPING``: a typing start, only while a good part of the budget is spare; else skipped. For as
   long as a method is known to be busy a start is skipped without asking Redis at all.
+- ``NOTICE``: a note from the server itself (calls made inside :func:`spare_only`: why a message was
+  not answered), as a typing start: from spare budget only, else skipped.
 
 A 429 holds the method back for every process for the wait Sendbird asked for. Message sends are also
 paced per channel (a user may send Sendbird five messages a second to one channel). Where a response
@@ -39,7 +41,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 
 from prometheus_client import Counter
@@ -63,6 +65,7 @@ class Kind(enum.Enum):
     BULK = "bulk"
     STREAM = "stream"
     TYPING = "typing"
+    NOTICE = "notice"
 
     @property
     def rank(self) -> int:
@@ -71,8 +74,8 @@ class Kind(enum.Enum):
 
     @property
     def waits(self) -> bool:
-        """Whether it waits for a slot (a growing update and a typing start never do)."""
-        return self not in (Kind.STREAM, Kind.TYPING)
+        """Whether it waits for a slot (a growing update, a typing start and a notice never do)."""
+        return self not in (Kind.STREAM, Kind.TYPING, Kind.NOTICE)
 
 
 _RANKS = {
@@ -82,6 +85,7 @@ _RANKS = {
     Kind.BULK: 2,
     Kind.STREAM: 3,
     Kind.TYPING: 4,
+    Kind.NOTICE: 4,
 }
 
 SECOND_S = 1.0
@@ -112,22 +116,32 @@ LEARNED_FOR_S = 3600
 STREAM_SEEN_S = 3.0
 """A growing answer that asked for no update this long has ended: it no longer counts for fairness."""
 
-_background: ContextVar[bool] = ContextVar("truloop_background_calls", default=False)
+_standing: ContextVar[Kind | None] = ContextVar("truloop_paced_as", default=None)
 
 
 @contextmanager
-def background() -> Iterator[None]:
-    """Calls made inside are ``BULK``: they go after what people in a conversation wait for."""
-    token = _background.set(True)
+def paced_as(kind: Kind) -> Iterator[None]:
+    """Answers (the default kind) sent inside are paced as ``kind``."""
+    token = _standing.set(kind)
     try:
         yield
     finally:
-        _background.reset(token)
+        _standing.reset(token)
+
+
+def background() -> AbstractContextManager[None]:
+    """Calls made inside are ``BULK``: they go after what people in a conversation wait for."""
+    return paced_as(Kind.BULK)
+
+
+def spare_only() -> AbstractContextManager[None]:
+    """Calls made inside are ``NOTICE``: they go only from spare budget, else they are skipped."""
+    return paced_as(Kind.NOTICE)
 
 
 def kind_now(kind: Kind) -> Kind:
-    """An answer's kind inside :func:`background` is ``BULK``."""
-    return Kind.BULK if kind is Kind.ANSWER and _background.get() else kind
+    """An answer's kind inside :func:`background` or :func:`spare_only` is theirs."""
+    return (_standing.get() or kind) if kind is Kind.ANSWER else kind
 
 
 class Throttled(ServiceError):

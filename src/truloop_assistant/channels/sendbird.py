@@ -14,7 +14,7 @@ from ..config import reveal
 from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
 from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError, streaming_data
-from .pacing import Kind, Pacer
+from .pacing import Kind, Pacer, kind_now
 from .parts import DEFAULT_MAX_CHARS, send_in_parts
 from .platform_http import PlatformClient, PlatformThrottled, PlatformTransportError, Reply, retry_after
 
@@ -210,6 +210,12 @@ class SendbirdChannel:
                 response = await self._client.request(
                     method, path, json=body, kind=kind, channel=channel_url if send else ""
                 )
+            except PlatformThrottled as exc:
+                if kind_now(kind).waits:
+                    last_error, last_status, last_code = str(exc), None, None
+                    delay = self._backoff(attempt)
+                else:  # a notice finds no spare budget: skipped, never tried again
+                    raise ChannelSendError(f"skipped: {exc}", retryable=False) from exc
             except PlatformTransportError as exc:
                 last_error = str(exc)  # the underlying error's name first, as the retries' label
                 last_status = last_code = None

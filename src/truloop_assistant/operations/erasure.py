@@ -118,7 +118,6 @@ async def _erase_in(
     await redis.delete(
         keys.history(tag, user_id),
         keys.active_turn(tag, user_id),
-        keys.rate_limit_notice(tag, user_id),
         keys.members(tag),  # a cache of the channel's members (the person among them), read again
     )
     await stores.transcript.forget_user(channel_url, user_id)

@@ -170,18 +170,21 @@ class Admission:
     async def _over_limits(
         self, message: InboundMessage, role: bool | None, later: Batch
     ) -> Literal["too_long", "rate_limited"] | None:
-        """``too_long`` or ``rate_limited`` (the person is told), or None; ``role``: as remembered."""
-        if len(message.text) > self.max_message_chars:
-            await self.notices.send(
-                message, "too_long", limit=self.max_message_chars, length=len(message.text)
-            )
-            return "too_long"
-        admin = await self.is_admin(message.user_id, role, later)
+        """``rate_limited`` or ``too_long`` (the person is told), or None; ``role``: as remembered. Every
+        message counts against the sender's rate, a refused one too: refusals cost them as turns do (a
+        message too long asks nobody for the role: the one remembered, else the members' rate)."""
+        too_long = len(message.text) > self.max_message_chars
+        admin = bool(role) if too_long else await self.is_admin(message.user_id, role, later)
         rate = await self.limiter.hit(message.user_id, scope="turns", admin=admin)
         if not rate.allowed:
             window = self.limiter.window_s(admin=admin)
             await self.notices.send(message, "rate_limited", window_s=window, once=True)
             return "rate_limited"
+        if too_long:
+            await self.notices.send(
+                message, "too_long", limit=self.max_message_chars, length=len(message.text)
+            )
+            return "too_long"
         return None
 
     async def is_admin(self, user_id: str, remembered: bool | None, later: Batch) -> bool:

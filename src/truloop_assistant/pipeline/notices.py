@@ -1,4 +1,10 @@
-"""Short notes to a user from the server itself (not the model): why a message was not answered."""
+"""Short notes to a user from the server itself (not the model): why a message was not answered.
+
+Anyone who can write in a channel can make the server write back, so notes are metered: a person gets
+at most ``NOTICES_PER_WINDOW`` per ``NOTICE_WINDOW_S`` in all their channels, a ``once`` note at most
+once per its window wherever they write, and each goes out only from budget the channel has to spare
+(``channels.pacing.spare_only``): when answers need it, a note is skipped.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from ..channels.base import Channel, InboundMessage
+from ..channels.base import Channel, ChannelSendError, InboundMessage
+from ..channels.pacing import spare_only
 from ..i18n import language_of, texts
 from ..store import keys
 
@@ -31,12 +38,12 @@ class Notices:
     async def send(self, message: InboundMessage, kind: str, *, once: bool = False, **values: Any) -> None:
         """Tell the user in their channel, in the background (the webhook answers at once).
 
-        With ``once``, a user is told at most once per window (``window_s``).
+        With ``once``, a user is told at most once per window (``window_s``), in whichever channel.
         """
-        if once:
-            key = keys.rate_limit_notice(keys.conversation_tag(message.channel_url), message.user_id)
-            if not await self.redis.set(key, b"1", nx=True, ex=int(values.get("window_s", 60))):
-                return
+        if not await self._allowed(
+            message.user_id, kind, once_s=int(values.get("window_s", 60)) if once else 0
+        ):
+            return
         text = _TEXTS[kind](language_of(message.text), **values)
         task = asyncio.create_task(self._deliver(message, text, kind))
         self._tasks.add(task)
@@ -52,7 +59,7 @@ class Notices:
         self, message: InboundMessage, kind: str, check: Callable[[], Awaitable[bool]]
     ) -> None:
         try:
-            if not await check():
+            if not await check() or not await self._allowed(message.user_id, kind):
                 return
         except Exception:
             log.exception(
@@ -61,11 +68,38 @@ class Notices:
             return
         await self._deliver(message, _TEXTS[kind](language_of(message.text)), kind)
 
+    async def _allowed(self, user_id: str, kind: str, *, once_s: int = 0) -> bool:
+        """Whether the person may be told now (their budget of notes, and ``once_s``'s window), counting
+        the note when so: one round trip."""
+        counter = keys.notices_sent(user_id)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            if once_s:
+                pipe.set(keys.notice_once(user_id, kind), b"1", nx=True, ex=once_s)
+            pipe.set(counter, 0, nx=True, ex=keys.NOTICE_WINDOW_S)  # the window, from the first note
+            pipe.incr(counter)
+            *first, _, sent = await pipe.execute()
+        if once_s and not first[0]:
+            return False
+        if sent > keys.NOTICES_PER_WINDOW:
+            log.info("not telling %s about %s: %d notes lately already", user_id, kind, sent - 1)
+            return False
+        return True
+
     async def _deliver(self, message: InboundMessage, text: str, kind: str) -> None:
         try:
-            await self.channel.send_text(
-                message.channel_url, text, dedup_id=f"notice:{kind}:{message.message_id}"
-            )
+            with spare_only():  # never at the cost of anyone's answer
+                await self.channel.send_text(
+                    message.channel_url, text, dedup_id=f"notice:{kind}:{message.message_id}"
+                )
+        except ChannelSendError as exc:
+            if exc.retryable:
+                log.warning(
+                    "could not tell %s in %s about %s: %s", message.user_id, message.channel_url, kind, exc
+                )
+            else:
+                log.info(
+                    "did not tell %s in %s about %s: %s", message.user_id, message.channel_url, kind, exc
+                )
         except Exception:
             log.exception("could not tell %s in %s about %s", message.user_id, message.channel_url, kind)
 

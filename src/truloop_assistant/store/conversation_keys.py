@@ -32,7 +32,6 @@ __all__ = [
     "outbox_failures",
     "owner",
     "pending",
-    "rate_limit_notice",
     "rpc_message",
     "seen",
     "seen_line",
@@ -188,11 +187,6 @@ def local_messages(tag: str) -> str:
 def local_members(tag: str) -> str:
     """Set: who has written in a dev channel (with the assistant, its members)."""
     return _conv(tag, "local", "members")
-
-
-def rate_limit_notice(tag: str, user_id: str) -> str:
-    """Set while a user has been told they are sending too fast (once per window)."""
-    return _conv(tag, "rl-notice", user_id)
 
 
 def local_typing(tag: str) -> str:

@@ -29,6 +29,8 @@ __all__ = [
     "MEMBERS_TTL_S",
     "MEMORY_MAX",
     "MEMORY_TTL_S",
+    "NOTICES_PER_WINDOW",
+    "NOTICE_WINDOW_S",
     "OUTBOX_MAX",
     "PENDING_DELIVERIES_MAX",
     "PENDING_DELIVERY_LEASE_S",
@@ -99,6 +101,10 @@ CLIENT_FAILURES_TTL_S = 3600
 """A person's count of consecutive device failures per tool is forgotten an hour after the last one."""
 STANDING_APPROVALS_TTL_S = 365 * 24 * 3600
 """A person's standing approvals ("always") are kept a year after they last gave one."""
+NOTICE_WINDOW_S = 600
+NOTICES_PER_WINDOW = 3
+"""Notes from the server itself a person gets per ``NOTICE_WINDOW_S``, in all their channels: whatever
+they send (too long, too fast, a file), telling them cannot cost the app's budget of messages."""
 INVITATIONS_WINDOW_S = 3600
 """The window in which one organizer's invitations are counted against ``INVITATIONS_PER_HOUR``."""
 DIRECT_CHANNEL_TTL_S = 3600

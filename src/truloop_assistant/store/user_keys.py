@@ -15,6 +15,8 @@ __all__ = [
     "invitations_sent",
     "memories",
     "memory_order",
+    "notice_once",
+    "notices_sent",
     "standing_approvals",
     "user_calls",
     "user_channels",
@@ -98,3 +100,14 @@ def invitations_sent(user_id: str) -> str:
     """How many people the person had invited to their events lately: a count that lives
     ``INVITATIONS_WINDOW_S`` from the first invitation of its window."""
     return f"{prefix()}:{_user_tag(user_id)}:invitations-sent"
+
+
+def notices_sent(user_id: str) -> str:
+    """How many notes the server itself sent the person lately (why a message was not answered), in
+    every channel: a count that lives ``NOTICE_WINDOW_S`` from the first note of its window."""
+    return f"{prefix()}:{_user_tag(user_id)}:notices"
+
+
+def notice_once(user_id: str, kind: str) -> str:
+    """Set while the person has been told ``kind`` (e.g. that they send too fast): once per window."""
+    return f"{prefix()}:{_user_tag(user_id)}:notice:{kind}"

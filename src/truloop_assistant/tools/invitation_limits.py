@@ -13,7 +13,7 @@ from pydantic_ai import ModelRetry, RunContext, ToolFailed
 
 from ..channels.relay import RelayError
 from .agent_deps import AgentDeps
-from .invitations import require_inviter
+from .invitations import inviter_of, require_inviter
 
 NEW_PER_CALL = 20
 """People one call may add to an event (invitees and guests together)."""
@@ -43,8 +43,8 @@ async def check_new_people(
             f"an event invites at most {PER_EVENT} people; this one has {invited_before} and the call "
             f"adds {added}"
         )
-    inviter = require_inviter(ctx)
-    lately = await inviter.invited_lately(ctx.deps.user_id)
+    inviter = inviter_of(ctx.deps)
+    lately = 0 if inviter is None else await inviter.invited_lately(ctx.deps.user_id)
     if lately + added > PER_ORGANIZER_HOUR:
         raise ToolFailed(
             f"the user's events invited {lately} people in the last hour, and at most "
