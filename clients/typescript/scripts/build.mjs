@@ -16,7 +16,7 @@ function run(...args) {
 
 const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
 run(join(root, "scripts", "protocol.mjs"), "generate");
-rmSync(join(root, "dist"), { recursive: true, force: true }); // no files of an older layout linger
+rmSync(join(root, "dist"), { recursive: true, force: true, maxRetries: 5 }); // no files of an older layout linger (retried: a busy filesystem may say ENOTEMPTY)
 run(tsc, "-p", "tsconfig.json");
 run(tsc, "-p", "tsconfig.cjs.json");
 mkdirSync(join(root, "dist", "cjs"), { recursive: true });
