@@ -57,7 +57,7 @@ def build(log: Path, *, orders: bool = False, shop: bool = False) -> MCPServer:
     if shop:  # a server whose tool names are not all lower-case
 
         @server.tool()
-        def Delete_order(order_id: str) -> str:  # noqa: N802 (the name is the point)
+        def Delete_order(order_id: str) -> str:  # its capital letter is the point
             """Delete an order for good."""
             record("Delete_order", {"order_id": order_id})
             return f"deleted {order_id}"
