@@ -108,7 +108,7 @@ def test_mcp_servers_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         ["delete_*", "send_*"],
     )
     assert server.headers == {"Authorization": "Bearer k"} and server.refresh_s == 60
-    assert server.no_confirm is None  # no allow-list: only the ``confirm`` patterns ask
+    assert server.no_confirm is None  # no allow-list: every tool the server does not mark read-only asks
     assert "Bearer k" not in repr(server)
 
 

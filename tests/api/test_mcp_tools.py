@@ -147,6 +147,72 @@ async def test_confirm_patterns_still_apply_beside_an_allow_list(start_server: A
         assert crm.calls() == []
 
 
+def shop_plan(prompt: str, tools: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    if prompt.startswith("remove order") and "shop_Delete_order" in tools:
+        return [("shop_Delete_order", {"order_id": prompt.removeprefix("remove order ")})]
+    if prompt.startswith("orders") and "shop_list_orders" in tools:
+        return [("shop_list_orders", {"customer_id": prompt.removeprefix("orders ")})]
+    return []
+
+
+async def test_patterns_match_tool_names_whatever_their_case(start_server: Any, crm: CrmServer) -> None:
+    crm.start(orders=True, shop=True)
+    seen: list[set[str]] = []
+    shop = {"url": crm.url, "prefix": "shop", "confirm": ["delete_*"], "no_confirm": ["LIST_*"]}
+    async with start_server(model=replies_with_results(shop_plan, seen), mcp_servers=[shop]) as h:
+        await h.user_says("remove order o-1")
+        [ask] = await h.rpc_requests(1)
+        assert ask["method"] == "interaction.confirm" and "order_id: o-1" in ask["params"]["message"]
+        assert (await h.answer(ask["id"], result={"confirmed": False})).status_code == 202
+        await h.replies(1)
+
+        await h.user_says("orders c-17")  # on the allow-list, in other letters: it runs at once
+        [_, listed] = await h.replies(2)
+        assert "shop_list_orders success" in listed.text
+        await h.idle()
+        assert len(await h.rpc_requests(1)) == 1
+        assert [c["tool"] for c in crm.calls()] == ["list_orders"]
+
+
+async def test_with_no_lists_every_tool_but_a_read_only_one_waits_for_the_users_yes(
+    start_server: Any, crm: CrmServer
+) -> None:
+    crm.start(orders=True)
+    seen: list[set[str]] = []
+    servers = {"mcp_servers": [{"url": crm.url, "prefix": "crm"}]}
+    async with start_server(model=replies_with_results(orders_plan, seen), **servers) as h:
+        # The server marks lookup_customer read-only (readOnlyHint): it runs at once.
+        await h.user_says("find mina")
+        [found] = await h.replies(1)
+        assert "crm_lookup_customer success" in found.text
+
+        for n, (said, title) in enumerate(
+            [("delete c-17", "crm delete customer"), ("orders c-17", "crm list orders")], start=1
+        ):
+            await h.user_says(said)
+            asks = await h.rpc_requests(n)
+            assert asks[-1]["method"] == "interaction.confirm" and title in asks[-1]["params"]["title"]
+            assert (await h.answer(asks[-1]["id"], result={"confirmed": False})).status_code == 202
+            await h.replies(n + 1)
+        await h.idle()
+        assert [c["tool"] for c in crm.calls()] == ["lookup_customer"]
+
+
+async def test_a_confirm_pattern_asks_even_for_a_tool_marked_read_only(
+    start_server: Any, crm: CrmServer
+) -> None:
+    crm.start()
+    settings = crm.settings(confirm=["Lookup_*"])
+    async with start_server(model=replies_with_results(crm_plan, []), **settings) as h:
+        await h.user_says("find mina")
+        [ask] = await h.rpc_requests(1)
+        assert ask["method"] == "interaction.confirm" and "crm lookup customer" in ask["params"]["title"]
+        assert (await h.answer(ask["id"], result={"confirmed": False})).status_code == 202
+        await h.replies(1)
+        await h.idle()
+        assert crm.calls() == []
+
+
 async def test_a_server_that_is_down_costs_only_its_own_tools_and_comes_back(
     start_server: Any, crm: CrmServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -127,3 +127,33 @@ async def test_the_dialog_shows_the_description_the_event_will_carry() -> None:
     change = {"event_id": "evt_1", "description": f"  {details} "}
     params = await describe_approval(ToolCallPart("update_event", change), korean)
     assert params.message.endswith(f": 설명 → “{details}”.")
+
+
+async def test_always_says_what_it_covers_in_the_persons_language(directory: Any) -> None:
+    backends = Backends(users=directory, events=None, knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
+    korean = ApprovalContext(language="ko", timezone=SEOUL, backends=backends, may_remember=True)
+    params = await describe_approval(ToolCallPart("create_event", MEETING), korean)
+    assert params.always is not None and params.always.scope == {"invitees": ["mina"], "description": None}
+    assert params.always.covers == (
+        "‘항상 허용’: 30일 동안 묻지 않고 일정을 만들어요. "
+        "박민아 (mina) 님 외의 사람을 초대하거나 설명을 넣으면 다시 물어봐요. 그룹 채팅에서는 항상 물어봐요."
+    )
+    english = ApprovalContext(language="en", timezone=SEOUL, backends=backends, may_remember=True)
+    relay = ToolCallPart("send_message_to_user", {"user_id": "seojun", "request": "lunch at 1"})
+    params = await describe_approval(relay, english, {"message": "Lunch is at 1.", "written": True})
+    assert params.always is not None and params.always.covers.startswith(
+        "“Always”: for 30 days, messages to 이서준 (seojun) are written and sent without asking you"
+    )
+
+
+async def test_always_is_not_offered_for_invitations_guests_or_where_the_step_says_no() -> None:
+    english = ApprovalContext(language="en", timezone=SEOUL, may_remember=True)
+    for tool, args in [
+        ("invite_to_event", {"event_id": "evt_1", "user_ids": ["mina"]}),
+        ("create_event", {**MEETING, "guest_user_ids": ["guest-kim"]}),
+        ("update_event", {"event_id": "evt_1", "add_guest_user_ids": ["guest-kim"]}),
+        ("cancel_event", {"event_id": "evt_1"}),
+    ]:
+        assert (await describe_approval(ToolCallPart(tool, args), english)).always is None, tool
+    group = ApprovalContext(language="en", timezone=SEOUL)  # a group chat, or a run quoting others
+    assert (await describe_approval(ToolCallPart("create_event", MEETING), group)).always is None

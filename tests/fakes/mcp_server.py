@@ -17,20 +17,21 @@ from typing import Any
 import httpx
 import uvicorn
 from mcp.server import MCPServer
+from mcp.types import ToolAnnotations
 
 from truloop_assistant.local.embedded_redis import free_port
 
 CUSTOMERS = {"c-17": {"id": "c-17", "name": "Mina Park", "plan": "pro"}}
 
 
-def build(log: Path, *, orders: bool = False) -> MCPServer:
+def build(log: Path, *, orders: bool = False, shop: bool = False) -> MCPServer:
     server = MCPServer("crm", log_level="WARNING")
 
     def record(tool: str, args: dict[str, Any]) -> None:
         with log.open("a") as f:
             f.write(json.dumps({"tool": tool, "args": args}) + "\n")
 
-    @server.tool()
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))  # it says it changes nothing
     def lookup_customer(name: str) -> dict[str, Any]:
         """Find a customer by name: their id, name and plan."""
         record("lookup_customer", {"name": name})
@@ -53,6 +54,14 @@ def build(log: Path, *, orders: bool = False) -> MCPServer:
             record("list_orders", {"customer_id": customer_id})
             return ["o-2", "o-1"]
 
+    if shop:  # a server whose tool names are not all lower-case
+
+        @server.tool()
+        def Delete_order(order_id: str) -> str:  # its capital letter is the point
+            """Delete an order for good."""
+            record("Delete_order", {"order_id": order_id})
+            return f"deleted {order_id}"
+
     return server
 
 
@@ -65,7 +74,7 @@ class CrmServer:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, *, orders: bool = False) -> None:
+    def start(self, *, orders: bool = False, shop: bool = False) -> None:
         command = [
             sys.executable,
             "-m",
@@ -76,7 +85,7 @@ class CrmServer:
             str(self.log),
         ]
         self.proc = subprocess.Popen(
-            command + (["--orders"] if orders else []),
+            command + (["--orders"] if orders else []) + (["--shop"] if shop else []),
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 20
@@ -106,8 +115,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--orders", action="store_true", help="also offer list_orders")
+    parser.add_argument("--shop", action="store_true", help="also offer Delete_order")
     args = parser.parse_args()
-    app = build(args.log, orders=args.orders).streamable_http_app()
+    app = build(args.log, orders=args.orders, shop=args.shop).streamable_http_app()
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

@@ -57,10 +57,12 @@ def test_member_tools_are_exactly_the_designed_ones() -> None:
     assert names([guest_toolset]) == {"update_guest_availability", "get_event_details", "list_invited_events"}
 
 
-def test_notification_safe_set_excludes_events_users_and_relay() -> None:
+def test_notification_safe_set_excludes_events_users_relay_and_memories() -> None:
     safe = names(notification_safe_toolsets)
-    assert not safe & (names([event_server_toolset, user_toolset, relay_toolset]) | {"get_calendar_events"})
-    assert {"search_knowledge_base", "search_places", "save_memory", "get_current_datetime"} <= safe
+    assert not safe & (
+        names([event_server_toolset, user_toolset, relay_toolset, memory_toolset]) | {"get_calendar_events"}
+    )
+    assert {"search_knowledge_base", "search_places", "get_current_datetime"} <= safe
 
 
 def test_every_deferred_tool_has_a_handler() -> None:

@@ -16,6 +16,7 @@ import {
 } from "./generated/protocol.js";
 
 export type {
+  AlwaysOffer,
   CalendarEvent,
   CalendarEventTime,
   CalendarGetEventsParams,

@@ -54,8 +54,10 @@ describe("standing approvals", () => {
     const channel = freshChannel("confirm-always");
     const client = clientFor<BuiltinMethods>("sarah");
     let dialogs = 0;
-    client.register("interaction.confirm", () => {
+    let offered: InteractionConfirmParams["always"];
+    client.register("interaction.confirm", (params) => {
       dialogs += 1;
+      offered = params.always;
       return { confirmed: true, remember: "always" };
     });
     await client.endApproval("create_event"); // from an earlier run of this server
@@ -66,9 +68,12 @@ describe("standing approvals", () => {
     const rpc = await dev().nextRpc(channel, asked);
     assert.equal((await client.handleMessage(rpc)).status, "resuming");
     await dev().nextAnswer(channel, seqOf(rpc));
+    assert.match(offered?.covers ?? "", /30일/, "the dialog says what always would cover");
     const [approval, ...others] = await client.approvals();
     assert.deepEqual(others, []);
     assert.equal(approval?.tool, "create_event");
+    assert.deepEqual(approval.scope, { invitees: [], description: null }, "no one invited, no description");
+    assert.equal(approval.until!.getTime() - approval.since.getTime(), 30 * 24 * 3600 * 1000);
     const since = approval.since;
     // `since` is a Date no earlier than the "always" (a second of slack for the clocks' rounding).
     assert.ok(since instanceof Date && since.getTime() >= saidAlwaysAt - 1000, `since: ${since}`);

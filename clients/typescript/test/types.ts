@@ -70,5 +70,7 @@ export async function approvalTypes(client: AssistantClient): Promise<string[]> 
   await client.endApproval("create_event");
   // @ts-expect-error since is a Date, not the server's text
   const text: string = approvals[0]!.since;
-  return approvals.map(({ tool, since }) => `${tool} ${since.toISOString()} ${text}`);
+  // what each covers, and until when (absent from a server that does not say)
+  const covers = approvals.map(({ scope, until }) => `${JSON.stringify(scope ?? {})} ${until?.toISOString() ?? ""}`);
+  return approvals.map(({ tool, since }) => `${tool} ${since.toISOString()} ${text}`).concat(covers);
 }

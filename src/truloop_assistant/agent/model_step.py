@@ -34,7 +34,7 @@ from ..store.effects import Effects
 from ..store.history import paused_messages
 from ..store.inbox import Consumed
 from ..store.reads import Batch
-from ..store.standing_approvals import standing_read
+from ..store.standing_approvals import Standing, standing_read
 from ..store.transcript import Line, Transcript
 from ..tools.agent_deps import AgentDeps, Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
@@ -61,8 +61,8 @@ class StepInputs:
     """The channel's recent lines, quoted to the model (:func:`channel_voices`)."""
     client_failures: dict[str, int]
     """Tool name -> failures in a row of the person's devices."""
-    standing: frozenset[str] = frozenset()
-    """The tools the person allows for good (they said "always"): no dialog for them."""
+    standing: tuple[Standing, ...] = ()
+    """The person's standing approvals ("always"): no dialog for the calls they cover, where they hold."""
 
 
 class ModelStep:
@@ -110,7 +110,7 @@ class ModelStep:
         recent = batch.add(self.transcript.recent_read(channel_url))
         failures = batch.add(self.endings.store.client_failures_read(user_id))
         allowed = batch.add(standing_read(user_id))
-        return lambda: StepInputs(declaration.value, recent.value, failures.value, frozenset(allowed.value))
+        return lambda: StepInputs(declaration.value, recent.value, failures.value, allowed.value)
 
     async def run(
         self,
@@ -136,6 +136,7 @@ class ModelStep:
         else:
             profile = person.profile
         zone = zone_of(profile, self.timezone)
+        voices = channel_voices(turn.user_id, inputs.recent)
         deps = AgentDeps(
             user_id=turn.user_id,
             channel_url=turn.channel_url,
@@ -148,7 +149,7 @@ class ModelStep:
             effects=self.effects,
             declaration=inputs.declaration,
             callbacks=self.callbacks,
-            standing=inputs.standing,
+            standing=await self._standing(turn, inputs, quoted=voices is not None),
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         usage = replace(turn.used)  # counts on from the turn's earlier steps
@@ -164,12 +165,23 @@ class ModelStep:
                     usage,
                     began,
                     inputs,
+                    voices,
                     prompt=prompt,
                     results=results,
                     name=profile.name if profile else None,
                 )
             finally:
                 TURN_SECONDS.observe(time.perf_counter() - started)
+
+    async def _standing(self, turn: TurnStep, inputs: StepInputs, *, quoted: bool) -> tuple[Standing, ...]:
+        """The standing approvals that hold in this step: none in a run that quotes other people's words
+        (``quoted``) or in a channel that is not the person's own with the assistant, where someone
+        else may have asked for the call."""
+        if not inputs.standing or quoted:
+            return ()
+        private = self.endings.private
+        alone = private is not None and await private.alone_with(turn.channel_url, turn.user_id)
+        return inputs.standing if alone else ()
 
     async def _step(
         self,
@@ -181,13 +193,13 @@ class ModelStep:
         usage: RunUsage,
         began: float,
         inputs: StepInputs,
+        voices: str | None,
         *,
         prompt: str | None,
         results: DeferredToolResults | None,
         name: str | None,
     ) -> bool:
         endings = self.endings
-        voices = channel_voices(turn.user_id, inputs.recent)
         sender: StreamSender | None = None
         if self.streaming is not None and can_stream(agent.model):
             sender = self.streaming.sender(turn.channel_url, turn.turn_id, turn.step, self.text_shown)
@@ -263,6 +275,7 @@ class ModelStep:
                 deps.timezone,
                 inputs.client_failures,
                 sender,
+                quoted=voices is not None,
             )
             if sender is not None:
                 await sender.forget()

@@ -32,14 +32,19 @@ class PrivateRequests:
         Members that cannot be known count as several people: a request is never shown to a group
         by mistake. Raises :class:`RelayError` when the 1:1 channel cannot be had.
         """
-        ids = await self.members.of(channel_url)
-        if ids is not None and self.bot_user_id in ids and set(ids) - {self.bot_user_id} <= {user_id}:
+        if await self.alone_with(channel_url, user_id):
             return None
         try:
             direct = await self.relay.direct_channel(user_id)
         except ValueError as exc:  # an empty id: no channel to be had
             raise RelayError(str(exc)) from exc
         return None if direct == channel_url else direct
+
+    async def alone_with(self, channel_url: str, user_id: str) -> bool:
+        """Whether the channel is the person's own with the assistant (members that cannot be known
+        count as several people)."""
+        ids = await self.members.of(channel_url)
+        return ids is not None and self.bot_user_id in ids and set(ids) - {self.bot_user_id} <= {user_id}
 
     async def name_of(self, user_id: str) -> str:
         """How the group is told whom a request went to: the person's name, else their user id."""

@@ -171,12 +171,15 @@ class StepEndings:
         timezone: ZoneInfo,
         client_failures: Mapping[str, int],
         streamed: StreamSender | None = None,
+        *,
+        quoted: bool = True,
     ) -> bool:
         """Store the paused turn and send its device requests (their dialogs say when in ``timezone``,
         the person's own; a tool whose devices failed too often in a row, ``client_failures``, is
         failed by the server instead). In a channel of several people they go to the person's 1:1
         channel with the assistant, the group being told so; when that channel cannot be had, none
-        goes anywhere: the calls fail (the model is told) and the group hears only that.
+        goes anywhere: the calls fail (the model is told) and the group hears only that. A dialog offers
+        "always" only in the person's own 1:1 chat, in a run that quotes nobody else (``quoted``).
 
         Returns True when no call went out (the server failed them all): the turn is stored with its
         event still on the inbox, to be resumed at once.
@@ -233,6 +236,7 @@ class StepEndings:
             backends=self.backends,
             user_id=paused.user_id,
             descriptions={**self.tool_descriptions(), **{n: t.description for n, t in declared.items()}},
+            may_remember=self.private is not None and private is None and not quoted,
         )
         asking = await device_requests(paused, context)
         outbox: list[TextOut | StreamOut | RpcOut] = [*notes, *asking]

@@ -22,10 +22,13 @@ class McpServer(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
     """Sent with every request to the server (e.g. an ``Authorization`` header: left out of the repr)."""
     confirm: list[str] = Field(default_factory=list)
-    """Shell-style patterns (``delete_*``) of its own tool names that need the user's confirmation."""
+    """Shell-style patterns (``delete_*``) of its own tool names that always need the user's
+    confirmation, even a tool the server marks read-only."""
     no_confirm: list[Pattern] | None = None
-    """When given, an allow-list: every tool whose own name matches none of these patterns (``get_*``)
-    needs the user's confirmation too; ``[]`` confirms every tool. ``confirm`` still applies."""
+    """Shell-style patterns (``get_*``) of its own tool names that run without the user's
+    confirmation. Every other tool needs it, unless the server marks it read-only (the MCP
+    ``readOnlyHint`` tool annotation); ``confirm`` still applies. Patterns match the unprefixed
+    name, whatever its case."""
     refresh_s: float = Field(default=60.0, gt=0)
     """How long its tool list is used before it is asked for again."""
 

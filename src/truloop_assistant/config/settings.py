@@ -39,9 +39,11 @@ class Settings(SendbirdSettings):
     """JSON list of remote MCP servers (Streamable HTTP) whose tools join the server tools:
     ``[{"url": "http://crm.internal/mcp", "prefix": "crm", "headers": {"Authorization": "Bearer …"},
     "confirm": ["delete_*", "send_*"], "no_confirm": ["get_*", "list_*"], "refresh_s": 60}]``; tools are
-    named ``<prefix>_<tool>`` (prefix: lower-case letters and digits); those whose own name matches a
-    ``confirm`` pattern need the user's yes, and so does, when ``no_confirm`` is given, every tool that
-    matches none of its patterns (``[]``: every tool); the tool list is asked for again after
+    named ``<prefix>_<tool>`` (prefix: lower-case letters and digits). Every tool needs the user's yes
+    unless its own name matches a ``no_confirm`` pattern or the server marks it read-only (the MCP
+    ``readOnlyHint`` tool annotation); one whose own name matches a ``confirm`` pattern needs it even
+    then. Patterns are shell-style (``*``, ``?``) and match the unprefixed name whatever its case; an
+    MCP tool is never allowed for good ("always"). The tool list is asked for again after
     ``refresh_s`` seconds (default 60). Bad JSON, a bad URL or a prefix used twice stops the server at
     start naming the variable."""
     channel: Literal["sendbird", "local"] = "sendbird"

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from ..i18n import Language, texts
 from ..i18n.dates import short_day
 from ..protocol.methods import ConfirmParams, EditableField
+from .always_offer import always_offer
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ToolCallPart  # the worker's: not on serve's import path
@@ -41,6 +42,9 @@ class ApprovalContext:
     user_id: str = ""
     descriptions: Mapping[str, str] = field(default_factory=dict)
     """Tool name -> description, for tools the server did not define (MCP servers', apps' declared ones)."""
+    may_remember: bool = False
+    """Whether a dialog may offer "always": only in the person's 1:1 chat with the assistant, in a run
+    that quotes nobody else's words."""
 
 
 Describer = Callable[[dict[str, Any], ApprovalContext], Awaitable[ConfirmParams]]
@@ -73,6 +77,13 @@ async def describe_approval(
             labels["editable"] = await _event_fields(call.tool_name, args, ctx)
         except Exception:  # the event could not be read: the person can still say yes or no
             log.exception("could not list the editable fields of %s", call.tool_name)
+    if ctx.may_remember:
+        try:
+            labels["always"] = await always_offer(
+                call.tool_name, args, ctx.language, partial(_names, ctx=ctx)
+            )
+        except Exception:  # the people could not be named: "always" is not offered this time
+            log.exception("could not say what always would cover for %s", call.tool_name)
     return dialog.model_copy(update=labels)
 
 

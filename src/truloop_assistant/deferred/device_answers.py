@@ -133,9 +133,16 @@ class DeviceAnswers:
         return Refused("unknown_call", f"no call with id {call.call_id!r} is pending")
 
     async def _remember(self, call: CallView, answer: DeviceAnswer) -> None:
-        """A yes with ``"remember": "always"``: the person is not asked again for that tool."""
-        if isinstance(answer, JsonRpcSuccess) and remembers(call.tool_name, answer.result):
-            await allow_always(self.store.redis, call.user_id, call.tool_name)
+        """A yes with ``"remember": "always"``: the person is not asked again for calls like this one,
+        within the scope the dialog offered (none offered: nothing is remembered)."""
+        offer = call.request.params.get("always")
+        scope = offer.get("scope") if isinstance(offer, dict) else None
+        if (
+            isinstance(scope, dict)
+            and isinstance(answer, JsonRpcSuccess)
+            and remembers(call.tool_name, answer.result)
+        ):
+            await allow_always(self.store.redis, call.user_id, call.tool_name, scope)
 
 
 def _unknown(call_id: str) -> Refused:

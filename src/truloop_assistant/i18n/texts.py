@@ -116,6 +116,39 @@ FORGET = Text(ko="이 기억을 영구히 지워요: {text}", en="Permanently fo
 GENERIC_TITLE = Text(ko="실행할까요?", en="Allow {action}?")
 GENERIC = Text(ko="{tool} 실행 ({details})", en="The assistant wants to run {tool} with {details}.")
 
+# -- what "always" in a confirmation dialog would cover (params.always.covers)
+
+ALWAYS_CREATE_EVENT = Text(
+    ko="‘항상 허용’: {days}일 동안 묻지 않고 일정을 만들어요. "
+    "{anyone} 초대하거나 {description} 다시 물어봐요.",
+    en="“Always”: for {days} days, events are created without asking you, unless one invites {anyone} "
+    "or has {description}.",
+)
+ALWAYS_UPDATE_EVENT = Text(
+    ko="‘항상 허용’: {days}일 동안 묻지 않고 일정을 바꿔요. {anyone} 초대하거나 {description} 다시 물어봐요.",
+    en="“Always”: for {days} days, your events are changed without asking you, unless a change invites "
+    "{anyone} or {description}.",
+)
+ALWAYS_ANYONE = Text(ko="누군가를", en="anyone")
+ALWAYS_ANYONE_BUT = Text(ko="{who} 님 외의 사람을", en="anyone but {who}")
+ALWAYS_ANY_DESCRIPTION = Text(ko="설명을 넣으면", en="a description")
+ALWAYS_OTHER_DESCRIPTION = Text(ko="이 설명과 다른 설명을 넣으면", en="a description other than this one")
+ALWAYS_DESCRIPTION_CHANGE = Text(ko="설명을 바꾸면", en="changes the description")
+ALWAYS_OTHER_DESCRIPTION_CHANGE = Text(
+    ko="설명을 이와 다르게 바꾸면", en="changes the description in any other way"
+)
+ALWAYS_RELAY = Text(
+    ko="‘항상 허용’: {days}일 동안 {who} 님에게 보내는 메시지는 묻지 않고 써서 보내요. "
+    "다른 사람에게 보낼 때는 다시 물어봐요.",
+    en="“Always”: for {days} days, messages to {who} are written and sent without asking you; a "
+    "message to anyone else asks again.",
+)
+ALWAYS_SAVE_MEMORY = Text(
+    ko="‘항상 허용’: {days}일 동안 기억해 달라는 내용을 묻지 않고 저장해요.",
+    en="“Always”: for {days} days, what you ask me to remember is saved without asking you.",
+)
+ALWAYS_NOT_IN_GROUPS = Text(ko=" 그룹 채팅에서는 항상 물어봐요.", en=" In group chats it always asks.")
+
 # -- what the assistant tells people about an event, in their 1:1 channel with it
 
 INVITATION = Text(

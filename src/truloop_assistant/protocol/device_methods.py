@@ -111,7 +111,8 @@ _DECLARED = (
         answered_by="person",
         example={"confirmed": True},
         failure=Text(ko="확인을 받지 못했어요", en="I couldn't ask you to confirm"),
-        params_summary="`title`, `message`, optional `confirmLabel`, `cancelLabel`, `permission`, `editable`",
+        params_summary="`title`, `message`, optional `confirmLabel`, `cancelLabel`, `permission`, "
+        "`editable`, `always`",
         result_summary='`{"confirmed": true | false}`, optional `reason`, `edited`, `remember` (see below)',
     ),
     DeviceMethod(

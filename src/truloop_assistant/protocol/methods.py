@@ -31,12 +31,10 @@ class ConfirmResult(_Result):
     confirmed: StrictBool
 
 
-REMEMBERABLE = frozenset(
-    {"create_event", "update_event", "invite_to_event", "save_memory", "send_message_to_user"}
-)
-"""The server tools a person may allow for good (``"remember": "always"``): those that create or change
-their own events, memories and messages. Never a cancellation, a forgotten memory or another server's
-tool."""
+REMEMBERABLE = frozenset({"create_event", "update_event", "save_memory", "send_message_to_user"})
+"""The server tools a person may allow for good (``"remember": "always"``), each within the scope its
+dialog offered (``params.always``): those that create or change their own events, memories and
+messages. Never an invitation, a cancellation, a forgotten memory or another server's tool."""
 
 REASON_CHARS = 500
 """A refusal's reason is at most this long."""
@@ -44,7 +42,7 @@ REASON_CHARS = 500
 
 class ApprovalResult(ConfirmResult):
     """The answer to an ``interaction.confirm``: yes or no; for the server's own dialogs (``editable``
-    present) also a reason, changes, or "always"."""
+    present) also a reason, changes, or "always" (where ``params.always`` offers it)."""
 
     reason: str | None = Field(
         default=None, max_length=REASON_CHARS, description="why the person refused (with confirmed: false)"
@@ -54,7 +52,9 @@ class ApprovalResult(ConfirmResult):
         description="argument name -> the value the person changed it to (names of params.editable)",
     )
     remember: Literal["always"] | None = Field(
-        default=None, description="do not ask this person again for this tool (ignored on a refusal)"
+        default=None,
+        description="do not ask this person again for calls like this one, as the dialog's params.always "
+        "says (ignored on a refusal, and when the dialog offered no always)",
     )
 
 
@@ -82,6 +82,18 @@ class EditableField(BaseModel):
     value: str | list[str] = Field(description="its current value (times in the person's zone; empty: none)")
 
 
+class AlwaysOffer(BaseModel):
+    """What a yes with ``"remember": "always"`` would allow from then on without asking."""
+
+    covers: str = Field(
+        description="what it covers and for how long, in the person's language: show it beside the choice"
+    )
+    scope: dict[str, Any] = Field(
+        description="the same as data, as GET /api/v1/agent/approvals lists it: invitees and description "
+        "for events, user_id for messages"
+    )
+
+
 class ConfirmParams(BaseModel):
     title: str
     message: str
@@ -90,6 +102,11 @@ class ConfirmParams(BaseModel):
     permission: str | None = None
     editable: list[EditableField] | None = Field(
         default=None, description="for the server's own dialogs: what the person may change before approving"
+    )
+    always: AlwaysOffer | None = Field(
+        default=None,
+        description='present when the person may answer "remember": "always": what it would cover '
+        "(never in a group chat, nor for invitations or guests)",
     )
 
 

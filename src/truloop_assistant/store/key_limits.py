@@ -40,6 +40,7 @@ __all__ = [
     "REMINDER_LEASE_S",
     "SEEN_TTL_S",
     "SETTLED_TTL_S",
+    "STANDING_APPROVALS_MAX",
     "STANDING_APPROVALS_TTL_S",
     "STREAMED_TTL_S",
     "SUPERSEDED_TURN_TTL_S",
@@ -99,14 +100,16 @@ CLIENT_TOOLS_DEVICES_MAX = 10
 """Devices whose declarations are kept per person; a new device's declaration drops the oldest."""
 CLIENT_FAILURES_TTL_S = 3600
 """A person's count of consecutive device failures per tool is forgotten an hour after the last one."""
-STANDING_APPROVALS_TTL_S = 365 * 24 * 3600
-"""A person's standing approvals ("always") are kept a year after they last gave one."""
+STANDING_APPROVALS_TTL_S = 30 * 24 * 3600
+"""A standing approval ("always") lasts this long after it was given; then the person is asked again."""
+STANDING_APPROVALS_MAX = 50
+"""Standing approvals kept per person; a new one beyond them drops the oldest."""
 NOTICE_WINDOW_S = 600
 NOTICES_PER_WINDOW = 3
 """Notes from the server itself a person gets per ``NOTICE_WINDOW_S``, in all their channels: whatever
 they send (too long, too fast, a file), telling them cannot cost the app's budget of messages."""
 INVITATIONS_WINDOW_S = 3600
-"""The window in which one organizer's invitations are counted against ``INVITATIONS_PER_HOUR``."""
+"""The window in which one organizer's invitations are counted (``tools.invitation_limits``)."""
 DIRECT_CHANNEL_TTL_S = 3600
 """A person's 1:1 channel with the bot is asked of Sendbird again an hour after it was last found or
 made: the invitations, reminders and messages of that hour cost no Platform API call for it, and a

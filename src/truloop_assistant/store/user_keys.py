@@ -79,9 +79,10 @@ def client_failures(user_id: str) -> str:
 
 
 def standing_approvals(user_id: str) -> str:
-    """Hash: tool name -> when the person said "always" to it (epoch seconds): calls of that tool run
-    without asking them, on every device and in every channel; lives ``STANDING_APPROVALS_TTL_S``
-    after the last one given."""
+    """Hash: ``<tool>:<scope digest>`` -> a standing approval as JSON (``tool``, ``since`` in epoch
+    seconds, ``scope``: which of that tool's calls run without asking the person). Each lasts
+    ``STANDING_APPROVALS_TTL_S`` after it was given (the key as long, after the last one given), at
+    most ``STANDING_APPROVALS_MAX`` of them."""
     return f"{prefix()}:{_user_tag(user_id)}:approvals"
 
 

@@ -40,10 +40,10 @@ notification_safe_toolsets = [
     knowledge_toolset,
     notification_device_toolset,
     places_toolset,
-    memory_toolset,
 ]
 """What the notification agent may use while writing a relayed message. Excluded: events (no
-recursive event creation), users (no unintended lookups), relay (no unintended sends)."""
+recursive event creation), users (no unintended lookups), relay (no unintended sends), memories
+(the sender's saved facts never reach a message someone else reads, whatever the request says)."""
 
 
 def tool_names() -> frozenset[str]:

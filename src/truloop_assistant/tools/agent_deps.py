@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -16,7 +16,9 @@ from ..i18n import Language
 from ..protocol.declarations import Declaration
 from ..protocol.methods import REMEMBERABLE
 from ..store.ledger import ERROR_CHARS, LedgerCall, redact
+from ..store.standing_approvals import Standing
 from .marks import from_mcp
+from .standing_scope import covers
 
 if TYPE_CHECKING:
     from ..backends import Backends
@@ -161,16 +163,18 @@ class AgentDeps:
     """Ids of the tool calls that reached a tool in this run (the others were invalid)."""
     tool_runs: dict[str, ToolRun] = field(default_factory=dict)
     """Tool call id -> how the call ran, for the ledger."""
-    standing: frozenset[str] = frozenset()
-    """The tools the person allows for good ("always"): their calls run without a dialog."""
+    standing: tuple[Standing, ...] = ()
+    """The person's standing approvals ("always") that hold in this run: none in a channel of several
+    people, nor in a run that quotes other people's words (the step leaves them out)."""
 
-    def allows_always(self, tool: ToolDefinition | str) -> bool:
-        """Whether calls of the tool run without asking: the person said "always" to it, and it is one
-        of the server's tools that may be allowed for good (``REMEMBERABLE``; never an MCP server's)."""
+    def allows_always(self, tool: ToolDefinition | str, args: Mapping[str, Any]) -> bool:
+        """Whether this call runs without asking: it is one of the server's tools that may be allowed
+        for good (``REMEMBERABLE``; never an MCP server's) and a standing approval covers it (the
+        calls like the one the person saw: ``standing_scope.covers``)."""
         if isinstance(tool, ToolDefinition) and from_mcp(tool):
             return False
         name = tool.name if isinstance(tool, ToolDefinition) else tool
-        return name in self.standing and name in REMEMBERABLE
+        return name in REMEMBERABLE and any(covers(approval, name, args) for approval in self.standing)
 
     def note_standing(self, tool_call_id: str | None) -> None:
         """The call runs without asking, by a standing approval (the ledger says so)."""

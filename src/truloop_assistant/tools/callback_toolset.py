@@ -30,7 +30,7 @@ class CallbackToolset(WrapperToolset[AgentDeps]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDeps], tool: ToolsetTool[AgentDeps]
     ) -> Any:
-        callbacks = _told(ctx, tool)
+        callbacks = _told(ctx, tool, tool_args)
         if callbacks is None:
             return await super().call_tool(name, tool_args, ctx, tool)
         run = ToolRun(tool=name, args=dict(tool_args), started_at=time.time())
@@ -42,14 +42,16 @@ class CallbackToolset(WrapperToolset[AgentDeps]):
                 callbacks.ended(_event(run, ctx))
 
 
-def _told(ctx: RunContext[AgentDeps], tool: ToolsetTool[AgentDeps]) -> ToolCallbacks | None:
+def _told(
+    ctx: RunContext[AgentDeps], tool: ToolsetTool[AgentDeps], args: dict[str, Any]
+) -> ToolCallbacks | None:
     """The callbacks to tell about this call, if it runs here: device calls, and gated calls still
     waiting for the user's yes, are told about when they are sent (the ledger writer does that)."""
     callbacks = ctx.deps.callbacks
     if not callbacks:
         return None
     waits = is_destructive(tool.tool_def) and not ctx.tool_call_approved
-    if runs_on_device(tool.tool_def) or (waits and not ctx.deps.allows_always(tool.tool_def)):
+    if runs_on_device(tool.tool_def) or (waits and not ctx.deps.allows_always(tool.tool_def, args)):
         return None
     return callbacks
 

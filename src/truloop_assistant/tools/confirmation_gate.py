@@ -1,7 +1,8 @@
 """The confirmation gate: a tool that changes data or reaches people waits for the person's yes.
 
 A call of such a tool raises ``ApprovalRequired`` (the server asks with an ``interaction.confirm``
-dialog), unless the person allows the tool for good (they said "always": ``AgentDeps.standing``);
+dialog), unless a standing approval covers the call (the person said "always" to one like it:
+``AgentDeps.standing``);
 tools that ask themselves (with what they prepared for the dialog) are left to do so. When the person
 changed arguments in the dialog, the tool runs with them (``ToolApproved(override_args=...)``) and
 its result names what they changed, so the model can say so.
@@ -32,7 +33,7 @@ class ConfirmationGate(WrapperToolset[AgentDeps]):
     ) -> Any:
         tool_def = tool.tool_def
         if is_destructive(tool_def) and not asks_itself(tool_def) and not ctx.tool_call_approved:
-            if not ctx.deps.allows_always(tool_def):
+            if not ctx.deps.allows_always(tool_def, tool_args):
                 raise ApprovalRequired
             ctx.deps.note_standing(ctx.tool_call_id)
         result = await super().call_tool(name, tool_args, ctx, tool)

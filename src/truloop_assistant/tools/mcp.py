@@ -1,10 +1,11 @@
 """Tools of remote MCP servers (``TRULOOP_MCP_SERVERS``), joining the server tools.
 
-Each server's tools are named ``<prefix>_<tool>``; those whose own name matches one of its
-``confirm`` patterns, or (when the server has a ``no_confirm`` list) matches none of its
-``no_confirm`` patterns, are marked destructive, so they go through the confirmation gate like the
-server's own. The agent wraps them like every toolset (time limits and failures
-become tool results; a confirmed call runs once).
+Each server's tools are named ``<prefix>_<tool>``. Every one of them is marked destructive, so it
+goes through the confirmation gate like the server's own, unless its own name matches one of the
+server's ``no_confirm`` patterns or the server marks it read-only (the MCP ``readOnlyHint`` tool
+annotation); a tool whose name matches a ``confirm`` pattern is confirmed in any case. Patterns
+match the unprefixed name whatever its case. The agent wraps them like every toolset (time limits
+and failures become tool results; a confirmed call runs once).
 
 A server that is down costs only its own tools: listing them gives none (and is tried again a
 little later, without delaying the turns in between), a call that cannot reach it fails as a tool
@@ -113,7 +114,7 @@ class McpServerTools(AbstractToolset[AgentDeps]):
                 log.warning("%s: tool %r is left out: the server has a tool of that name", self.label, name)
                 continue
             metadata = {**(tool.tool_def.metadata or {}), "mcp": self.server.prefix}
-            if needs_confirmation(self.server, name):
+            if needs_confirmation(self.server, name, read_only=says_read_only(tool.tool_def.metadata)):
                 metadata |= DESTRUCTIVE
             tools[name] = replace(tool, tool_def=replace(tool.tool_def, metadata=metadata))
         return tools
@@ -146,12 +147,25 @@ class McpServerTools(AbstractToolset[AgentDeps]):
         self._down = True
 
 
-def needs_confirmation(server: McpServer, name: str) -> bool:
-    """Whether the server's tool ``name`` (its own name, unprefixed) waits for the user's yes."""
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in server.confirm):
+def needs_confirmation(server: McpServer, name: str, *, read_only: bool = False) -> bool:
+    """Whether the server's tool ``name`` (its own name, unprefixed) waits for the user's yes:
+    always when a ``confirm`` pattern matches it; else unless a ``no_confirm`` pattern matches it or
+    the server says it is read-only (``read_only``)."""
+    if _matches(name, server.confirm):
         return True
-    allowed = server.no_confirm
-    return allowed is not None and not any(fnmatch.fnmatchcase(name, pattern) for pattern in allowed)
+    return not (read_only or _matches(name, server.no_confirm or []))
+
+
+def _matches(name: str, patterns: list[str]) -> bool:
+    """Whether a shell-style pattern matches the name, whatever the case of either."""
+    return any(fnmatch.fnmatchcase(name.casefold(), pattern.casefold()) for pattern in patterns)
+
+
+def says_read_only(metadata: dict[str, Any] | None) -> bool:
+    """Whether an MCP tool's annotations (as pydantic-ai keeps them in its metadata, by their wire
+    names) say it does not modify its environment (``readOnlyHint``)."""
+    annotations = (metadata or {}).get("annotations")
+    return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
 
 
 def mcp_toolsets(

@@ -76,7 +76,8 @@ async def send_message_to_user(
         relayed = await writer.write(
             sender_name=sender_name, recipient=recipient, request=request, deps=ctx.deps, usage=ctx.usage
         )
-        if not ctx.deps.allows_always("send_message_to_user"):  # the person allows it for good: it goes now
+        # The person allows messages to this recipient for good: it goes now.
+        if not ctx.deps.allows_always("send_message_to_user", {"user_id": recipient.user_id}):
             raise ApprovalRequired(metadata=prepared(relayed))
         ctx.deps.note_standing(ctx.tool_call_id)
     else:

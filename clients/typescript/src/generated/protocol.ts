@@ -54,6 +54,11 @@ export interface InteractionConfirmParams {
   permission?: string | null;
   /** for the server's own dialogs: what the person may change before approving */
   editable?: EditableField[] | null;
+  /**
+   * present when the person may answer "remember": "always": what it would cover (never in a group
+   * chat, nor for invitations or guests)
+   */
+  always?: AlwaysOffer | null;
 }
 
 /** An argument the person may change before approving. */
@@ -68,9 +73,22 @@ export interface EditableField {
   value: string | string[];
 }
 
+/** What a yes with `"remember": "always"` would allow from then on without asking. */
+export interface AlwaysOffer {
+  /** what it covers and for how long, in the person's language: show it beside the choice */
+  covers: string;
+  /**
+   * the same as data, as GET /api/v1/agent/approvals lists it: invitees and description for events,
+   * user_id for messages
+   */
+  scope: {
+    [key: string]: unknown;
+  };
+}
+
 /**
  * The answer to an `interaction.confirm`: yes or no; for the server's own dialogs (`editable`
- * present) also a reason, changes, or "always".
+ * present) also a reason, changes, or "always" (where `params.always` offers it).
  */
 export interface InteractionConfirmResult {
   /** `false`: the action does not run, and the assistant is told. */
@@ -81,7 +99,10 @@ export interface InteractionConfirmResult {
   edited?: {
     [key: string]: unknown;
   } | null;
-  /** do not ask this person again for this tool (ignored on a refusal) */
+  /**
+   * do not ask this person again for calls like this one, as the dialog's params.always says
+   * (ignored on a refusal, and when the dialog offered no always)
+   */
   remember?: "always" | null;
   [key: string]: unknown;
 }
