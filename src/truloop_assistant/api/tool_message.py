@@ -106,7 +106,7 @@ async def _answered(request: Request, response: Response) -> dict[str, Any]:
         with log_context(call_id=answer.call_id, user=principal.user_id):
             async with redis_budget():
                 outcome = await answers.record_in(tag.value, principal.user_id, answer)
-            body = _body_of(answer.call_id, outcome)  # 404/410, 403, 409, 422
+            body = _body_of(answer.call_id, outcome)  # 404, 403, 410, 409, 422
     except AppError as exc:
         exc.headers.update(rate.headers())
         raise
