@@ -18,6 +18,14 @@ conversation others share:
   failure when it was one of those); a replay started meanwhile skips them (``keys.erased``);
 - their turns keep only their state (no paused run, answers or recorded effects), their history goes.
 
+What the assistant passed on for the person in other people's 1:1 channels with it (a message it
+relayed for them, an invitation to their event, a change or a reminder of it) goes too: the places
+are on the person's index (``keys.passed_on``), each changed by its own commands: the lines written on
+their behalf leave those channels' transcripts (so the recipients' model is no longer quoted them),
+and the deliveries still waiting on their behalf leave the recipients' queues. The recipients' own
+histories never held those words (the model is quoted them afresh for each request, from the
+transcript), and what the recipients wrote back stays theirs.
+
 Kept: events other people organize (the person stays on their invitee lists until the organizer
 changes them), the directory's profile of the person (the organisation's), the ids of settled calls
 (with whose they were, no content, gone after 24 h) so late answers still get their 410, the marks
@@ -40,6 +48,8 @@ from ..store import admissions, keys
 from ..store.inbox import Inbox
 from ..store.ledger import Ledger
 from ..store.outbox import Outbox
+from ..store.passed_on import passed_on_places
+from ..store.pending_deliveries import PendingDeliveries
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
 
@@ -81,6 +91,7 @@ async def erase_user(
     cut = 0
     for channel_url in channels:
         cut += await _erase_in(channel_url, user_id, redis=redis, stores=conversations, intake=intake)
+    passed_on = await _take_back(user_id, redis=redis, transcript=conversations.transcript)
     # What their requests asked (a dialog's text, say) goes too; the settled ids stay, without it.
     listed = cast(list[bytes], await redis.zrange(keys.user_calls(user_id), 0, -1))
     for tag, call_id in (m.decode().split(" ", 1) for m in listed):
@@ -93,8 +104,16 @@ async def erase_user(
         keys.standing_approvals(user_id),
         keys.admin_role(user_id),
         keys.direct_channel(user_id),
+        keys.passed_on(user_id),
     )
-    log.info("erased %s: %d memories, %d channels, %d pending calls", user_id, memories, len(channels), cut)
+    log.info(
+        "erased %s: %d memories, %d channels, %d pending calls, %d lines or deliveries passed on for them",
+        user_id,
+        memories,
+        len(channels),
+        cut,
+        passed_on,
+    )
     return Erased(memories=memories, channels=len(channels), calls_cut=cut)
 
 
@@ -124,3 +143,16 @@ async def _erase_in(
     await stores.transcript.forget_user(channel_url, user_id)
     await admissions.forget_user(redis, channel_url, user_id)
     return cut
+
+
+async def _take_back(user_id: str, *, redis: Redis, transcript: Transcript) -> int:
+    """Remove what was passed on for the person elsewhere (see the module's docstring), place by place;
+    how many lines and deliveries went."""
+    deliveries = PendingDeliveries(redis)
+    gone = 0
+    for place in await passed_on_places(redis, user_id):
+        if place.kind == "line":
+            gone += await transcript.forget_user(place.target, user_id)
+        else:
+            gone += await deliveries.forget_for(place.target, user_id)
+    return gone

@@ -29,6 +29,9 @@ __all__ = [
     "MEMORY_MAX",
     "MEMORY_TTL_S",
     "OUTBOX_MAX",
+    "PASSED_ON_LINE_MAX_AGE_S",
+    "PASSED_ON_MAX",
+    "PASSED_ON_TTL_S",
     "PENDING_DELIVERIES_MAX",
     "PENDING_DELIVERY_LEASE_S",
     "PENDING_DELIVERY_MAX_AGE_S",
@@ -70,6 +73,16 @@ LOCAL_MESSAGES_TTL_S = 7 * 24 * 3600
 LOCAL_MESSAGES_MAX = 500
 LOCAL_TYPING_TTL_S = 60
 """The dev channel's typing mark outlives a worker that died mid-turn by at most this long."""
+
+PASSED_ON_LINE_MAX_AGE_S = HISTORY_TTL_S
+"""A line the assistant wrote on someone's behalf (a relayed message, an invitation) is quoted to the
+model for at most this long, however long its channel's transcript lives on."""
+PASSED_ON_TTL_S = PASSED_ON_LINE_MAX_AGE_S + 24 * 3600
+"""A person's index of where things were passed on for them lives this long after the last: longer
+than a line it names is quoted (``PASSED_ON_LINE_MAX_AGE_S``) and than a waiting delivery's queue
+(``PENDING_DELIVERY_TTL_S``)."""
+PASSED_ON_MAX = 2000
+"""Places (channels, people's queues) one person's index keeps at most, the most recent ones."""
 
 # -- paused turns and their device calls
 SETTLED_TTL_S = 24 * 3600

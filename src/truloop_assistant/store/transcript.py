@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from . import keys
+from .passed_on import note_passed_on
 from .reads import Read, Write
 
 ASSISTANT = ""
@@ -107,10 +108,14 @@ class Transcript:
         )
 
     async def add_once(self, channel_url: str, line: Line) -> None:
-        """Add the line unless the same speaker said the same recently (a retried delivery)."""
+        """Add the line unless the same speaker said the same recently (a retried delivery). A line
+        written on someone's behalf is noted in their index first (``passed_on``), so that erasing
+        them finds it."""
         text = line.text[: keys.TRANSCRIPT_LINE_CHARS]
         if any(old.user_id == line.user_id and old.text == text for old in await self.recent(channel_url)):
             return
+        if line.on_behalf_of:
+            await note_passed_on(self.redis, line.on_behalf_of, "line", channel_url)
         await self.add(channel_url, line)
 
     async def recent(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> list[Line]:
@@ -120,9 +125,7 @@ class Transcript:
     def recent_read(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> Read[list[Line]]:
         """:meth:`recent` as a read to batch with others."""
         key = _key(channel_url)
-        return Read(
-            lambda r: r.lrange(key, -limit, -1), lambda raw: [Line.model_validate_json(r) for r in raw]
-        )
+        return Read(lambda r: r.lrange(key, -limit, -1), _quotable)
 
     async def remove_message(self, channel_url: str, message_id: str) -> bool:
         """Remove the line of the person's message ``message_id`` (it was deleted); False when none is
@@ -134,6 +137,13 @@ class Transcript:
         their data to be erased); how many lines went."""
         args = ["user_id", user_id, "to", user_id, "on_behalf_of", user_id]
         return int(await self._remove(keys=[_key(channel_url)], args=args))
+
+
+def _quotable(raw: list[bytes]) -> list[Line]:
+    """The stored lines, without those passed on for someone longer ago than their index lasts."""
+    lines = [Line.model_validate_json(r) for r in raw]
+    oldest = time.time() - keys.PASSED_ON_LINE_MAX_AGE_S
+    return [line for line in lines if not line.on_behalf_of or line.at >= oldest]
 
 
 def _key(channel_url: str) -> str:

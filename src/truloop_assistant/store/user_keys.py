@@ -14,6 +14,7 @@ __all__ = [
     "erased",
     "memories",
     "memory_order",
+    "passed_on",
     "standing_approvals",
     "user_calls",
     "user_channels",
@@ -86,6 +87,15 @@ def user_calls(user_id: str) -> str:
     """Sorted set of a person's pending call ids by when they were issued, with each call's
     conversation tag in the member (``<tag> <call id>``); settled ones are dropped when listed."""
     return f"{prefix()}:{_user_tag(user_id)}:calls"
+
+
+def passed_on(user_id: str) -> str:
+    """Sorted set of where the assistant passed something on for the person, scored by when it last
+    did: ``line <channel URL>`` (a line written on their behalf in that channel's transcript: a
+    message relayed for them, an invitation to their event) and ``queue <user id>`` (a delivery for
+    them waiting in that person's queue), so that an erasure finds them without a scan. The newest
+    ``PASSED_ON_MAX``; lives ``PASSED_ON_TTL_S`` after the last one."""
+    return f"{prefix()}:{_user_tag(user_id)}:passed-on"
 
 
 def admin_role(user_id: str) -> str:
