@@ -26,6 +26,9 @@ and the deliveries still waiting on their behalf leave the recipients' queues. T
 histories never held those words (the model is quoted them afresh for each request, from the
 transcript), and what the recipients wrote back stays theirs.
 
+Their device tokens issued until then are revoked (``store.token_revocations``): the app signs in
+again for a new one.
+
 Kept: events other people organize (the person stays on their invitee lists until the organizer
 changes them), the directory's profile of the person (the organisation's), the ids of settled calls
 (with whose they were, no content, gone after 24 h) so late answers still get their 410, the marks
@@ -50,6 +53,7 @@ from ..store.ledger import Ledger
 from ..store.outbox import Outbox
 from ..store.passed_on import passed_on_places
 from ..store.pending_deliveries import PendingDeliveries
+from ..store.token_revocations import TokenRevocations
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
 
@@ -81,10 +85,14 @@ async def erase_user(
     conversations: Conversations,
     memory: MemoryStore,
     intake: Intake,
+    revocations: TokenRevocations,
 ) -> Erased:
-    """Erase what the server keeps of ``user_id``; safe to repeat."""
-    # First, so that a dead-letter replay that started before sees it and leaves their messages alone.
-    await redis.set(keys.erased(user_id), repr(time.time()), ex=keys.LEDGER_TTL_S)
+    """Erase what the server keeps of ``user_id`` and revoke their device tokens; safe to repeat."""
+    now = time.time()
+    # First, so that a dead-letter replay that started before sees it and leaves their messages alone,
+    # and no token of theirs adds anything while the rest goes.
+    await redis.set(keys.erased(user_id), repr(now), ex=keys.LEDGER_TTL_S)
+    await revocations.revoke(user_id, at=now)
     memories = await memory.forget_all(user_id)
     raw = cast(set[bytes], await redis.smembers(keys.user_channels(user_id)))
     channels = sorted(c.decode() for c in raw)

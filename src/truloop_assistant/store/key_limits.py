@@ -43,6 +43,7 @@ __all__ = [
     "STANDING_APPROVALS_TTL_S",
     "STREAMED_TTL_S",
     "SUPERSEDED_TURN_TTL_S",
+    "TOKENS_NOT_BEFORE_GRACE_S",
     "TRANSCRIPT_LINE_CHARS",
     "TRANSCRIPT_MAX",
     "USERS_MAX",
@@ -111,6 +112,9 @@ CLIENT_FAILURES_TTL_S = 3600
 """A person's count of consecutive device failures per tool is forgotten an hour after the last one."""
 STANDING_APPROVALS_TTL_S = 365 * 24 * 3600
 """A person's standing approvals ("always") are kept a year after they last gave one."""
+TOKENS_NOT_BEFORE_GRACE_S = 24 * 3600
+"""A revocation of a person's device tokens lives ``TRULOOP_JWT_MAX_TTL_S`` plus this: by then every
+token issued before it for no longer than ``TRULOOP_JWT_MAX_TTL_S`` has expired."""
 DIRECT_CHANNEL_TTL_S = 3600
 """A person's 1:1 channel with the bot is asked of Sendbird again an hour after it was last found or
 made: the invitations, reminders and messages of that hour cost no Platform API call for it, and a

@@ -16,6 +16,7 @@ __all__ = [
     "memory_order",
     "passed_on",
     "standing_approvals",
+    "tokens_not_before",
     "user_calls",
     "user_channels",
 ]
@@ -87,6 +88,13 @@ def user_calls(user_id: str) -> str:
     """Sorted set of a person's pending call ids by when they were issued, with each call's
     conversation tag in the member (``<tag> <call id>``); settled ones are dropped when listed."""
     return f"{prefix()}:{_user_tag(user_id)}:calls"
+
+
+def tokens_not_before(user_id: str) -> str:
+    """When the person's device tokens were last revoked (epoch seconds): a token issued before (its
+    ``iat``), or one without ``iat``, is refused. Lives ``TRULOOP_JWT_MAX_TTL_S`` plus
+    ``TOKENS_NOT_BEFORE_GRACE_S`` after the last revocation."""
+    return f"{prefix()}:{_user_tag(user_id)}:tokens-not-before"
 
 
 def passed_on(user_id: str) -> str:
