@@ -134,8 +134,7 @@ class TokenVerifier:
         has no ``iat`` to show it was not): 401 ``token_revoked``. One Redis read."""
         if self.revocations is None:
             return token.principal
-        user_id = token.principal.user_id
-        not_before = await self.revocations.not_before_read(user_id).once(self.revocations.redis)
+        not_before = await self.revocations.not_before(token.principal.user_id)
         if not_before is None:
             return token.principal
         if token.issued_at is None:

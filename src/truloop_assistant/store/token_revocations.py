@@ -10,18 +10,14 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from . import keys
-from .reads import Read
 
 # Set the not-before unless a later one is set already, and keep it for its lifetime.
 # KEYS: the person's not-before. ARGV: the moment (epoch seconds), lifetime (s). Returns the one kept.
 _REVOKE = """
 local kept = tonumber(redis.call('GET', KEYS[1]) or '')
-if not kept or tonumber(ARGV[1]) > kept then
-  kept = tonumber(ARGV[1])
-  redis.call('SET', KEYS[1], ARGV[1])
-end
+if not kept or tonumber(ARGV[1]) > kept then redis.call('SET', KEYS[1], ARGV[1]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
-return tostring(kept)
+return redis.call('GET', KEYS[1])
 """
 
 
@@ -39,7 +35,7 @@ class TokenRevocations:
         kept = await self._revoke(keys=[keys.tokens_not_before(user_id)], args=[repr(at), self.lasts_s])
         return float(kept)
 
-    def not_before_read(self, user_id: str) -> Read[float | None]:
+    async def not_before(self, user_id: str) -> float | None:
         """When ``user_id``'s tokens were last revoked, None if they never were (or it lapsed)."""
-        key = keys.tokens_not_before(user_id)
-        return Read(lambda r: r.get(key), lambda raw: None if raw is None else float(raw))
+        raw = await self.redis.get(keys.tokens_not_before(user_id))
+        return None if raw is None else float(raw)
