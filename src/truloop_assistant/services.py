@@ -40,6 +40,7 @@ from .store.ledger import Ledger
 from .store.outbox import Outbox
 from .store.pending_deliveries import PendingDeliveries
 from .store.streamed import StreamedMessages
+from .store.token_revocations import TokenRevocations
 from .store.transcript import Transcript
 from .store.turns import TurnStore
 
@@ -79,6 +80,7 @@ class Services:
     members: Members
     intake: Intake
     auth: TokenVerifier
+    revocations: TokenRevocations
     limiter: RateLimiter
     notices: Notices
     client_tools: ClientTools
@@ -122,6 +124,7 @@ class Services:
         history = History(redis, max_messages=settings.history_max_messages)
         notices = Notices(redis, channel)
         stack.push_async_callback(notices.drain)  # closed first: notices still use the clients
+        revocations = TokenRevocations(redis, max_token_ttl_s=settings.jwt_max_ttl_s)
         return cls(
             settings=settings,
             redis=redis,
@@ -137,7 +140,8 @@ class Services:
             ledger=Ledger(redis),
             members=members,
             intake=Intake(inbox, drains, queue),
-            auth=TokenVerifier(settings),
+            auth=TokenVerifier(settings, revocations=revocations),
+            revocations=revocations,
             limiter=RateLimiter(settings, redis),
             notices=notices,
             client_tools=ClientTools(redis),

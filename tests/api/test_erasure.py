@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from redis.asyncio import Redis
@@ -36,6 +38,7 @@ async def test_erasing_me_forgets_my_memories_history_and_pending_calls(start_se
         unauthenticated = await h.http.delete("/api/v1/agent/me")
         assert unauthenticated.status_code == 401
         token = issue_token(JWT_SECRET, "jeff")
+        erasing = time.time()
         r = await h.http.delete("/api/v1/agent/me", headers={"authorization": f"Bearer {token}"})
         assert r.status_code == 204 and r.content == b""
 
@@ -44,7 +47,12 @@ async def test_erasing_me_forgets_my_memories_history_and_pending_calls(start_se
         assert all(
             line.user_id != "jeff" and line.to != "jeff" for line in await Transcript(h.redis).recent("c-1")
         )
-        late = await h.answer(rpc["id"], result={"events": []})
+        # The tokens they had are refused; signed in again, a late answer is told the call ended.
+        revoked = await h.answer(rpc["id"], result={"events": []}, token=token)
+        assert revoked.status_code == 401 and revoked.json()["error"]["code"] == "token_revoked"
+        await asyncio.sleep(max(0.0, int(erasing) + 1 - time.time()))  # a token's iat is in seconds
+        token = issue_token(JWT_SECRET, "jeff")
+        late = await h.answer(rpc["id"], result={"events": []}, token=token)
         assert late.status_code == 410 and late.json()["error"]["code"] == "call_superseded"
         # Someone else's data stays.
         assert [m.text for m in await memories.list_recent("mina")] == ["I like tea"]

@@ -13,6 +13,7 @@ import pytest
 from tests.support import JWT_SECRET, ON_STANDALONE_AND_CLUSTER, Harness, calendar_model
 from truloop_assistant.auth import issue_token
 from truloop_assistant.store import keys
+from truloop_assistant.store.history import History
 from truloop_assistant.store.records import CallView
 from truloop_assistant.store.turns import TurnStore
 
@@ -177,3 +178,61 @@ async def test_a_call_that_stops_being_pending_while_it_is_answered_is_410_expir
     assert_error(await h.answer(call_id, result=GOOD), 410, code)
     monkeypatch.undo()
     assert_error(await h.answer(call_id, result=GOOD), 410, code)  # and so it stays
+
+
+NOT_FOUND = {"code": -32601, "message": "Method not found", "data": {"method": "calendar.getEvents"}}
+
+
+async def jeff_answers(h: Harness, store: TurnStore, call: CallView) -> None:
+    assert (await h.answer(call.call_id, result=GOOD)).status_code == 202
+    await h.replies(1)
+
+
+async def no_device_can_and_none_other_answers(h: Harness, store: TurnStore, call: CallView) -> None:
+    assert (await h.answer(call.call_id, error=NOT_FOUND)).status_code == 202
+    outcome, _ = await store.end_unhandled(call.tag, call.call_id)  # as the scanner does after the wait
+    assert outcome == "resume"
+
+
+def settled_by(meanwhile: Callable[[TurnStore, CallView], Awaitable[None]]) -> Any:
+    async def settle(h: Harness, store: TurnStore, call: CallView) -> None:
+        await meanwhile(store, call)
+
+    settle.__name__ = meanwhile.__name__
+    return settle
+
+
+@pytest.mark.parametrize(
+    ("settle", "status", "code"),
+    [
+        (jeff_answers, 200, None),
+        (settled_by(deadline_passes), 410, "call_expired"),
+        (settled_by(expiry_scanner_settles_it), 410, "call_expired"),
+        (settled_by(user_writes_again), 410, "call_superseded"),
+        (no_device_can_and_none_other_answers, 410, "call_cancelled"),
+    ],
+    ids=["answered", "past-its-deadline", "expired", "superseded", "cancelled"],
+)
+async def test_another_users_answer_is_403_whatever_became_of_the_call(
+    pending: tuple[Harness, str],
+    settle: Callable[[Harness, TurnStore, CallView], Awaitable[None]],
+    status: int,
+    code: str | None,
+) -> None:
+    h, call_id = pending
+    store = TurnStore(h.redis, pending_ttl_s=60, history=History(h.redis, max_messages=10))
+    call = await store.get_call(call_id)
+    assert call is not None
+    await settle(h, store, call)
+
+    # Another user learns nothing of what became of it: the same answer as while it was pending.
+    for answer in ({"result": GOOD}, {"error": NOT_FOUND}):
+        assert_error(await h.answer(call_id, user="mallory", **answer), 403, "not_your_call")
+    admin = issue_token(JWT_SECRET, "boss", role="admin")
+    assert_error(await h.answer(call_id, result=GOOD, token=admin), 403, "not_your_call")
+    # Its own user is told as before.
+    mine = await h.answer(call_id, result=GOOD)
+    if status == 200:
+        assert mine.status_code == 200 and mine.json() == {"status": "duplicate"}
+    else:
+        assert_error(mine, status, code)

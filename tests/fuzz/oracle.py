@@ -113,10 +113,10 @@ def tool_expectation(fz: Fuzz, body: bytes, auth: Auth) -> set[int]:
     known = isinstance(call_id, str) and call_id in fz.known_ids
     if not known:
         allowed |= {404}
-    elif call_id == fz.superseded:
-        allowed |= {410}
-    elif auth.kind == "other":
+    elif auth.kind == "other":  # another user's call is 403 whatever its state
         allowed |= {403}
+    elif call_id == fz.superseded:
+        allowed |= {410} if auth.kind == "jeff" else {403, 410}
     elif auth.kind == "jeff":
         allowed |= {200, 202, 409, 422}
     else:

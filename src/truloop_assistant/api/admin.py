@@ -1,15 +1,20 @@
-"""``GET /api/v1/admin/conversations/{channel_url}``: a conversation's tool-call ledger, for operators."""
+"""Operators' endpoints: ``GET /api/v1/admin/conversations/{channel_url}`` (a conversation's tool-call
+ledger) and ``POST /api/v1/admin/users/{user_id}/revoke-tokens`` (refuse a person's device tokens
+issued until now)."""
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends
+from pydantic import BaseModel, Field
 
 from ..errors import NotFound
 from ..operations.inspection import as_json, conversation_report
 from .budget import redis_budget
-from .deps import LedgerDep, RateLimit, RedisDep, SettingsDep, admin_principal
+from .deps import LedgerDep, RateLimit, RedisDep, ServicesDep, SettingsDep, admin_principal
 
 router = APIRouter(
     prefix="/api/v1/admin",
@@ -36,3 +41,21 @@ async def conversation(
     if not report.known:
         raise NotFound(f"no conversation {channel_url!r} is known here", code="unknown_conversation")
     return as_json(report)
+
+
+class Revoked(BaseModel):
+    """The person's device tokens issued before ``not_before`` are refused (401 ``token_revoked``)."""
+
+    user_id: str
+    not_before: str = Field(
+        description="ISO 8601 UTC; tokens whose iat is earlier, or without iat, are refused"
+    )
+
+
+@router.post("/users/{user_id}/revoke-tokens")
+async def revoke_tokens(user_id: str, services: ServicesDep) -> Revoked:
+    """Revoke a person's device tokens issued until now, on every device (admin JWT only): each gets
+    401 ``token_revoked`` from its next request; tokens minted afterwards work."""
+    async with redis_budget():
+        not_before = await services.revocations.revoke(user_id, at=time.time())
+    return Revoked(user_id=user_id, not_before=datetime.fromtimestamp(not_before, UTC).isoformat())

@@ -67,8 +67,17 @@ ClientToolsDep = Annotated[ClientTools, Depends(_client_tools)]
 
 
 async def current_principal(request: Request, services: ServicesDep) -> Principal:
-    """Who calls: the user of the request's bearer token (401 without a valid one)."""
-    return await services.auth.verify(request.headers.get("authorization"))
+    """Who calls: the user of the request's bearer token (401 without a valid one, or with one issued
+    before the user's tokens were revoked)."""
+    return await authenticated(services, request.headers.get("authorization"))
+
+
+async def authenticated(services: Services, authorization: str | None) -> Principal:
+    """The principal of a valid token not revoked since (401 otherwise); its one Redis read within the
+    request's budget (a JWKS fetch is not: it has its own)."""
+    token = await services.auth.authenticate(authorization)
+    async with redis_budget():
+        return await services.auth.admit(token)
 
 
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]

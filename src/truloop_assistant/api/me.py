@@ -31,6 +31,7 @@ async def _eraser(services: ServicesDep) -> Erase:
         ),
         memory=services.backends.memory,
         intake=services.intake,
+        revocations=services.revocations,
     )
 
 
@@ -43,9 +44,11 @@ async def _eraser(services: ServicesDep) -> Erase:
 )
 async def erase_me(principal: CurrentPrincipal, erase: Annotated[Erase, Depends(_eraser)]) -> None:
     """Erase the caller's memories, history with the assistant, their lines, queued messages, tool-call
-    records and dead letters in every channel they wrote in, pending calls and declared tools.
+    records and dead letters in every channel they wrote in, pending calls and declared tools, and
+    what the assistant passed on for them in others' channels; revoke their device tokens.
 
-    The caller is the JWT's ``sub``.
+    The caller is the JWT's ``sub``. Every token of theirs issued until now (this one too) is 401
+    ``token_revoked`` afterwards.
     """
     async with redis_budget(10.0):  # a person with many channels takes longer than one request's budget
         await erase(principal.user_id)

@@ -102,8 +102,8 @@ TOOL_MESSAGE_REQUEST: dict[str, Any] = {
 }
 TOOL_MESSAGE_ERRORS: dict[int | str, Any] = {
     400: _error("not JSON, or not a JSON-RPC 2.0 response (fix the app)"),
-    401: _error("no token, or a token that is not valid (get a new one)"),
-    403: _error("the call belongs to another user"),
+    401: _error("no token, or a token that is not valid or was revoked (get a new one)"),
+    403: _error("the call belongs to another user (whatever became of it)"),
     404: _error("no such call, or it left the pending state over 24 h ago (drop the request)"),
     409: _error("the call was answered already, differently (drop the request)"),
     410: _error("the call expired or was superseded by a newer message (drop the request)"),
@@ -157,7 +157,7 @@ BEARER: dict[str, Any] = {
 }
 """The header of the client-tools endpoints (their routes read it themselves)."""
 AUTH_ERRORS: dict[int | str, Any] = {
-    401: _error("no token, or a token that is not valid (get a new one)"),
+    401: _error("no token, or a token that is not valid or was revoked (get a new one)"),
     429: _error("over the user's rate limit (retry after Retry-After)", {**RATE_HEADERS, **RETRY_AFTER}),
     503: _error("Redis did not answer in time (retry with backoff)"),
 }

@@ -22,7 +22,7 @@ from ..store.reads import Batch
 from . import openapi
 from .body import read_body
 from .budget import redis_budget
-from .deps import services_of, within_rate
+from .deps import authenticated, services_of, within_rate
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -88,7 +88,7 @@ async def tool_message(request: Request, response: Response) -> dict[str, Any]:
 async def _answered(request: Request, response: Response) -> dict[str, Any]:
     services = services_of(request)
     raw = await read_body(request, MAX_TOOL_MESSAGE_BYTES)  # 413
-    principal = await services.auth.verify(request.headers.get("authorization"))  # 401
+    principal = await authenticated(services, request.headers.get("authorization"))  # 401
     answer = parse_response(raw)  # 400
     # Counted once it parsed, in one round trip with the lookup of the call's conversation.
     batch = Batch(services.redis)
@@ -106,7 +106,7 @@ async def _answered(request: Request, response: Response) -> dict[str, Any]:
         with log_context(call_id=answer.call_id, user=principal.user_id):
             async with redis_budget():
                 outcome = await answers.record_in(tag.value, principal.user_id, answer)
-            body = _body_of(answer.call_id, outcome)  # 404/410, 403, 409, 422
+            body = _body_of(answer.call_id, outcome)  # 404, 403, 410, 409, 422
     except AppError as exc:
         exc.headers.update(rate.headers())
         raise

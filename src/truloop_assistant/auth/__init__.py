@@ -11,11 +11,14 @@ from typing import Any
 
 import jwt
 from jwt.exceptions import InvalidSubjectError
-from pydantic import SecretStr
 
 from ..config import Settings, reveal
 from ..errors import Unauthorized
+from ..store.token_revocations import TokenRevocations
 from .jwks import KEY_TYPES, JwksKeys, SigningKey
+from .minting import issue_token
+
+__all__ = ["Authenticated", "Principal", "TokenVerifier", "issue_token"]
 
 _MAX_TOKEN_CHARS = 8 * 1024
 _LEEWAY_S = 30
@@ -74,10 +77,19 @@ def _reason(exc: jwt.PyJWTError, audience: str | None, issuer: str | None) -> st
 
 
 @dataclass(frozen=True)
+class Authenticated:
+    """A token whose signature and claims verified: who it names, and when it was issued (its ``iat``;
+    None without one). Whether it was revoked since is :meth:`TokenVerifier.admit`'s to say."""
+
+    principal: Principal
+    issued_at: float | None
+
+
+@dataclass(frozen=True)
 class _Verified:
     """A token that verified: who it names, until when, and the JWKS keys it was checked against."""
 
-    principal: Principal
+    token: Authenticated
     exp: int
     keys: list[SigningKey] | None
     """The JWKS key list of the time (a refetch makes a new one); None for HS256."""
@@ -88,12 +100,20 @@ class TokenVerifier:
 
     A token that verified is remembered: the same token again is only checked for expiry (its
     signature, audience, issuer, ``nbf``/``iat`` and ``sub`` cannot have changed), as long as the
-    JWKS keys it was checked against are still the ones in use.
+    JWKS keys it was checked against are still the ones in use. Whether its person's tokens were
+    revoked since (``revocations``) is read on every request: one Redis read.
     """
 
     def __init__(
-        self, settings: Settings, *, jwks_ttl_s: float = 600, jwks_min_refetch_s: float = 30
+        self,
+        settings: Settings,
+        *,
+        revocations: TokenRevocations | None = None,
+        jwks_ttl_s: float = 600,
+        jwks_min_refetch_s: float = 30,
     ) -> None:
+        self.revocations = revocations
+        """Where revocations are read; None: none are checked (a verifier without Redis)."""
         self.secret = settings.jwt_secret
         self.audience = settings.jwt_audience or None
         self.issuer = settings.jwt_issuer or None
@@ -106,7 +126,33 @@ class TokenVerifier:
         self._verified: dict[str, _Verified] = {}
 
     async def verify(self, authorization: str | None) -> Principal:
-        """The principal of a valid bearer token; raises :class:`Unauthorized` otherwise."""
+        """The principal of a valid bearer token not revoked since; raises :class:`Unauthorized` otherwise."""
+        return await self.admit(await self.authenticate(authorization))
+
+    async def admit(self, token: Authenticated) -> Principal:
+        """The token's principal, unless its person's tokens were revoked after it was issued (or it
+        has no ``iat`` to show it was not): 401 ``token_revoked``. One Redis read."""
+        if self.revocations is None:
+            return token.principal
+        not_before = await self.revocations.not_before(token.principal.user_id)
+        if not_before is None:
+            return token.principal
+        if token.issued_at is None:
+            raise Unauthorized(
+                "the token has no 'iat' claim and this user's tokens were revoked: get a new token "
+                "(minted with 'iat')",
+                code="token_revoked",
+            )
+        if token.issued_at < not_before:
+            raise Unauthorized(
+                "the token was issued before this user's tokens were revoked: get a new token",
+                code="token_revoked",
+            )
+        return token.principal
+
+    async def authenticate(self, authorization: str | None) -> Authenticated:
+        """The bearer token's principal and ``iat`` once its signature and claims verify (no Redis);
+        raises :class:`Unauthorized` otherwise."""
         if not authorization:
             raise Unauthorized("missing Authorization header; send 'Authorization: Bearer <JWT>'")
         scheme, _, token = authorization.partition(" ")
@@ -136,12 +182,13 @@ class TokenVerifier:
             )
         role = claims.get("role")
         principal = Principal(user_id=sub, role=role if isinstance(role, str) else None)
+        verified = Authenticated(principal, _issued_at(claims))
         # The JWKS keys the token was just checked against (no await since: still the current ones).
         keys = self.jwks.keys if alg != "HS256" and self.jwks is not None else None
-        self._remember(token, _Verified(principal, exp, keys))
-        return principal
+        self._remember(token, _Verified(verified, exp, keys))
+        return verified
 
-    async def _known(self, token: str) -> Principal | None:
+    async def _known(self, token: str) -> Authenticated | None:
         """The principal of a token that verified before and has not expired since; None when it
         must be verified (again)."""
         known = self._verified.get(token)
@@ -153,7 +200,7 @@ class TokenVerifier:
         if known.exp <= time.time() - _LEEWAY_S:  # as PyJWT decides it
             self._verified.pop(token, None)
             raise Unauthorized("the token has expired", code="token_expired")
-        return known.principal
+        return known.token
 
     def _remember(self, token: str, verified: _Verified) -> None:
         if len(self._verified) >= _VERIFIED_MAX:
@@ -201,25 +248,12 @@ class TokenVerifier:
         )
 
 
-def issue_token(
-    secret: str | SecretStr,
-    user_id: str,
-    *,
-    ttl_s: int = 24 * 3600,
-    role: str | None = None,
-    audience: str | None = None,
-    issuer: str | None = None,
-) -> str:
-    """A signed HS256 token (the dev server and the ``token`` command hand these out; tests use it too)."""
-    now = int(time.time())
-    claims: dict[str, Any] = {"sub": user_id, "exp": now + ttl_s, "iat": now}
-    if role:
-        claims["role"] = role
-    if audience:
-        claims["aud"] = audience
-    if issuer:
-        claims["iss"] = issuer
-    return jwt.encode(claims, reveal(secret), algorithm="HS256")
+def _issued_at(claims: dict[str, Any]) -> float | None:
+    """The token's ``iat`` (PyJWT took it for a whole number), None without one."""
+    try:
+        return float(claims["iat"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _header_alg(token: str) -> Any:

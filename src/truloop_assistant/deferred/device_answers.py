@@ -1,9 +1,10 @@
 """Recording a device's JSON-RPC answer to a deferred call, and what becomes of it.
 
-The rules: an unknown call, another user's call, a call that expired, was superseded or was
-cancelled, an answer given already (the same one: a duplicate; another one: a conflict), a result
-that does not fit the method's schema, a device that cannot run the method (-32601: the call waits
-for another of the user's devices), and the answer that settles the turn's last call (it resumes).
+The rules, in their order: an unknown call; another user's call, whatever its state (only the
+call's own user learns what became of it); a call that expired, was superseded or was cancelled; an
+answer given already (the same one: a duplicate; another one: a conflict); a result that does not
+fit the method's schema; a device that cannot run the method (-32601: the call waits for another of
+the user's devices); and the answer that settles the turn's last call (it resumes).
 """
 
 from __future__ import annotations
@@ -88,13 +89,14 @@ class DeviceAnswers:
         call = await self.store.call_in(tag, answer.call_id)
         if call is None:
             return _unknown(answer.call_id)
+        if call.user_id != user_id:
+            # Before any state: another user learns nothing of what became of the call.
+            return Refused("not_your_call", "this call belongs to another user")
         fingerprint = answer.fingerprint()
         if call.state in ("expired", "superseded") or (
             call.state == "cancelled" and call.fingerprint != fingerprint
         ):
             return _gone(call)
-        if call.user_id != user_id:
-            return Refused("not_your_call", "this call belongs to another user")
         if call.state in ("answered", "cancelled"):
             if call.fingerprint != fingerprint:
                 return _conflict()

@@ -18,6 +18,17 @@ conversation others share:
   failure when it was one of those); a replay started meanwhile skips them (``keys.erased``);
 - their turns keep only their state (no paused run, answers or recorded effects), their history goes.
 
+What the assistant passed on for the person in other people's 1:1 channels with it (a message it
+relayed for them, an invitation to their event, a change or a reminder of it) goes too: the places
+are on the person's index (``keys.passed_on``), each changed by its own commands: the lines written on
+their behalf leave those channels' transcripts (so the recipients' model is no longer quoted them),
+and the deliveries still waiting on their behalf leave the recipients' queues. The recipients' own
+histories never held those words (the model is quoted them afresh for each request, from the
+transcript), and what the recipients wrote back stays theirs.
+
+Their device tokens issued until then are revoked (``store.token_revocations``): the app signs in
+again for a new one.
+
 Kept: events other people organize (the person stays on their invitee lists until the organizer
 changes them), the directory's profile of the person (the organisation's), the ids of settled calls
 (with whose they were, no content, gone after 24 h) so late answers still get their 410, the marks
@@ -40,6 +51,9 @@ from ..store import admissions, keys
 from ..store.inbox import Inbox
 from ..store.ledger import Ledger
 from ..store.outbox import Outbox
+from ..store.passed_on import passed_on_places
+from ..store.pending_deliveries import PendingDeliveries
+from ..store.token_revocations import TokenRevocations
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
 
@@ -71,16 +85,21 @@ async def erase_user(
     conversations: Conversations,
     memory: MemoryStore,
     intake: Intake,
+    revocations: TokenRevocations,
 ) -> Erased:
-    """Erase what the server keeps of ``user_id``; safe to repeat."""
-    # First, so that a dead-letter replay that started before sees it and leaves their messages alone.
-    await redis.set(keys.erased(user_id), repr(time.time()), ex=keys.LEDGER_TTL_S)
+    """Erase what the server keeps of ``user_id`` and revoke their device tokens; safe to repeat."""
+    now = time.time()
+    # First, so that a dead-letter replay that started before sees it and leaves their messages alone,
+    # and no token of theirs adds anything while the rest goes.
+    await redis.set(keys.erased(user_id), repr(now), ex=keys.LEDGER_TTL_S)
+    await revocations.revoke(user_id, at=now)
     memories = await memory.forget_all(user_id)
     raw = cast(set[bytes], await redis.smembers(keys.user_channels(user_id)))
     channels = sorted(c.decode() for c in raw)
     cut = 0
     for channel_url in channels:
         cut += await _erase_in(channel_url, user_id, redis=redis, stores=conversations, intake=intake)
+    passed_on = await _take_back(user_id, redis=redis, transcript=conversations.transcript)
     # What their requests asked (a dialog's text, say) goes too; the settled ids stay, without it.
     listed = cast(list[bytes], await redis.zrange(keys.user_calls(user_id), 0, -1))
     for tag, call_id in (m.decode().split(" ", 1) for m in listed):
@@ -93,8 +112,16 @@ async def erase_user(
         keys.standing_approvals(user_id),
         keys.admin_role(user_id),
         keys.direct_channel(user_id),
+        keys.passed_on(user_id),
     )
-    log.info("erased %s: %d memories, %d channels, %d pending calls", user_id, memories, len(channels), cut)
+    log.info(
+        "erased %s: %d memories, %d channels, %d pending calls, %d lines or deliveries passed on for them",
+        user_id,
+        memories,
+        len(channels),
+        cut,
+        passed_on,
+    )
     return Erased(memories=memories, channels=len(channels), calls_cut=cut)
 
 
@@ -123,3 +150,16 @@ async def _erase_in(
     await stores.transcript.forget_user(channel_url, user_id)
     await admissions.forget_user(redis, channel_url, user_id)
     return cut
+
+
+async def _take_back(user_id: str, *, redis: Redis, transcript: Transcript) -> int:
+    """Remove what was passed on for the person elsewhere (see the module's docstring), place by place;
+    how many lines and deliveries went."""
+    deliveries = PendingDeliveries(redis)
+    gone = 0
+    for place in await passed_on_places(redis, user_id):
+        if place.kind == "line":
+            gone += await transcript.forget_user(place.target, user_id)
+        else:
+            gone += await deliveries.forget_for(place.target, user_id)
+    return gone

@@ -22,10 +22,10 @@ from ..store import keys
 from ..store.admissions import Decision, decision_writes
 from ..store.inbox import seen_read
 from ..store.reads import Batch, Read, Write, run_writes
-from ..store.transcript import Line, Transcript
+from ..store.transcript import Transcript
 from ..store.turn_writes import channel_writes
 from .audience import Heard, hear, unmentioned
-from .intake import Intake
+from .intake import Intake, line_of
 from .notices import Notices
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class Admission:
         """Note a message as ``heard`` (an overheard one as context); whether it is a turn."""
         if heard == "overheard":
             # Noted in the person's channels too: their lines here are erased with the rest on request.
-            line = Line(user_id=message.user_id, text=message.text)
+            line = line_of(message)
             await run_writes(
                 self.redis,
                 [
@@ -143,7 +143,7 @@ class Admission:
                 return False
         else:
             await run_writes(self.redis, self.decided(message, "not_addressed", noted=True))
-        line = Line(user_id=message.user_id, text=message.text, turn=heard == "turn")
+        line = line_of(message, turn=heard == "turn")
         await self.transcript.add_for(message.channel_url, message.message_id, line)
         return heard == "turn"
 

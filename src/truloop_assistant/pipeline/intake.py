@@ -21,6 +21,12 @@ from .queue import TurnQueue
 log = logging.getLogger(__name__)
 
 
+def line_of(message: InboundMessage, *, turn: bool = False) -> Line:
+    """The person's message as a line of its channel's transcript, with its message id (so that a
+    deletion can take it out again)."""
+    return Line(user_id=message.user_id, text=message.text, turn=turn, message_id=message.message_id)
+
+
 class Intake:
     def __init__(self, inbox: Inbox, drains: Drains, queue: TurnQueue) -> None:
         self.inbox = inbox
@@ -40,7 +46,7 @@ class Intake:
         )
         # The turn's own words are part of what the channel said: kept with the event, when queued
         # (an undecided message's, by the worker once it knows whom it was for).
-        said = None if undecided else Line(user_id=message.user_id, text=message.text, turn=True)
+        said = None if undecided else line_of(message, turn=True)
         status = await self._push(
             message.channel_url, event, dedup_id=message.message_id, said=said, sender=message.user_id
         )

@@ -6,7 +6,9 @@ what waits for them oldest first, and removes each once delivered. When Sendbird
 failing it stops there and tries the person again ``keys.PENDING_DELIVERY_RETRY_S`` later; if its
 worker dies, the person comes due again after the lease. A retry carries the same ``dedup_id``, so a
 message is shown once. A final refusal, or a delivery still refused after
-``keys.PENDING_DELIVERY_MAX_AGE_S``, is given up and logged as an error.
+``keys.PENDING_DELIVERY_MAX_AGE_S``, is given up and logged as an error; one whose organizer had
+their data erased since it was queued is dropped (an erasure drops those it finds; this catches one
+a scan held meanwhile).
 """
 
 from __future__ import annotations
@@ -54,6 +56,10 @@ class PendingDeliveryScan:
                 break
             if not delivery.dedup_id or at - delivery.queued_at > keys.PENDING_DELIVERY_MAX_AGE_S:
                 log.error("gave up delivering %s to %s: still refused", delivery.dedup_id, person)
+                await self.pending.done(delivery)
+                continue
+            if await self.pending.behalf_erased(delivery):
+                log.info("dropped %s to %s: its sender's data was erased", delivery.dedup_id, person)
                 await self.pending.done(delivery)
                 continue
             try:

@@ -32,6 +32,9 @@ __all__ = [
     "NOTICES_PER_WINDOW",
     "NOTICE_WINDOW_S",
     "OUTBOX_MAX",
+    "PASSED_ON_LINE_MAX_AGE_S",
+    "PASSED_ON_MAX",
+    "PASSED_ON_TTL_S",
     "PENDING_DELIVERIES_MAX",
     "PENDING_DELIVERY_LEASE_S",
     "PENDING_DELIVERY_MAX_AGE_S",
@@ -44,6 +47,7 @@ __all__ = [
     "STANDING_APPROVALS_TTL_S",
     "STREAMED_TTL_S",
     "SUPERSEDED_TURN_TTL_S",
+    "TOKENS_NOT_BEFORE_GRACE_S",
     "TRANSCRIPT_LINE_CHARS",
     "TRANSCRIPT_MAX",
     "USERS_MAX",
@@ -74,6 +78,16 @@ LOCAL_MESSAGES_TTL_S = 7 * 24 * 3600
 LOCAL_MESSAGES_MAX = 500
 LOCAL_TYPING_TTL_S = 60
 """The dev channel's typing mark outlives a worker that died mid-turn by at most this long."""
+
+PASSED_ON_LINE_MAX_AGE_S = HISTORY_TTL_S
+"""A line the assistant wrote on someone's behalf (a relayed message, an invitation) is quoted to the
+model for at most this long, however long its channel's transcript lives on."""
+PASSED_ON_TTL_S = PASSED_ON_LINE_MAX_AGE_S + 24 * 3600
+"""A person's index of where things were passed on for them lives this long after the last: longer
+than a line it names is quoted (``PASSED_ON_LINE_MAX_AGE_S``) and than a waiting delivery's queue
+(``PENDING_DELIVERY_TTL_S``)."""
+PASSED_ON_MAX = 2000
+"""Places (channels, people's queues) one person's index keeps at most, the most recent ones."""
 
 # -- paused turns and their device calls
 SETTLED_TTL_S = 24 * 3600
@@ -110,6 +124,9 @@ NOTICES_PER_WINDOW = 3
 they send (too long, too fast, a file), telling them cannot cost the app's budget of messages."""
 INVITATIONS_WINDOW_S = 3600
 """The window in which one organizer's invitations are counted (``tools.invitation_limits``)."""
+TOKENS_NOT_BEFORE_GRACE_S = 24 * 3600
+"""A revocation of a person's device tokens lives ``TRULOOP_JWT_MAX_TTL_S`` plus this: by then every
+token issued before it for no longer than ``TRULOOP_JWT_MAX_TTL_S`` has expired."""
 DIRECT_CHANNEL_TTL_S = 3600
 """A person's 1:1 channel with the bot is asked of Sendbird again an hour after it was last found or
 made: the invitations, reminders and messages of that hour cost no Platform API call for it, and a

@@ -17,6 +17,7 @@ from typing import cast
 from redis.asyncio import Redis
 
 from . import keys
+from .passed_on import note_passed_on
 
 # Queue a delivery (unless one with its dedup_id waits already) and put its person in the scan.
 # KEYS: due, queue. ARGV: user id, entry, dedup id, due at, ttl, max entries. Returns 1 if queued.
@@ -61,6 +62,22 @@ redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 return 1
 """
 
+# Drop the deliveries queued on someone's behalf; with an empty queue its person leaves the scan.
+# KEYS: due, queue. ARGV: the queue's user id, whose behalf. Returns how many were dropped.
+_FORGET = """
+local gone = 0
+for i, entry in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+  local ok, decoded = pcall(cjson.decode, entry)
+  if ok and type(decoded) == 'table' and decoded['on_behalf_of'] == ARGV[2] then
+    redis.call('LSET', KEYS[2], i - 1, '\0dropped')
+    gone = gone + 1
+  end
+end
+if gone > 0 then redis.call('LREM', KEYS[2], 0, '\0dropped') end
+if redis.call('LLEN', KEYS[2]) == 0 then redis.call('ZREM', KEYS[1], ARGV[1]) end
+return gone
+"""
+
 
 @dataclass(frozen=True)
 class PendingDelivery:
@@ -82,9 +99,13 @@ class PendingDeliveries:
         self._claim = redis.register_script(CLAIM_DUE)
         self._pop = redis.register_script(_POP)
         self._release = redis.register_script(_RELEASE)
+        self._forget = redis.register_script(_FORGET)
 
     async def add(self, delivery: PendingDelivery, *, due: float) -> bool:
-        """Queue ``delivery`` behind the person's others, tried from ``due`` on; False if it waits already."""
+        """Queue ``delivery`` behind the person's others, tried from ``due`` on; False if it waits already.
+        One on someone's behalf is noted in their index first (``passed_on``)."""
+        if delivery.on_behalf_of:
+            await note_passed_on(self.redis, delivery.on_behalf_of, "queue", delivery.user_id)
         entry = json.dumps(asdict(delivery))
         args = [delivery.user_id, entry, delivery.dedup_id, repr(due)]
         args += [str(keys.PENDING_DELIVERY_TTL_S), str(keys.PENDING_DELIVERIES_MAX)]
@@ -119,6 +140,20 @@ class PendingDeliveries:
     async def done(self, delivery: PendingDelivery) -> None:
         """Remove ``delivery`` (the person's oldest), delivered or given up."""
         await self._pop(keys=[keys.pending_delivery_queue(delivery.user_id)], args=[delivery.dedup_id])
+
+    async def forget_for(self, user_id: str, on_behalf_of: str) -> int:
+        """Drop what waits for ``user_id`` on ``on_behalf_of``'s behalf (they asked for their data to be
+        erased); how many deliveries were dropped."""
+        queue = keys.pending_delivery_queue(user_id)
+        return int(await self._forget(keys=[keys.pending_deliveries(), queue], args=[user_id, on_behalf_of]))
+
+    async def behalf_erased(self, delivery: PendingDelivery) -> bool:
+        """Whether the person the delivery speaks for had their data erased after it was queued (an
+        erasure that ran while a scan held it)."""
+        if not delivery.on_behalf_of:
+            return False
+        erased = await self.redis.get(keys.erased(delivery.on_behalf_of))
+        return erased is not None and float(erased) >= delivery.queued_at
 
     async def release(self, user_id: str, *, lease: float, retry_at: float) -> None:
         """End a claim: the person leaves the scan if nothing waits, else is tried at ``retry_at``."""

@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from . import keys
+from .passed_on import note_passed_on
 from .reads import Read, Write
 
 ASSISTANT = ""
@@ -31,6 +32,9 @@ class Line(BaseModel):
     """The person's message was a turn: it is in their own history already."""
     on_behalf_of: str | None = None
     """Whose words the assistant passed on in it (a relayed message's sender, an event's organizer)."""
+    message_id: str | None = None
+    """The channel's id of the person's message (None for the assistant's lines, and for lines kept
+    before lines had one), so that a message deleted later leaves the transcript too."""
     at: float = Field(default_factory=time.time)
 
 
@@ -58,11 +62,33 @@ return 1
 )
 
 
+# Remove the lines one of whose fields has the value given, keeping the others in order; how many
+# went. One command on one key (atomic; Cluster-safe). KEYS: the transcript. ARGV: field, value, ...
+_REMOVE = """
+local gone = 0
+for i, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local ok, line = pcall(cjson.decode, raw)
+  if ok and type(line) == 'table' then
+    for j = 1, #ARGV, 2 do
+      if line[ARGV[j]] == ARGV[j + 1] then
+        redis.call('LSET', KEYS[1], i - 1, '\0removed')
+        gone = gone + 1
+        break
+      end
+    end
+  end
+end
+if gone > 0 then redis.call('LREM', KEYS[1], 0, '\0removed') end
+return gone
+"""
+
+
 class Transcript:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self._append = redis.register_script(_APPEND)
         self._append_once = redis.register_script(_APPEND_ONCE)
+        self._remove = redis.register_script(_REMOVE)
 
     async def add(self, channel_url: str, line: Line) -> None:
         await self._append(keys=[_key(channel_url)], args=append_args(line))
@@ -82,10 +108,14 @@ class Transcript:
         )
 
     async def add_once(self, channel_url: str, line: Line) -> None:
-        """Add the line unless the same speaker said the same recently (a retried delivery)."""
+        """Add the line unless the same speaker said the same recently (a retried delivery). A line
+        written on someone's behalf is noted in their index first (``passed_on``), so that erasing
+        them finds it."""
         text = line.text[: keys.TRANSCRIPT_LINE_CHARS]
         if any(old.user_id == line.user_id and old.text == text for old in await self.recent(channel_url)):
             return
+        if line.on_behalf_of:
+            await note_passed_on(self.redis, line.on_behalf_of, "line", channel_url)
         await self.add(channel_url, line)
 
     async def recent(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> list[Line]:
@@ -95,21 +125,25 @@ class Transcript:
     def recent_read(self, channel_url: str, *, limit: int = keys.TRANSCRIPT_MAX) -> Read[list[Line]]:
         """:meth:`recent` as a read to batch with others."""
         key = _key(channel_url)
-        return Read(
-            lambda r: r.lrange(key, -limit, -1), lambda raw: [Line.model_validate_json(r) for r in raw]
-        )
+        return Read(lambda r: r.lrange(key, -limit, -1), _quotable)
 
-    async def forget_user(self, channel_url: str, user_id: str) -> None:
+    async def remove_message(self, channel_url: str, message_id: str) -> bool:
+        """Remove the line of the person's message ``message_id`` (it was deleted); False when none is
+        kept (never added, pushed out by newer ones, or removed already)."""
+        return bool(await self._remove(keys=[_key(channel_url)], args=["message_id", message_id]))
+
+    async def forget_user(self, channel_url: str, user_id: str) -> int:
         """Drop a person's lines, the answers to them and what was passed on for them (they asked for
-        their data to be erased)."""
-        key = keys.conversation_tag(channel_url)
-        lines = await self.recent(channel_url, limit=keys.TRANSCRIPT_MAX)
-        kept = [line for line in lines if user_id not in (line.user_id, line.to, line.on_behalf_of)]
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.delete(keys.transcript(key))
-            for line in kept:
-                add_line(pipe, key, line)
-            await pipe.execute()
+        their data to be erased); how many lines went."""
+        args = ["user_id", user_id, "to", user_id, "on_behalf_of", user_id]
+        return int(await self._remove(keys=[_key(channel_url)], args=args))
+
+
+def _quotable(raw: list[bytes]) -> list[Line]:
+    """The stored lines, without those passed on for someone longer ago than their index lasts."""
+    lines = [Line.model_validate_json(r) for r in raw]
+    oldest = time.time() - keys.PASSED_ON_LINE_MAX_AGE_S
+    return [line for line in lines if not line.on_behalf_of or line.at >= oldest]
 
 
 def _key(channel_url: str) -> str:

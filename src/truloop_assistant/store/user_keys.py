@@ -17,7 +17,9 @@ __all__ = [
     "memory_order",
     "notice_once",
     "notices_sent",
+    "passed_on",
     "standing_approvals",
+    "tokens_not_before",
     "user_calls",
     "user_channels",
 ]
@@ -90,6 +92,22 @@ def user_calls(user_id: str) -> str:
     """Sorted set of a person's pending call ids by when they were issued, with each call's
     conversation tag in the member (``<tag> <call id>``); settled ones are dropped when listed."""
     return f"{prefix()}:{_user_tag(user_id)}:calls"
+
+
+def tokens_not_before(user_id: str) -> str:
+    """When the person's device tokens were last revoked (epoch seconds): a token issued before (its
+    ``iat``), or one without ``iat``, is refused. Lives ``TRULOOP_JWT_MAX_TTL_S`` plus
+    ``TOKENS_NOT_BEFORE_GRACE_S`` after the last revocation."""
+    return f"{prefix()}:{_user_tag(user_id)}:tokens-not-before"
+
+
+def passed_on(user_id: str) -> str:
+    """Sorted set of where the assistant passed something on for the person, scored by when it last
+    did: ``line <channel URL>`` (a line written on their behalf in that channel's transcript: a
+    message relayed for them, an invitation to their event) and ``queue <user id>`` (a delivery for
+    them waiting in that person's queue), so that an erasure finds them without a scan. The newest
+    ``PASSED_ON_MAX``; lives ``PASSED_ON_TTL_S`` after the last one."""
+    return f"{prefix()}:{_user_tag(user_id)}:passed-on"
 
 
 def admin_role(user_id: str) -> str:
