@@ -1,6 +1,6 @@
 """What a confirmation dialog says "always" would cover (``params.always``), in the person's language.
 
-The scope is the call's own (``tools.standing_scope.offered_scope``): the people and description the
+The scope is the call's own (``protocol.standing_scope.offered_scope``): the people and description the
 dialog shows, or the message's recipient. A dialog offers it only in the person's 1:1 chat with the
 assistant, in a run that quotes nobody else's words (the step decides: ``ApprovalContext``).
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 from ..i18n import Language, texts
 from ..protocol.methods import AlwaysOffer
+from ..protocol.standing_scope import offered_scope
 from ..store.keys import STANDING_APPROVALS_TTL_S
-from ..tools.standing_scope import offered_scope
 
 Names = Callable[[list[str]], Awaitable[str]]
 """User ids -> how the dialog names them (``박민아 (mina)``)."""

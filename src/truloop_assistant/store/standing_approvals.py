@@ -1,7 +1,7 @@
 """A person's standing approvals: the calls they said "always" to, which of them, and since when.
 
 Each approval is one tool and a scope (which of its calls it covers, as the dialog the person
-answered said: ``tools/standing_scope.py``), and lasts ``STANDING_APPROVALS_TTL_S`` after it was
+answered said: ``protocol/standing_scope.py``), and lasts ``STANDING_APPROVALS_TTL_S`` after it was
 given. An entry kept before approvals had a scope (a bare tool name) covers nothing: it is skipped
 when read and removed when that tool's approvals end.
 """
@@ -28,7 +28,7 @@ class Standing:
     since: float
     """When the person gave it (epoch seconds)."""
     scope: dict[str, Any]
-    """Which of the tool's calls it covers (``tools.standing_scope``)."""
+    """Which of the tool's calls it covers (``protocol.standing_scope``)."""
 
     @property
     def until(self) -> float:

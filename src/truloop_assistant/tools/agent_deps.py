@@ -15,10 +15,10 @@ from pydantic_ai.tools import ToolDefinition
 from ..i18n import Language
 from ..protocol.declarations import Declaration
 from ..protocol.methods import REMEMBERABLE
+from ..protocol.standing_scope import covers
 from ..store.ledger import ERROR_CHARS, LedgerCall, redact
 from ..store.standing_approvals import Standing
 from .marks import from_mcp
-from .standing_scope import covers
 
 if TYPE_CHECKING:
     from ..backends import Backends
@@ -170,11 +170,13 @@ class AgentDeps:
     def allows_always(self, tool: ToolDefinition | str, args: Mapping[str, Any]) -> bool:
         """Whether this call runs without asking: it is one of the server's tools that may be allowed
         for good (``REMEMBERABLE``; never an MCP server's) and a standing approval covers it (the
-        calls like the one the person saw: ``standing_scope.covers``)."""
+        calls like the one the person saw: ``protocol.standing_scope.covers``)."""
         if isinstance(tool, ToolDefinition) and from_mcp(tool):
             return False
         name = tool.name if isinstance(tool, ToolDefinition) else tool
-        return name in REMEMBERABLE and any(covers(approval, name, args) for approval in self.standing)
+        return name in REMEMBERABLE and any(
+            approval.tool == name and covers(approval.scope, name, args) for approval in self.standing
+        )
 
     def note_standing(self, tool_call_id: str | None) -> None:
         """The call runs without asking, by a standing approval (the ledger says so)."""

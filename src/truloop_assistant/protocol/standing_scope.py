@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..store.standing_approvals import Standing
-
 EVENT_TOOLS = frozenset({"create_event", "update_event"})
 _GUESTS = {"create_event": "guest_user_ids", "update_event": "add_guest_user_ids"}
 _INVITEES = {"create_event": "invitee_user_ids", "update_event": "add_invitee_user_ids"}
@@ -38,11 +36,8 @@ def offered_scope(tool: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def covers(approval: Standing, tool: str, args: Mapping[str, Any]) -> bool:
-    """Whether the approval lets this call run without asking."""
-    if approval.tool != tool:
-        return False
-    scope = approval.scope
+def covers(scope: Mapping[str, Any], tool: str, args: Mapping[str, Any]) -> bool:
+    """Whether a standing approval of ``tool`` with this scope lets this call of it run without asking."""
     if tool in EVENT_TOOLS:
         invitees = scope.get("invitees")
         if _ids(args.get(_GUESTS[tool])) or not isinstance(invitees, list):
