@@ -76,6 +76,13 @@ async def serve(
         await task
 
 
+async def signed_in_again(user: str, *, since: float, **claims: Any) -> str:
+    """A token for ``user`` issued after ``since`` (its ``iat`` is in whole seconds): what an app gets
+    from its backend once the user's tokens were revoked then (``DELETE /me``, ``revoke-tokens``)."""
+    await asyncio.sleep(max(0.0, int(since) + 1 - time.time()))  # the clock's next second
+    return issue_token(JWT_SECRET, user, **claims)
+
+
 def sign(body: bytes, token: str = API_TOKEN) -> str:
     return hmac.new(token.encode(), body, hashlib.sha256).hexdigest()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -16,7 +17,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import JWT_SECRET, LOCATION_TOOL, ON_STANDALONE_AND_CLUSTER, Harness
+from tests.support import JWT_SECRET, LOCATION_TOOL, ON_STANDALONE_AND_CLUSTER, Harness, signed_in_again
 from truloop_assistant.auth import issue_token
 from truloop_assistant.protocol.declarations import Declaration, DeclaredTool
 from truloop_assistant.store.device_declarations import ClientTools
@@ -221,8 +222,11 @@ async def test_a_declaration_older_than_a_server_tool_of_its_name_breaks_nothing
 async def test_erasing_me_drops_the_declaration(start_server: Any) -> None:
     async with start_server() as h:
         assert (await declare(h, {"tools": [LOCATION]})).status_code == 200
+        erasing = time.time()
         assert (await h.http.delete("/api/v1/agent/me", headers=auth("jeff"))).status_code == 204
-        assert await declared(h) == {"tools": []}
+        again = await signed_in_again("jeff", since=erasing)
+        r = await h.http.get(PATH, headers={"authorization": f"Bearer {again}"})
+        assert r.status_code == 200 and r.json() == {"tools": []}
 
 
 async def test_the_offline_model_uses_a_declared_tool(start_server: Any) -> None:

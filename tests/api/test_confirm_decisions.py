@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Any
 
 from tests.api.test_ledger import ADMIN, ledger
 from tests.api.test_tools_gate import LUNCH, events_of, relaying, scripted
-from tests.support import JWT_SECRET, Harness
+from tests.support import JWT_SECRET, Harness, signed_in_again
 from truloop_assistant.auth import issue_token
 from truloop_assistant.backends.events import RedisEventStore
 
@@ -183,8 +184,10 @@ async def test_approvals_need_a_token_and_erasure_ends_them(start_server: Any, d
         await h.answer(rpc["id"], result={"confirmed": True, "remember": "always"})
         await h.replies(1)
         assert len(await approvals(h)) == 1
+        erasing = time.time()
         assert (await h.http.delete("/api/v1/agent/me", headers=JEFF)).status_code == 204
-        assert await approvals(h) == []
+        again = await signed_in_again("jeff", since=erasing)
+        assert await approvals(h, {"authorization": f"Bearer {again}"}) == []
 
 
 async def test_a_relayed_message_goes_without_a_dialog_once_always_allowed(

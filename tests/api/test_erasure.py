@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
 from redis.asyncio import Redis
 
 from tests.pipeline.test_typing import eventually
-from tests.support import BOT, JWT_SECRET, ON_STANDALONE_AND_CLUSTER, Harness
+from tests.support import BOT, JWT_SECRET, ON_STANDALONE_AND_CLUSTER, Harness, signed_in_again
 from truloop_assistant.auth import issue_token
 from truloop_assistant.backends.memory import RedisMemoryStore
 from truloop_assistant.operations.replay import DeadLetters
@@ -50,8 +49,7 @@ async def test_erasing_me_forgets_my_memories_history_and_pending_calls(start_se
         # The tokens they had are refused; signed in again, a late answer is told the call ended.
         revoked = await h.answer(rpc["id"], result={"events": []}, token=token)
         assert revoked.status_code == 401 and revoked.json()["error"]["code"] == "token_revoked"
-        await asyncio.sleep(max(0.0, int(erasing) + 1 - time.time()))  # a token's iat is in seconds
-        token = issue_token(JWT_SECRET, "jeff")
+        token = await signed_in_again("jeff", since=erasing)
         late = await h.answer(rpc["id"], result={"events": []}, token=token)
         assert late.status_code == 410 and late.json()["error"]["code"] == "call_superseded"
         # Someone else's data stays.

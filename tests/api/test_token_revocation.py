@@ -14,7 +14,7 @@ import jwt
 import pytest
 
 from tests.commands.test_users import parse
-from tests.support import JWT_SECRET, ON_STANDALONE_AND_CLUSTER, Harness
+from tests.support import JWT_SECRET, ON_STANDALONE_AND_CLUSTER, Harness, signed_in_again
 from truloop_assistant.auth import issue_token
 from truloop_assistant.commands import users as users_command
 
@@ -45,11 +45,6 @@ def assert_revoked(r: httpx.Response) -> None:
     assert r.json()["error"]["code"] == "token_revoked"
 
 
-async def a_second_later(since: float) -> None:
-    """Wait until a token minted now has an ``iat`` (whole seconds) after ``since``."""
-    await asyncio.sleep(max(0.0, int(since) + 1 - time.time()))  # the clock's next second
-
-
 async def test_erasing_me_revokes_my_tokens_issued_before(start_server: Any) -> None:
     async with start_server() as h:
         mine, old_style, minas = (
@@ -70,8 +65,7 @@ async def test_erasing_me_revokes_my_tokens_issued_before(start_server: Any) -> 
         assert (await calls(h, minas)).status_code == 200
         assert (await answer(h, minas)).status_code == 404
 
-        await a_second_later(erasing)
-        fresh = issue_token(JWT_SECRET, "jeff")
+        fresh = await signed_in_again("jeff", since=erasing)
         assert (await calls(h, fresh)).status_code == 200
         assert (await answer(h, fresh)).status_code == 404
         assert (await h.http.delete("/api/v1/agent/me", headers=bearer(fresh))).status_code == 204
@@ -93,8 +87,7 @@ async def test_an_operator_revokes_someones_tokens_with_the_admin_api(start_serv
         assert_revoked(await calls(h, jeff))
         assert (await calls(h, ops)).status_code == 200  # the operator's own tokens still work
 
-        await a_second_later(before)
-        assert (await calls(h, issue_token(JWT_SECRET, "jeff"))).status_code == 200
+        assert (await calls(h, await signed_in_again("jeff", since=before))).status_code == 200
 
 
 async def test_an_operator_revokes_someones_tokens_from_the_command_line(
@@ -111,5 +104,4 @@ async def test_an_operator_revokes_someones_tokens_from_the_command_line(
         assert_revoked(await calls(h, jeff))
         assert (await calls(h, mina)).status_code == 200
 
-        await a_second_later(before)
-        assert (await calls(h, issue_token(JWT_SECRET, "jeff"))).status_code == 200
+        assert (await calls(h, await signed_in_again("jeff", since=before))).status_code == 200
