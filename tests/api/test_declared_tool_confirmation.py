@@ -9,6 +9,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.api.test_client_tools import LOCATION, declare, declared
+from tests.api.test_tools_gate import q
 from tests.support import Harness
 
 TRANSFER = {
@@ -50,7 +51,9 @@ async def test_a_declared_tool_is_sent_to_the_phone_only_after_the_users_yes(sta
         assert ask["method"] == "interaction.confirm"
         assert "transfer points" in ask["params"]["title"]
         message = ask["params"]["message"]
-        assert "transfer_points" in message and "to: mina" in message and "amount: 5" in message
+        assert (
+            "transfer_points" in message and f"to: {q('mina')}" in message and f"amount: {q('5')}" in message
+        )
         assert TRANSFER["description"] in message and "Sending points" not in message
         assert (await h.answer(ask["id"], result={"confirmed": False})).status_code == 202
         [no] = await h.replies(1)

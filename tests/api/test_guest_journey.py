@@ -28,6 +28,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.api.test_tools_gate import q
 from tests.fakes.sendbird import SentMessage
 from tests.support import BOT, Harness
 from truloop_assistant.agent.inviter import DirectInviter
@@ -219,7 +220,7 @@ async def test_a_guest_is_invited_in_their_chat_answers_there_and_the_organizer_
         assert params["title"] == "Create this event?"
         assert (
             "Design lunch" in params["message"]
-            and "Guests (guest-kim) get the invitation" in params["message"]
+            and f"Guests ({q('guest-kim')}) get the invitation" in params["message"]
         )
         assert "answer with their availability by" in params["message"]
         event = script.results["set up the design lunch"][0].json()
@@ -354,9 +355,9 @@ async def test_cancelling_asks_first_and_then_tells_each_invitee_and_guest_once(
 
         params, reply = await confirmed(h, script, "cancel the design lunch", cancel, yes=False)
         assert params["title"] == "Cancel this event?"
-        assert params["message"].startswith("Cancel “Design lunch” ")
-        assert "박민아 (mina), guest-kim will be told" in params["message"]
-        assert "Reason: the client moved the review" in params["message"]
+        assert params["message"].startswith(f"Cancel “{q('Design lunch')}” ")
+        assert f"{q('박민아')} ({q('mina')}), {q('guest-kim')} will be told" in params["message"]
+        assert f"Reason: {q('the client moved the review')}" in params["message"]
         assert reply.text.startswith("cancel_event denied")
         await h.idle()
         mina = h.direct_channel("mina")

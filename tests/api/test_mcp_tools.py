@@ -11,6 +11,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.api.test_tools_gate import q
 from tests.fakes.mcp_server import CrmServer
 from tests.support import JWT_SECRET
 from truloop_assistant.auth import issue_token
@@ -69,7 +70,7 @@ async def test_an_mcp_tool_runs_and_a_destructive_one_waits_for_the_users_yes(
         assert ask["method"] == "interaction.confirm"
         assert "crm delete customer" in ask["params"]["title"]
         message = ask["params"]["message"]
-        assert "customer_id: c-17" in message and "Delete a customer and all their data" in message
+        assert f"customer_id: {q('c-17')}" in message and "Delete a customer and all their data" in message
         assert (await h.answer(ask["id"], result={"confirmed": False})).status_code == 202
         await h.replies(2)
         assert "denied" in h.texts("ch-1")[-1]
@@ -307,7 +308,8 @@ async def test_the_offline_model_uses_mcp_tools_behind_the_gate(start_server: An
         assert "Mina Park" in found.text
         await h.user_says("delete customer c-17")
         [ask] = await h.rpc_requests(1)
-        assert ask["method"] == "interaction.confirm" and "customer_id: c-17" in ask["params"]["message"]
+        assert ask["method"] == "interaction.confirm"
+        assert f"customer_id: {q('c-17')}" in ask["params"]["message"]
         assert (await h.answer(ask["id"], result={"confirmed": True})).status_code == 202
         [_, deleted] = await h.replies(2)
         assert "deleted c-17" in deleted.text

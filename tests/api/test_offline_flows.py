@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from tests.api.test_tools_gate import q
 from tests.tools.support import fixed
 from truloop_assistant.agent.offline import build_offline_model
 from truloop_assistant.backends.events import RedisEventStore
@@ -22,8 +23,8 @@ async def test_creating_an_event_goes_through_the_confirmation_gate(
         [rpc] = await h.rpc_requests(1)
         assert rpc["method"] == "interaction.confirm" and rpc["params"]["title"] == "일정을 만들까요?"
         message = rpc["params"]["message"]
-        assert "“팀 회의” 11월 27일 (금) 15:00–16:00" in message
-        assert "박민아 (mina)" in message
+        assert f"“{q('팀 회의')}” 11월 27일 (금) 15:00–16:00" in message
+        assert f"{q('박민아')} ({q('mina')})" in message
         assert (rpc["params"]["confirmLabel"], rpc["params"]["cancelLabel"]) == ("확인", "취소")
 
         await h.answer(rpc["id"], result={"confirmed": True})
@@ -39,7 +40,8 @@ async def test_declining_leaves_nothing_created(start_server: Any, directory: An
         await h.user_says("schedule a design review tomorrow at 10:30 am")
         [rpc] = await h.rpc_requests(1)
         assert (
-            rpc["params"]["title"] == "Create this event?" and "“Design review”" in rpc["params"]["message"]
+            rpc["params"]["title"] == "Create this event?"
+            and f"“{q('Design review')}”" in rpc["params"]["message"]
         )
         await h.answer(rpc["id"], result={"confirmed": False})
         [reply] = await h.replies(1)

@@ -38,6 +38,11 @@ DINNER = {
 }
 
 
+def q(text: str) -> str:
+    """A name, id or text as a dialog quotes it: bidi-isolated (FSI … PDI)."""
+    return f"\u2068{text}\u2069"
+
+
 def results_text(messages: list[ModelMessage]) -> str | None:
     parts = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart | RetryPromptPart)]
     if not parts:
@@ -96,8 +101,9 @@ async def test_confirmed_event_is_created_after_a_dialog_saying_what_happens(
         assert params["title"] == "Create this event?"
         assert (params["confirmLabel"], params["cancelLabel"]) == ("Confirm", "Cancel")
         # who, what, when, where: exactly what will happen
-        assert "Design lunch" in params["message"] and "Wed 2 Dec 12:00–13:00" in params["message"]
-        assert "박민아 (mina)" in params["message"] and "Cafe 5F" in params["message"]
+        assert "Design lunch" in params["message"] and "Wed 2 Dec" in params["message"]
+        assert "12:00–13:00" in params["message"]
+        assert f"{q('박민아')} ({q('mina')})" in params["message"] and "Cafe 5F" in params["message"]
         assert [m.text for m in h.sendbird.messages] == ["Create this event?"]
         assert await events_of(h.redis, "jeff") == []  # nothing happens before the yes
 
@@ -226,7 +232,8 @@ async def test_relayed_message_is_written_by_the_notification_agent_and_delivere
         [rpc] = await h.rpc_requests(1)
         assert rpc["params"]["title"] == "Send this message?"
         assert rpc["params"]["message"] == (
-            "Send 박민아 (mina) a message: 민아님, Jeff Kim님이 점심이 1시로 바뀌었다고 전해 달래요."
+            f"Send {q('박민아')} ({q('mina')}) a message: "
+            f"{q('민아님, Jeff Kim님이 점심이 1시로 바뀌었다고 전해 달래요.')}"
         )  # the message as it will be sent
         assert h.sendbird.channels == {}  # nothing sent before the yes
 
@@ -278,7 +285,7 @@ async def test_the_relayed_text_is_the_one_the_user_approved(start_server: Any, 
         assert reply.text.startswith("send_message_to_user success")
         [direct] = h.sendbird.channels.values()
         [relayed] = [m for m in h.sendbird.messages if m.channel_url == direct["channel_url"]]
-        assert rpc["params"]["message"] == f"Send 박민아 (mina) a message: {relayed.text}"
+        assert rpc["params"]["message"] == f"Send {q('박민아')} ({q('mina')}) a message: {q(relayed.text)}"
         assert relayed.text == "Mina, lunch is at 1pm now." and writes == [relayed.text]
 
 

@@ -11,6 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from truloop_assistant.backends.events import Event, EventNotFoundError, RedisEventStore
+from truloop_assistant.protocol import event_times
 from truloop_assistant.store import keys
 
 
@@ -68,6 +69,39 @@ async def test_created_event_is_stored_with_an_id_and_a_lifetime(
 async def test_end_must_follow_start(store: RedisEventStore) -> None:
     with pytest.raises(ValueError, match="not after"):
         await store.create("jeff", title="x", start_time=at(3, 10), end_time=at(3, 10))
+
+
+async def test_the_store_refuses_times_no_event_may_have(store: RedisEventStore) -> None:
+    edge = datetime.fromisoformat("9999-12-31T23:00:00-14:00")
+    for start, end, said in [
+        (at(3, 10), at(3, 10) + timedelta(days=20), "at most 14 days"),
+        (datetime(1999, 12, 31, 10, tzinfo=SEOUL), datetime(1999, 12, 31, 11, tzinfo=SEOUL), "2000"),
+        (at(3, 10) + timedelta(days=2 * 366), at(3, 11) + timedelta(days=2 * 366), "2 years ahead"),
+        (edge, edge + timedelta(minutes=30), "2 years ahead"),
+    ]:
+        with pytest.raises(ValueError, match=said):
+            await store.create("jeff", title="x", start_time=start, end_time=end)
+    event = await make(store, "x", 3, 10)
+    with pytest.raises(ValueError, match="at most 14 days"):
+        await store.update(event.event_id, end_time=at(3, 10) + timedelta(days=15))
+
+
+async def test_an_event_is_never_kept_longer_than_the_longest_an_event_needs(
+    store: RedisEventStore, redis: Redis
+) -> None:
+    # What bounds every event's time fits in the key's longest lifetime.
+    needed = (event_times.FURTHEST_AHEAD + event_times.LONGEST).total_seconds() + keys.EVENT_RETENTION_S
+    assert keys.EVENT_MAX_TTL_S >= needed
+    # An event written before times were bounded, ending near the calendar's end: the next write keeps
+    # it for the longest lifetime, not for thousands of years (and no date arithmetic overflows).
+    old = await make(store, "old", 3, 10)
+    key = keys.event(old.event_id)
+    stored = json.loads(await redis.get(key) or "{}")
+    stored.update(start_time="9999-12-31T20:00:00-14:00", end_time="9999-12-31T23:00:00-14:00")
+    await redis.set(key, json.dumps(stored))
+    await store.set_availability(old.event_id, "mina", ["2026-12-03"])
+    assert 0 < await redis.ttl(key) <= keys.EVENT_MAX_TTL_S
+    assert await redis.ttl(keys.owner_events("jeff")) <= keys.EVENT_MAX_TTL_S
 
 
 async def test_list_events_returns_the_owners_overlapping_events_in_order(store: RedisEventStore) -> None:

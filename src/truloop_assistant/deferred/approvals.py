@@ -2,7 +2,9 @@
 
 The dialog says exactly what will happen — who, what, when — in the user's language. The answer
 is bound to that one call: the server keeps the call and its arguments, and the device can only
-say yes or no to it.
+say yes or no to it. Every name, id and text the dialog quotes is bidi-isolated
+(:func:`..i18n.display.isolate`), so none can reorder the sentence around it; a time shows its year
+when it is not this year's or the event ends on another day.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from ..i18n import Language, texts
 from ..i18n.dates import short_day
+from ..i18n.display import isolate
 from ..protocol.methods import ConfirmParams, EditableField
 from .always_offer import always_offer
 
@@ -45,6 +48,8 @@ class ApprovalContext:
     may_remember: bool = False
     """Whether a dialog may offer "always": only in the person's 1:1 chat with the assistant, in a run
     that quotes nobody else's words."""
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    """When the dialog is written: a time in another year than this one shows its year."""
 
 
 Describer = Callable[[dict[str, Any], ApprovalContext], Awaitable[ConfirmParams]]
@@ -139,15 +144,24 @@ async def _event_fields(tool_name: str, args: dict[str, Any], ctx: ApprovalConte
 
 
 def _when(start: datetime | None, end: datetime | None, ctx: ApprovalContext) -> str:
-    """'11월 24일 (화) 10:00–11:00' / 'Tue 24 Nov 10:00–11:00', in the user's zone."""
+    """'11월 24일 (화) 10:00–11:00' / 'Tue 24 Nov 10:00–11:00', in the user's zone; with the year
+    ('Sun 20 Dec 2026 10:00 – Wed 23 Dec 2026 18:00') when it is not this year or the end is on
+    another day, so a wrong year cannot pass unseen."""
     if start is None:
         return ""
     s = start.astimezone(ctx.timezone)
     e = end.astimezone(ctx.timezone) if end is not None else None
+    this_year = ctx.now.astimezone(ctx.timezone).year
+    over_days = e is not None and e.date() != s.date()
+    year = over_days or s.year != this_year
+
+    def day(moment: datetime) -> str:
+        return short_day(moment, ctx.language, year=year)
+
     until = ""
     if e is not None:
-        until = f"–{e:%H:%M}" if e.date() == s.date() else f" – {short_day(e, ctx.language)} {e:%H:%M}"
-    return f"{short_day(s, ctx.language)} {s:%H:%M}{until}"
+        until = f" – {day(e)} {e:%H:%M}" if over_days else f"–{e:%H:%M}"
+    return f"{day(s)} {s:%H:%M}{until}"
 
 
 def _moment(value: Any) -> datetime | None:
@@ -162,14 +176,14 @@ def _args_when(
     start, end = args.get(start_name), args.get(end_name) if end_name else None
     try:
         return _when(_moment(start), _moment(end), ctx)
-    except ValueError:
+    except (ValueError, OverflowError):  # not ISO 8601, or beyond the calendar in the user's zone
         return _as_written(start, end)
 
 
 def _as_written(start: Any, end: Any) -> str:
     if not start:
         return ""
-    return f"{start} – {end}" if end else str(start)
+    return f"{isolate(str(start))} – {isolate(str(end))}" if end else isolate(str(start))
 
 
 async def _names(user_ids: list[str] | None, ctx: ApprovalContext) -> str:
@@ -178,7 +192,8 @@ async def _names(user_ids: list[str] | None, ctx: ApprovalContext) -> str:
     names = []
     for user_id in user_ids:
         profile = await ctx.backends.users.get_profile(user_id) if ctx.backends else None
-        names.append(f"{profile.name} ({user_id})" if profile and profile.name else user_id)
+        shown = isolate(user_id)
+        names.append(f"{isolate(profile.name)} ({shown})" if profile and profile.name else shown)
     return ", ".join(names)
 
 
@@ -187,7 +202,7 @@ async def _event_title(event_id: str, ctx: ApprovalContext) -> tuple[str, str]:
     event = await _event(event_id, ctx)
     if event is None:
         return event_id, ""
-    return f"“{event.title}”", _when(event.start_time, event.end_time, ctx)
+    return f"“{isolate(event.title)}”", _when(event.start_time, event.end_time, ctx)
 
 
 async def _event(event_id: str, ctx: ApprovalContext) -> Event | None:
@@ -196,9 +211,9 @@ async def _event(event_id: str, ctx: ApprovalContext) -> Event | None:
 
 async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     lang = ctx.language
-    parts = [f"“{args.get('title', '')}”", _args_when(args, ctx, "start_time", "end_time")]
-    if args.get("location"):
-        parts.append(f"@ {args['location']}")
+    parts = [f"“{isolate(str(args.get('title', '')))}”", _args_when(args, ctx, "start_time", "end_time")]
+    if location := _written(args, "location"):
+        parts.append(f"@ {isolate(location)}")
     text = texts.CREATE_EVENT(lang, what=" ".join(p for p in parts if p))
     if who := await _names(args.get("invitee_user_ids"), ctx):
         text += texts.CREATE_EVENT_INVITE(lang, who=who)
@@ -208,7 +223,7 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
         text += texts.CREATE_EVENT_DEADLINE(lang, deadline=_args_when(args, ctx, "availability_deadline"))
     # Last and whole: the person approves the very text the invitees will read.
     if description := _written(args, "description"):
-        text += texts.CREATE_EVENT_DESCRIPTION(lang, text=description)
+        text += texts.CREATE_EVENT_DESCRIPTION(lang, text=isolate(description))
     return ConfirmParams(title=texts.CREATE_EVENT_TITLE(lang), message=text)
 
 
@@ -218,11 +233,11 @@ async def _new_time(args: dict[str, Any], ctx: ApprovalContext) -> str:
         return _args_when(args, ctx, "start_time", "end_time")
     try:
         start = _moment(args["start_time"])
-    except ValueError:
+        event = await _event(str(args.get("event_id", "")), ctx)
+        end = start + (event.end_time - event.start_time) if start and event else None
+        return _when(start, end, ctx)
+    except (ValueError, OverflowError):
         return _as_written(args["start_time"], None)
-    event = await _event(str(args.get("event_id", "")), ctx)
-    end = start + (event.end_time - event.start_time) if start and event else None
-    return _when(start, end, ctx)
 
 
 async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
@@ -230,18 +245,18 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
     title, when = await _event_title(str(args.get("event_id", "")), ctx)
     changes = []
     if args.get("title"):
-        changes.append(texts.CHANGED_TITLE(lang, value=args["title"]))
+        changes.append(texts.CHANGED_TITLE(lang, value=isolate(str(args["title"]).strip())))
     if args.get("start_time") or args.get("end_time"):
         changes.append(texts.CHANGED_TIME(lang, value=await _new_time(args, ctx)))
     # An empty value changes nothing; a field in ``clear`` is removed: the dialog says so.
     clear = args.get("clear")
     cleared: list[Any] = clear if isinstance(clear, list) else []
     if location := _written(args, "location"):
-        changes.append(texts.CHANGED_PLACE(lang, value=location))
+        changes.append(texts.CHANGED_PLACE(lang, value=isolate(location)))
     elif "location" in cleared:
         changes.append(texts.REMOVED_PLACE(lang))
     if description := _written(args, "description"):
-        changes.append(texts.CHANGED_DESCRIPTION(lang, value=description))
+        changes.append(texts.CHANGED_DESCRIPTION(lang, value=isolate(description)))
     elif "description" in cleared:
         changes.append(texts.REMOVED_DESCRIPTION(lang))
     if _written(args, "availability_deadline"):
@@ -289,7 +304,7 @@ async def _cancel(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     if event is not None and (who := await _names([*event.invitee_user_ids, *event.guest_user_ids], ctx)):
         text += texts.CANCEL_TELL(ctx.language, who=who)
     if args.get("reason"):
-        text += texts.CANCEL_REASON(ctx.language, reason=args["reason"])
+        text += texts.CANCEL_REASON(ctx.language, reason=isolate(str(args["reason"])))
     return ConfirmParams(title=texts.CANCEL_TITLE(ctx.language), message=text)
 
 
@@ -303,7 +318,7 @@ async def _relay(args: dict[str, Any], ctx: ApprovalContext, *, prepared: Mappin
         sender = await ctx.backends.users.get_profile(ctx.user_id) if ctx.backends else None
         text = f"{sender.name if sender else ctx.user_id}: {args.get('request', '')}"
     return ConfirmParams(
-        title=texts.RELAY_TITLE(ctx.language), message=texts.RELAY(ctx.language, who=who, about=text)
+        title=texts.RELAY_TITLE(ctx.language), message=texts.RELAY(ctx.language, who=who, about=isolate(text))
     )
 
 
@@ -313,7 +328,7 @@ async def _forget(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     if ctx.backends is not None:
         for memory in await ctx.backends.memory.list_recent(ctx.user_id, limit=500):
             if memory.memory_id == memory_id:
-                text = f"“{memory.text}”"
+                text = f"“{isolate(memory.text)}”"
                 break
     return ConfirmParams(
         title=texts.FORGET_TITLE(ctx.language), message=texts.FORGET(ctx.language, text=text)
@@ -325,7 +340,8 @@ async def _generic(
 ) -> ConfirmParams:
     """The tool's name and arguments, and what the tool says it does (its description's first line)."""
     # What the phone is asked to do: a device tool's notification_message is never sent.
-    details = ", ".join(f"{k}: {v}" for k, v in args.items() if k != "notification_message") or "-"
+    details = ", ".join(f"{k}: {isolate(str(v))}" for k, v in args.items() if k != "notification_message")
+    details = details or "-"
     title = texts.GENERIC_TITLE(ctx.language, action=tool_name.replace("_", " "))
     message = texts.GENERIC(ctx.language, tool=tool_name, details=details)
     if described := (ctx.descriptions.get(tool_name) or "").strip():

@@ -3,16 +3,17 @@
 The phone answers the gate's ``interaction.confirm`` with a yes (``{"confirmed": true}``), a yes with
 changes (``"edited": {name: value}``, names of the dialog's ``editable``), or a no with an optional
 ``reason``; a yes may add ``"remember": "always"``. An edit is checked where it arrives, against the
-dialog the server sent (its ``editable``) and the tool's own rules (an end after its start), so a bad
-one is refused while the call still waits.
+dialog the server sent (its ``editable``) and the tool's own rules (an end after its start, the bounds
+of :mod:`..protocol.event_times`), so a bad one is refused while the call still waits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from ..protocol.event_times import span_problem
 from ..protocol.methods import REMEMBERABLE, ApprovalResult
 from ..store.ledger_records import Decision
 
@@ -50,7 +51,7 @@ def edit_problem(params: Mapping[str, Any], result: Any) -> str | None:
         values[name] = value
     if "title" in answer.edited and not str(values["title"]).strip():
         return "result.edited.title: the title cannot be empty"
-    return _times_problem(values, edited=answer.edited)
+    return _times_problem(values, edited=answer.edited, now=datetime.now(UTC))
 
 
 def _value_problem(kind: Any, name: str, value: Any) -> str | None:
@@ -68,17 +69,15 @@ def _value_problem(kind: Any, name: str, value: Any) -> str | None:
     return None if isinstance(value, str) else "expected text"
 
 
-def _times_problem(values: Mapping[str, Any], *, edited: Mapping[str, Any]) -> str | None:
-    """The event tools' rule for a span (``tools.validation.end_after_start``): its end after its
-    start, checked when a time was changed."""
+def _times_problem(values: Mapping[str, Any], *, edited: Mapping[str, Any], now: datetime) -> str | None:
+    """The event tools' rule for a span (:func:`..protocol.event_times.span_problem`), checked when a
+    time was changed."""
     if not {"start_time", "end_time"} & set(edited):
         return None
     try:
         start = datetime.fromisoformat(str(values.get("start_time")))
         end = datetime.fromisoformat(str(values.get("end_time")))
-        ends_first = end <= start
+        problem = span_problem(start, end, now=now)
     except (ValueError, TypeError):  # a time the dialog showed as written: the tool checks it when it runs
         return None
-    if ends_first:
-        return f"result.edited: end_time {end.isoformat()} is not after start_time {start.isoformat()}"
-    return None
+    return None if problem is None else f"result.edited: {problem}"

@@ -19,8 +19,10 @@ def weekday_ko(day: date) -> str:
     return WEEKDAYS_KO[day.weekday()]
 
 
-def short_day(day: date, language: Language) -> str:
-    """``11월 24일 (화)`` / ``Tue 24 Nov``."""
+def short_day(day: date, language: Language, *, year: bool = False) -> str:
+    """``11월 24일 (화)`` / ``Tue 24 Nov``; with ``year``, ``2027년 1월 5일 (화)`` / ``Tue 5 Jan 2027``."""
     if language == "ko":
-        return f"{day.month}월 {day.day}일 ({WEEKDAYS_KO[day.weekday()][0]})"
-    return f"{WEEKDAYS_EN[day.weekday()][:3]} {day.day} {MONTHS_EN[day.month - 1][:3]}"
+        text = f"{day.month}월 {day.day}일 ({WEEKDAYS_KO[day.weekday()][0]})"
+        return f"{day.year}년 {text}" if year else text
+    text = f"{WEEKDAYS_EN[day.weekday()][:3]} {day.day} {MONTHS_EN[day.month - 1][:3]}"
+    return f"{text} {day.year}" if year else text

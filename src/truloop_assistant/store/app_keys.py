@@ -114,7 +114,8 @@ def user_profiles() -> str:
 
 
 def event(event_id: str) -> str:
-    """JSON event; expires ``EVENT_RETENTION_S`` after the event ends."""
+    """JSON event; expires ``EVENT_RETENTION_S`` after the event ends (within ``EVENT_MIN_TTL_S`` and
+    ``EVENT_MAX_TTL_S`` of its last write)."""
     return f"{prefix()}:events:event:{event_id}"
 
 

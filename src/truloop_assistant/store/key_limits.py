@@ -12,6 +12,7 @@ __all__ = [
     "DIRECT_CHANNEL_TTL_S",
     "DONE_TURN_TTL_S",
     "EFFECTS_TTL_S",
+    "EVENT_MAX_TTL_S",
     "EVENT_MIN_TTL_S",
     "EVENT_RETENTION_S",
     "EXPIRY_GRACE_S",
@@ -159,6 +160,9 @@ EVENT_RETENTION_S = 400 * 24 * 3600
 """An event (and its place in the indexes) is kept this long after it ends."""
 EVENT_MIN_TTL_S = 24 * 3600
 """An event that ended long ago is still kept this long after it was written."""
+EVENT_MAX_TTL_S = EVENT_RETENTION_S + (2 * 365 + 1 + 14) * 24 * 3600
+"""No event is kept longer than this after it was written: one starting as far ahead as an event may
+(two years) and lasting as long (14 days), then kept ``EVENT_RETENTION_S``; whatever an event says."""
 REMINDER_LEASE_S = 60
 """A reminder a scanner claimed comes due again this long after, unless it was sent (or dropped)."""
 PENDING_DELIVERY_LEASE_S = 60

@@ -10,11 +10,13 @@ need stored data stay in the tool bodies and :mod:`.validation`.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StringConstraints
+
+from ..i18n.display import describe, escaped, hidden_characters
 
 MAX_USER_IDS = 100
 """Most user ids one call may name."""
@@ -24,6 +26,11 @@ MAX_AVAILABLE_DATES = 31
 
 MAX_QUERY_CHARS = 1000
 """Longest free-text search query (the user's question, or its key words)."""
+
+EARLIEST_MOMENT = datetime(1900, 1, 1, tzinfo=UTC)
+"""The earliest date-time an argument may name (any zone, and a year's arithmetic, stay in range)."""
+LATEST_MOMENT = datetime(2999, 12, 31, 23, 59, 59, tzinfo=UTC)
+"""The latest date-time an argument may name."""
 
 _DATETIME_EXAMPLE = "2026-03-09T14:00:00+09:00"
 
@@ -36,7 +43,7 @@ def _unique(values: list[str]) -> list[str]:
 def _with_offset(value: Any) -> Any:
     """An ISO 8601 date-time string with a UTC offset, parsed; anything else is a fixable mistake."""
     if isinstance(value, datetime):
-        return value
+        return _in_range(value)
     if not isinstance(value, str):
         raise ValueError(f"give an ISO 8601 date-time string with a UTC offset, e.g. {_DATETIME_EXAMPLE}")
     try:
@@ -47,7 +54,20 @@ def _with_offset(value: Any) -> Any:
         raise ValueError(
             f"{value!r} has no UTC offset; add the user's offset, e.g. {parsed.isoformat()}+09:00"
         )
-    return parsed
+    return _in_range(parsed)
+
+
+def _in_range(moment: datetime) -> datetime:
+    """A moment between :data:`EARLIEST_MOMENT` and :data:`LATEST_MOMENT`.
+
+    Compared, never converted: a time at the very edge of the calendar (year 9999 at -14:00) cannot
+    be moved to UTC or to anyone's zone without leaving it.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"{moment.isoformat()!r} has no UTC offset; add one, e.g. {_DATETIME_EXAMPLE}")
+    if not EARLIEST_MOMENT <= moment <= LATEST_MOMENT:
+        raise ValueError(f"{moment.isoformat()!r} is outside the years 1900 to 2999; check the year")
+    return moment
 
 
 def _with_offset_or_none(value: Any) -> Any:
@@ -106,8 +126,23 @@ TimeZoneName = Annotated[
 ]
 """An IANA time zone name such as 'Asia/Seoul'."""
 
-UserId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
-"""A user id: in the directory, or a chat user id."""
+
+def _visible(user_id: str) -> str:
+    """A user id in which every character shows: two ids that look the same are the same id."""
+    if hidden := hidden_characters(user_id):
+        chars = ", ".join(describe(c) for c in hidden)
+        raise ValueError(
+            f"'{escaped(user_id)}' holds a character that does not show ({chars}), so it would read as "
+            "another id; give the id exactly as search_users or the chat shows it, without it"
+        )
+    return user_id
+
+
+UserId = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128), AfterValidator(_visible)
+]
+"""A user id: in the directory, or a chat user id; none of its characters may be invisible
+(controls, zero-width and bidi format characters, fillers)."""
 
 UserIds = Annotated[list[UserId], Field(max_length=MAX_USER_IDS), AfterValidator(_unique)]
 """Up to ``MAX_USER_IDS`` user ids; repeats are dropped, the first occurrence keeps its place."""

@@ -1,9 +1,9 @@
 """The checks of a change to an event, run before the confirmation dialog (``args_validator``).
 
-An impossible event (the end before the start, a deadline after it, an invitee who is not in the
-directory, a guest who is, someone else's or a cancelled event) gets no dialog: the model hears
-what to fix instead. The tool runs the same checks again when it executes, in case something
-changed while the user decided.
+An impossible event (the end before the start, longer than 14 days, before 2000 or more than two
+years ahead, a deadline after it, an invitee who is not in the directory, a guest who is, someone
+else's or a cancelled event) gets no dialog: the model hears what to fix instead. The tool runs the
+same checks again when it executes, in case something changed while the user decided.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .agent_deps import AgentDeps
 from .invitation_limits import check_new_people
 from .invitations import require_inviter
 from .user_tools import check_users_exist, directory_call
-from .validation import deadline_not_after, end_after_start
+from .validation import deadline_not_after, event_span
 
 
 async def owned_event(ctx: RunContext[AgentDeps], event_id: str, *, cancelled: bool = False) -> Event:
@@ -73,7 +73,7 @@ async def check_create(
     guest_user_ids: list[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Every check of a new event (the invitees and guests to store, without the organizer)."""
-    end_after_start(start_time, end_time)
+    event_span(start_time, end_time, now=ctx.deps.now())
     if availability_deadline is not None:
         deadline_not_after(availability_deadline, start_time)
     invitees = await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
@@ -126,7 +126,7 @@ async def planned_update(
     if start_time is not None and end_time is None:  # moved: it keeps its length
         end_time = start_time + (event.end_time - event.start_time)
     if start_time is not None or end_time is not None:
-        end_after_start(start, end_time or event.end_time)
+        event_span(start, end_time or event.end_time, now=ctx.deps.now())
         if start_time is not None:
             changes["start_time"] = start_time
         if end_time is not None:

@@ -10,6 +10,8 @@ from datetime import date, datetime
 
 from pydantic_ai import ModelRetry
 
+from ..protocol.event_times import deadline_problem, span_problem
+
 
 def date_range(start: datetime, end: datetime, *, max_days: int = 366) -> None:
     """``start_date``/``end_date`` must be in order and not absurdly far apart."""
@@ -22,24 +24,16 @@ def date_range(start: datetime, end: datetime, *, max_days: int = 366) -> None:
         )
 
 
-def end_after_start(
-    start: datetime, end: datetime, *, start_field: str = "start_time", end_field: str = "end_time"
-) -> None:
-    """The end of a time span must come after its start."""
-    if end <= start:
-        raise ModelRetry(
-            f"{end_field} {end.isoformat()} is not after {start_field} {start.isoformat()}; "
-            "give an end after the start"
-        )
+def event_span(start: datetime, end: datetime, *, now: datetime) -> None:
+    """An event's time must be one it can have (see :mod:`..protocol.event_times`)."""
+    if (problem := span_problem(start, end, now=now)) is not None:
+        raise ModelRetry(problem)
 
 
 def deadline_not_after(deadline: datetime, start: datetime, *, field: str = "availability_deadline") -> None:
-    """A deadline for answering must not fall after the event starts."""
-    if deadline > start:
-        raise ModelRetry(
-            f"{field} {deadline.isoformat()} is after the event starts ({start.isoformat()}); "
-            "give a deadline on or before the start"
-        )
+    """A deadline for answering must not fall after the event starts (nor before 2000)."""
+    if (problem := deadline_problem(deadline, start, field=field)) is not None:
+        raise ModelRetry(problem)
 
 
 def available_dates(

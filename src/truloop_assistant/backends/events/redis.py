@@ -1,6 +1,7 @@
 """The default event store: events in Redis.
 
-Each event is one JSON value that expires ``keys.EVENT_RETENTION_S`` after the event ends; an
+Each event is one JSON value that expires ``keys.EVENT_RETENTION_S`` after the event ends (never
+sooner than ``keys.EVENT_MIN_TTL_S`` nor later than ``keys.EVENT_MAX_TTL_S`` after a write); an
 owner's events are indexed in a sorted set scored by start time and an invited person's (invitee
 or guest) in a set. Writes to an event
 are optimistic transactions on its own key; the indexes are updated afterwards and every read
@@ -16,13 +17,14 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
+from ...protocol.event_times import span_problem
 from ...store import keys
 from .port import Event, EventNotFoundError, reminder_at, reminder_member
 
@@ -86,8 +88,16 @@ class RedisEventStore:
         return self._clock().astimezone(UTC).replace(microsecond=0)
 
     def _ttl(self, event: Event) -> int:
-        expires = event.end_time + timedelta(seconds=keys.EVENT_RETENTION_S)
-        return max(int((expires - self._clock()).total_seconds()), keys.EVENT_MIN_TTL_S)
+        # In seconds, not dates: an event stored before times were bounded may end near year 9999.
+        left = event.end_time.timestamp() + keys.EVENT_RETENTION_S - self._clock().timestamp()
+        return int(min(max(left, keys.EVENT_MIN_TTL_S), keys.EVENT_MAX_TTL_S))
+
+    def _check_span(self, event: Event, before: Event | None = None) -> None:
+        """A new or moved event's time must be one an event may have (:mod:`...protocol.event_times`)."""
+        if before is not None and before.start_time == event.start_time and before.end_time == event.end_time:
+            return
+        if (problem := span_problem(event.start_time, event.end_time, now=self._clock())) is not None:
+            raise ValueError(problem)
 
     async def _index(self, event: Event, before: Event | None = None) -> None:
         ttl = self._ttl(event)
@@ -181,10 +191,7 @@ class RedisEventStore:
             created_at=stamp,
             updated_at=stamp,
         )
-        if event.end_time <= event.start_time:
-            raise ValueError(
-                f"end_time {end_time.isoformat()} is not after start_time {start_time.isoformat()}"
-            )
+        self._check_span(event)
         key = keys.event(event.event_id)
         await self._redis.set(key, event.model_dump_json(), ex=self._ttl(event), nx=True)
         await self._index(event)
@@ -203,9 +210,7 @@ class RedisEventStore:
                     before = Event.model_validate_json(raw)
                     changed = {**change(before), "updated_at": self._stamp()}
                     after = Event.model_validate({**before.model_dump(), **changed})
-                    if after.end_time <= after.start_time:
-                        end, start = after.end_time.isoformat(), after.start_time.isoformat()
-                        raise ValueError(f"end_time {end} is not after {start}")
+                    self._check_span(after, before)
                     pipe.multi()
                     pipe.set(key, after.model_dump_json(), ex=self._ttl(after))
                     await pipe.execute()
