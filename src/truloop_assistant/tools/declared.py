@@ -20,7 +20,8 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from ..protocol.declarations import DeclaredTool, schema_problem
+from ..protocol.declarations import DeclaredTool
+from ..protocol.schema_checks import schema_problem
 from .agent_deps import AgentDeps
 from .marks import CONFIRMED_DECLARED, DECLARED, asks_first
 
