@@ -38,10 +38,10 @@ MAX_OFFERED_TOOLS = 64
 MAX_OFFERED_BYTES = 64 * 1024
 """What those tools add to each model request at most: names, descriptions and parameters, as compact JSON."""
 MAX_DEPTH = 64
+"""How deeply a declaration's JSON may nest (schemas nest twice per level of the data they describe)."""
 MAX_DECLARATION_PATTERN_COST = 4096
 """What the patterns of a declaration's schemas may cost to compile together (each schema's different
 patterns, see :mod:`.patterns`): about 50 ms at worst."""
-"""How deeply a declaration's JSON may nest (schemas nest twice per level of the data they describe)."""
 TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 METHOD_PATTERN = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$"
 NOTIFICATION = "notification_message"
