@@ -14,8 +14,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.api.test_client_tools import LOCATION, auth, declare, declared, tool
 from tests.support import Harness
+from truloop_assistant.protocol.check_work import MAX_CHECK_WORK
 from truloop_assistant.protocol.declarations import DeclaredTool
-from truloop_assistant.protocol.schema_limits import MAX_CHECK_WORK, schema_cost
+from truloop_assistant.protocol.schema_limits import schema_cost
 from truloop_assistant.store import keys
 from truloop_assistant.tools import tool_names
 

@@ -13,9 +13,9 @@ from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolApproved,
 
 from ..deferred.decisions import decision_of
 from ..deferred.handlers import HANDLERS, error_to_failure
-from ..protocol.declarations import schema_problem
 from ..protocol.jsonrpc import ErrorCode
 from ..protocol.methods import ApprovalResult
+from ..protocol.schema_checks import schema_problem
 from ..store.answers import Answer, DeviceError, DeviceResult, ServerFailure
 from ..store.records import CallRef, PausedTurn
 from ..tools.marks import EDITED

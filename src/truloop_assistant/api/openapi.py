@@ -184,7 +184,9 @@ CLIENT_TOOLS_PUT_ERRORS: dict[int | str, Any] = {
     413: _error("over 1 MiB"),
     422: _error(
         "a schema is not valid JSON Schema, parameters is not type object, or a schema is too costly to "
-        "check (a $ref outside it or back into itself, too many branches or levels): invalid_schema; "
+        "check (a $ref outside it or back into itself, too many branches or levels, a pattern too long, "
+        "with a counted repetition past 100 or too costly, too many or too costly patterns in a schema "
+        "or the declaration): invalid_schema; "
         "the user's devices together would declare over 64 tools or 64 KiB: too_many_declared_tools"
     ),
     **AUTH_ERRORS,

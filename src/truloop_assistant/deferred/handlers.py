@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ValidationError
 
 from ..errors import first_problem
-from ..protocol.declarations import NOTIFICATION, DeclaredTool, schema_problem
+from ..protocol.declarations import NOTIFICATION, DeclaredTool
 from ..protocol.device_methods import DEVICE_METHODS, DeviceMethod
 from ..protocol.jsonrpc import ErrorCode, JsonRpcError
 from ..protocol.methods import ApprovalResult
+from ..protocol.schema_checks import schema_problem
 
 if TYPE_CHECKING:
     # pydantic-ai is the worker's: the API publishes these methods' schemas without loading it.

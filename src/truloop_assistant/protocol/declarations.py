@@ -2,14 +2,15 @@
 
 A declaration is JSON Schemas written by another team: it is checked here once, when it arrives
 (shape and limits -> 400, a schema that is not valid JSON Schema or too costly to check, see
-:mod:`.schema_limits` -> 422), and its schemas are compiled once per process (the same declaration
-is read on every step of the user's turns).
+:mod:`.schema_limits` -> 422), and its schemas are compiled once per process (:mod:`.schema_checks`).
+Its patterns are bounded together too (``MAX_DECLARATION_PATTERN_COST``): all of them are compiled
+when it arrives, before the answer.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property, lru_cache
 from typing import Annotated, Any
 
@@ -26,7 +27,8 @@ from pydantic import (
 
 from ..errors import BadRequest, Unprocessable, first_problem, repeated
 from .jsonrpc import load_json
-from .schema_limits import SchemaTooCostly, check_work, schema_cost
+from .schema_checks import compiled
+from .schema_limits import SchemaBounds, SchemaTooCostly, schema_bounds
 
 MAX_TOOLS = 32
 MAX_SCHEMA_BYTES = 16 * 1024
@@ -37,6 +39,9 @@ MAX_OFFERED_BYTES = 64 * 1024
 """What those tools add to each model request at most: names, descriptions and parameters, as compact JSON."""
 MAX_DEPTH = 64
 """How deeply a declaration's JSON may nest (schemas nest twice per level of the data they describe)."""
+MAX_DECLARATION_PATTERN_COST = 4096
+"""What the patterns of a declaration's schemas may cost to compile together (each schema's different
+patterns, see :mod:`.patterns`): about 50 ms at worst."""
 TOOL_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 METHOD_PATTERN = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$"
 NOTIFICATION = "notification_message"
@@ -206,7 +211,11 @@ def _within_bounds(tools: Iterable[DeclaredTool]) -> bool:
 
 
 def parse_declaration(body: bytes) -> Declaration:
-    """A declaration from a request body: 400 when its shape or limits are wrong, 422 for a bad schema."""
+    """A declaration from a request body: 400 when its shape or limits are wrong, 422 for a bad schema.
+
+    Every schema is checked within its bounds, and all of them within the declaration's, before any
+    is compiled.
+    """
     data = load_json(body, max_depth=MAX_DEPTH)
     try:
         declaration = Declaration.model_validate(data)
@@ -214,72 +223,57 @@ def parse_declaration(body: bytes) -> Declaration:
         raise BadRequest(
             f"the declaration is not valid: {first_problem(exc.errors())}", code="invalid_declaration"
         ) from None
+    schemas: list[tuple[dict[str, Any], str]] = []
+    patterns = 0
     for i, tool in enumerate(declaration.tools):
-        _check_schema(tool.parameters, f"tools[{i}].parameters ({tool.name})")
+        where = f"tools[{i}].parameters ({tool.name})"
+        patterns += _checked(tool.parameters, where).pattern_cost
         if tool.parameters.get("type") != "object":
             raise Unprocessable(
-                f'tools[{i}].parameters ({tool.name}): must be a JSON Schema with "type": "object"',
-                code="invalid_schema",
+                f'{where}: must be a JSON Schema with "type": "object"', code="invalid_schema"
             )
         if NOTIFICATION in (tool.parameters.get("properties") or {}):
             raise Unprocessable(
-                f"tools[{i}].parameters ({tool.name}): {NOTIFICATION!r} is added by the server to "
-                "every device tool; do not declare it",
+                f"{where}: {NOTIFICATION!r} is added by the server to every device tool; do not declare it",
                 code="invalid_schema",
             )
+        schemas.append((tool.parameters, where))
         if tool.result is not None:
-            _check_schema(tool.result, f"tools[{i}].result ({tool.name})")
+            where = f"tools[{i}].result ({tool.name})"
+            patterns += _checked(tool.result, where).pattern_cost
+            schemas.append((tool.result, where))
+    if patterns > MAX_DECLARATION_PATTERN_COST:
+        raise Unprocessable(
+            f"the declaration's patterns cost {patterns} to compile together, at most "
+            f"{MAX_DECLARATION_PATTERN_COST}: use fewer or simpler patterns (see each schema's message "
+            "for what a pattern costs), or declare fewer tools",
+            code="invalid_schema",
+        )
+    for schema, where in schemas:
+        _compiles(schema, where)
     return declaration
 
 
-def _check_schema(schema: dict[str, Any], where: str) -> None:
+def _checked(schema: dict[str, Any], where: str) -> SchemaBounds:
+    """The schema's bounds, once it is known to be JSON Schema within them (not compiled yet)."""
     try:
-        schema_cost(schema)
+        bounds = schema_bounds(schema)
     except SchemaTooCostly as exc:
         raise Unprocessable(f"{where}: {exc}", code="invalid_schema") from None
+    _invalid_when(lambda: jsonschema_rs.meta.validate(schema), where)
+    return bounds
+
+
+def _compiles(schema: dict[str, Any], where: str) -> None:
+    _invalid_when(lambda: compiled(_compact(schema)), where)
+
+
+def _invalid_when(check: Callable[[], object], where: str) -> None:
     try:
-        jsonschema_rs.meta.validate(schema)
-        compiled(_compact(schema))
+        check()
     except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
         reason = str(exc).split("\n", 1)[0]
         raise Unprocessable(f"{where}: not a valid JSON Schema: {reason}", code="invalid_schema") from None
-
-
-@lru_cache(maxsize=512)
-def compiled(schema_json: str) -> jsonschema_rs.Validator:
-    """A validator for a schema given as JSON; references to other documents are never fetched, and
-    patterns are matched in linear time (no look-around or back-references)."""
-    return jsonschema_rs.validator_for(
-        json.loads(schema_json), offline=True, pattern_options=jsonschema_rs.RegexOptions()
-    )
-
-
-@lru_cache(maxsize=512)
-def _checker(schema_json: str) -> tuple[jsonschema_rs.Validator, int] | str:
-    """The schema's validator and cost, or why it cannot be used (one kept before today's bounds)."""
-    try:
-        return compiled(schema_json), schema_cost(json.loads(schema_json))
-    except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError) as exc:
-        return str(exc).split("\n", 1)[0]
-
-
-def schema_problem(schema_json: str, instance: Any) -> str | None:
-    """The first way ``instance`` does not fit the schema (``where: what``), or None when it fits.
-
-    The work is bounded (:mod:`.schema_limits`): a value too large for the schema is refused unchecked.
-    """
-    checker = _checker(schema_json)
-    if isinstance(checker, str):
-        return f"the declared schema cannot be used: {checker}"
-    validator, cost = checker
-    if too_much := check_work(cost, instance):
-        return too_much
-    try:
-        validator.validate(instance)  # stops at the first error (iter_errors finds them all)
-    except jsonschema_rs.ValidationError as error:
-        where = "/".join(str(p) for p in error.instance_path)
-        return f"{where or 'result'}: {error.message}"
-    return None
 
 
 @lru_cache(maxsize=256)

@@ -2,9 +2,11 @@
 
 They are offered in that user's turns only, and work like the built-in device tools: a call whose
 arguments fit the declared schema raises ``CallDeferred`` (it goes to the phone as a JSON-RPC
-request with the declared method); one that does not goes back to the model to fix. A tool the app
-marked to confirm (the default unless it is read-only) first raises ``ApprovalRequired``: the user
-sees the ``interaction.confirm`` dialog of the confirmation gate, and only their yes sends the call.
+request with the declared method); one that does not (a string over 1000 characters where a
+pattern applies does not), or is too large to check in bounded time (:mod:`..protocol.check_work`),
+goes back to the model to fix. A tool the app marked to confirm (the default unless it is
+read-only) first raises ``ApprovalRequired``: the user sees the ``interaction.confirm`` dialog of
+the confirmation gate, and only their yes sends the call.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from ..protocol.declarations import DeclaredTool, schema_problem
+from ..protocol.declarations import DeclaredTool
+from ..protocol.schema_checks import schema_problem
 from .agent_deps import AgentDeps
 from .marks import CONFIRMED_DECLARED, DECLARED, asks_first
 
