@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         jwt_secret=given.get("jwt_secret") or secrets.token_urlsafe(32),
         redis_url=given.get("redis_url") or Settings.model_fields["redis_url"].default,
         key_prefix=keys.DEV_KEY_PREFIX,  # never a deployment's keys, whatever TRULOOP_KEY_PREFIX says
+        supermemory_legacy_tags=False,  # nor a deployment's memories kept under Supermemory's old tags
         metrics_port=None,  # one process, one port: /metrics stays beside the API
     )
     keys.use_prefix(settings.key_prefix)
