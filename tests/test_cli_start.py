@@ -361,6 +361,73 @@ def test_dev_uses_the_redis_and_secret_of_its_environment(tmp_path: Path, starte
     assert f"Redis {server.url} from TRULOOP_REDIS_URL in the environment" in said
     assert "device tokens signed with TRULOOP_JWT_SECRET from the environment" in said
     assert not any("embedded Redis" in line for line in dev.lines)
+    assert not any("WARNING: dev listens" in line for line in dev.lines)  # loopback only: nothing to warn of
+
+
+def test_dev_keeps_its_keys_under_a_prefix_of_its_own_and_starts_again_on_a_redis_it_used(
+    tmp_path: Path, started: list[Command]
+) -> None:
+    port = free_port()
+    with RedisServer() as server:
+        for _ in range(2):  # the second time the database holds dev's keys and mark: it starts there again
+            env = {"TRULOOP_REDIS_URL": server.url, "TRULOOP_KEY_PREFIX": "ta"}  # a deployment's prefix
+            dev = run(started, "dev", "--port", str(port), cwd=tmp_path, **env)
+            dev.wait_for(r"Uvicorn running on")
+            assert dev_token(port)
+            assert dev.stop(signal.SIGINT)[0] == 0
+        names = redis.Redis.from_url(server.url).keys("*")
+    assert b"ta-dev:users:profiles" in names and all(name.startswith(b"ta-dev:") for name in names), names
+
+
+@pytest.mark.parametrize(
+    "present",
+    [
+        "ta:users:profiles",  # a deployment's directory, the default prefix
+        "blue:{kb}:documents",  # a deployment of another prefix
+        "ta-dev:users:profiles",  # dev's prefix, but dev never marked this database
+    ],
+)
+def test_dev_refuses_a_redis_that_holds_keys_not_its_own_and_writes_nothing_there(
+    tmp_path: Path, started: list[Command], present: str
+) -> None:
+    with RedisServer() as server:
+        deployed = redis.Redis.from_url(server.url)
+        deployed.hset(present, "ops", json.dumps({"user_id": "ops", "name": "Ops", "role": "admin"}))
+        env = {"TRULOOP_REDIS_URL": server.url, "TRULOOP_JWT_SECRET": SECRET}
+        dev = run(started, "dev", "--port", str(free_port()), cwd=tmp_path, **env)
+
+        assert dev.finish(timeout=30) == 2
+        assert deployed.keys("*") == [present.encode()]  # no sample user, no mark
+    [line] = dev.lines  # one line, no traceback
+    assert line.startswith(
+        f"truloop-assistant: TRULOOP_REDIS_URL={server.url}: dev will not use this Redis: "
+    )
+    assert "Unset TRULOOP_REDIS_URL and dev starts an embedded Redis" in line
+    assert "an empty database" in line
+
+
+def test_dev_warns_on_stderr_when_it_listens_beyond_loopback(tmp_path: Path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRULOOP_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "truloop_assistant.cli", "dev", "--host", "0.0.0.0", "--port", str(port)],
+        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert "truloop-assistant: WARNING: dev listens on 0.0.0.0, not only on this machine's loopback" in err, (
+        err
+    )
+    assert "sample users (one an admin)" in err and "/dev/api/token" in err
 
 
 def test_dev_leaves_the_redis_and_secret_of_dotenv_alone(tmp_path: Path, started: list[Command]) -> None:

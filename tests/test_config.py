@@ -311,3 +311,12 @@ def test_the_rates_of_earlier_releases_stop_the_start_naming_what_replaced_them(
     (tmp_path / ".env").write_text(f"{name}=5\n")
     with pytest.raises(ConfigError, match=f"{name} no longer exist"):
         load_settings(channel="local", jwt_secret=SECRET)
+
+
+def test_supermemory_legacy_tags_are_read_only_by_a_deployment_of_the_default_prefix() -> None:
+    base = {"channel": "local", "jwt_secret": SECRET, "supermemory_legacy_tags": True}
+    assert load_settings(**base).supermemory_legacy_tags is True
+    with pytest.raises(ConfigError, match="TRULOOP_SUPERMEMORY_LEGACY_TAGS=true needs the default") as caught:
+        load_settings(**base, key_prefix="blue")
+    assert "TRULOOP_KEY_PREFIX ('ta', not 'blue')" in str(caught.value)
+    assert load_settings(channel="local", jwt_secret=SECRET).supermemory_legacy_tags is False

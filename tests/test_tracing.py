@@ -47,6 +47,13 @@ ANSWER = "You have the quarterly aardvark review on Tuesday."
 EVENT_TITLE = "quarterly aardvark review"
 CONTENTS = ("zebrafinch", "aardvark")
 """Words only the user's message, the phone's answer and the model's answer contain."""
+FOREIGN_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+FOREIGN = {
+    "traceparent": f"00-{FOREIGN_TRACE}-00f067aa0ba902b7-01",
+    "tracestate": "mallory=1",
+    "baggage": "truloop.user_id=mallory,enduser.id=mallory,injected=quokka",
+}
+"""What a webhook or phone sends to join a trace of its own and put words in our spans."""
 
 
 # -- a local OTLP/HTTP receiver ----------------------------------------------------------------
@@ -199,12 +206,20 @@ async def processes(
 
 
 async def deferred_turn(
-    http: httpx.AsyncClient, sendbird: FakeSendbird, *, channel: str, message_id: int
+    http: httpx.AsyncClient,
+    sendbird: FakeSendbird,
+    *,
+    channel: str,
+    message_id: int,
+    headers: dict[str, str] | None = None,
 ) -> None:
-    """A message that asks the phone for the calendar, the phone's answer, and the model's answer."""
+    """A message that asks the phone for the calendar, the phone's answer, and the model's answer;
+    both requests with ``headers`` besides their own."""
     body = json.dumps(webhook_payload(PROMPT, channel=channel, message_id=message_id)).encode()
     r = await http.post(
-        "/api/v1/webhooks/sendbird", content=body, headers={"x-sendbird-signature": sign(body)}
+        "/api/v1/webhooks/sendbird",
+        content=body,
+        headers={**(headers or {}), "x-sendbird-signature": sign(body)},
     )
     assert r.json() == {"status": "queued"}, r.text
     [request] = await sendbird.wait_count(1, channel, timeout=30)
@@ -218,7 +233,7 @@ async def deferred_turn(
     }
     r = await http.post(
         "/api/v1/agent/tool-message",
-        headers={"authorization": f"Bearer {issue_token(JWT_SECRET, 'jeff')}"},
+        headers={**(headers or {}), "authorization": f"Bearer {issue_token(JWT_SECRET, 'jeff')}"},
         json={"jsonrpc": "2.0", "id": request.rpc["id"], "result": {"events": [event]}},
     )
     assert r.json() == {"status": "resuming"}, r.text
@@ -251,9 +266,11 @@ def default_otlp_port_free() -> bool:
 
 
 @pytest.mark.timeout(120)
-async def test_a_deferred_turn_is_one_trace_across_the_api_and_the_worker(
+async def test_a_deferred_turn_is_one_trace_across_the_api_and_the_worker_and_none_of_its_callers(
     redis: Any, redis_url: str, sendbird: FakeSendbird, tmp_path: Path
 ) -> None:
+    """The webhook and the phone both send a trace context and baggage of their own (anyone can):
+    the turn's trace is the server's all the same, and their words are in none of its spans."""
     receiver, stray = OtlpReceiver(), OtlpReceiver()
     llm = FakeLLM(script=calendar_then_answer)
     llm_port, receiver_port = free_port(), free_port()
@@ -274,7 +291,7 @@ async def test_a_deferred_turn_is_one_trace_across_the_api_and_the_worker(
 
     async def traced() -> None:
         async with processes(traced_env, tmp_path / "traced", metrics_port=metrics_port) as http:
-            await deferred_turn(http, sendbird, channel="traced-1", message_id=7001)
+            await deferred_turn(http, sendbird, channel="traced-1", message_id=7001, headers=FOREIGN)
             await receiver.wait_for(complete)
             # The same turn in the ledger (served by the API) and the worker's own metrics.
             admin = {"authorization": f"Bearer {issue_token(JWT_SECRET, 'ops', role='admin')}"}
@@ -299,6 +316,17 @@ async def test_a_deferred_turn_is_one_trace_across_the_api_and_the_worker(
     assert webhook.service == answered.service == "truloop-assistant-api"
     trace_id = webhook.trace_id
     in_trace = [s for s in spans if s.trace_id == trace_id]
+
+    # The callers' trace is not continued, nor their baggage taken: each request starts a trace of
+    # the server's, and only notes the trace id it was sent.
+    assert trace_id != FOREIGN_TRACE and not webhook.parent_span_id
+    assert answered.trace_id != FOREIGN_TRACE and not answered.parent_span_id
+    assert not [s for s in spans if s.trace_id == FOREIGN_TRACE]
+    assert webhook.attributes["truloop.inbound_trace_id"] == FOREIGN_TRACE
+    assert answered.attributes["truloop.inbound_trace_id"] == FOREIGN_TRACE
+    for s in spans:
+        text = json.dumps(s.attributes, default=str)
+        assert "mallory" not in text and "quokka" not in text, (s.name, s.attributes)
 
     # The steps: the message's, a child of the webhook request; the resume's, in the same trace
     # (continuing the paused step), linked to the request that brought the phone's answer.
@@ -337,6 +365,7 @@ async def test_a_deferred_turn_is_one_trace_across_the_api_and_the_worker(
     assert {s.service for s in in_trace} == {"truloop-assistant-api", "truloop-assistant-worker"}
     sent = sendbird.in_channel("traced-1")
     assert all(m.headers["traceparent"].split("-")[1] == trace_id for m in sent)
+    assert not [m.headers for m in sent if "baggage" in m.headers or "tracestate" in m.headers]
 
     # The worker's lines of each step name the turn's trace; with tracing off, no line names one.
     worker_log = (tmp_path / "traced" / "worker.log").read_text()

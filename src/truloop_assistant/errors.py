@@ -37,6 +37,7 @@
         ├── CasesFileError          an evaluation cases file (commands.evaluation.cases)
         ├── RetrievalCasesError     a retrieval cases file (commands.knowledge.retrieval)
         ├── SetupError              ``sendbird setup`` (commands.sendbird)
+        ├── NotDevsRedis            a Redis ``dev`` was given that holds what is not its own (local.dev_redis)
         └── DeadLetterError         no dead letter answers to what was asked (operations.replay)
 
 Outside the tree, because they are signals rather than errors: ``commands.startup.Stop`` (a

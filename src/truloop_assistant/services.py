@@ -164,7 +164,11 @@ class Services:
         memory: SupermemoryStore | RedisMemoryStore = RedisMemoryStore(self.redis)
         if settings.supermemory_api_key:
             memory = SupermemoryStore(
-                settings.supermemory_api_url, settings.supermemory_api_key, timeout_s=timeout
+                settings.supermemory_api_url,
+                settings.supermemory_api_key,
+                key_prefix=settings.key_prefix,
+                legacy_tags=settings.supermemory_legacy_tags,
+                timeout_s=timeout,
             )
             self._stack.push_async_callback(memory.aclose)
         places = None

@@ -11,8 +11,13 @@ OpenTelemetry SDK (OTLP/HTTP to the endpoint, and/or to Logfire with the token; 
 The trace crosses processes in Redis, as a W3C ``traceparent`` string: the request that queues a
 turn stores its context on the inbox event, the worker's ``turn`` step span starts as its child,
 a paused turn keeps the step's context and the resume continues from it (same trace id, linked to
-the request that answered). Message contents (prompts, answers, tool arguments and results,
-request bodies) stay out of the spans unless ``TRULOOP_TRACE_CONTENT=true``.
+the request that answered). An inbound ``traceparent``, ``tracestate`` or ``baggage`` is never
+taken up: every caller of the API (Sendbird's webhook, verified by its signature but no tracing peer
+of ours; phones; browsers) could otherwise join a trace of its choosing or put words in our spans
+and in the headers of our own calls. Each request starts a trace of the server's, and a valid
+inbound trace id is only noted on the request's span (``truloop.inbound_trace_id``). Message
+contents (prompts, answers, tool arguments and results, request bodies) stay out of the spans
+unless ``TRULOOP_TRACE_CONTENT=true``.
 """
 
 from __future__ import annotations
@@ -26,7 +31,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, Tracer, TracerProvider
+from opentelemetry.propagate import get_global_textmap, set_global_textmap
+from opentelemetry.propagators.textmap import (
+    CarrierT,
+    Getter,
+    Setter,
+    TextMapPropagator,
+    default_getter,
+    default_setter,
+)
+from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, Tracer, TracerProvider, format_trace_id
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 if TYPE_CHECKING:
@@ -84,9 +98,10 @@ def configure(service_name: str) -> bool:
             console=False,
             metrics=False,  # metrics are Prometheus' (``/metrics``)
             inspect_arguments=False,
-            # A caller's own traceparent (a gateway, the app) is honoured, without a warning.
-            distributed_tracing=True,
+            distributed_tracing=True,  # no warning: _OutboundOnly below takes nothing inbound
+            add_baggage_to_attributes=False,  # the server sets no baggage; none is an attribute
         )
+        set_global_textmap(_OutboundOnly(get_global_textmap()))
         logfire.instrument_pydantic_ai(include_content=_content, include_binary_content=_content)
         logfire.instrument_httpx(capture_headers=False)
         logfire.instrument_aiohttp_client(capture_headers=False)
@@ -120,7 +135,45 @@ def instrument_app(app: FastAPI) -> None:
         app,
         excluded_urls=",".join(f"{path}$" for path in NOT_TRACED_PATHS),
         request_attributes_mapper=_endpoint_arguments,
+        server_request_hook=_note_inbound_trace,
     )
+
+
+class _OutboundOnly(TextMapPropagator):
+    """The process's propagator: our calls carry our trace context; an inbound one is never extracted.
+
+    ``extract`` is what the request instrumentation asks for a request's parent; it answers with the
+    context it was given (none: a trace of the server's), never the caller's span or baggage.
+    """
+
+    def __init__(self, outbound: TextMapPropagator) -> None:
+        self._outbound = outbound
+
+    def extract(
+        self, carrier: CarrierT, context: Context | None = None, getter: Getter[CarrierT] = default_getter
+    ) -> Context:
+        return context if context is not None else Context()
+
+    def inject(
+        self, carrier: CarrierT, context: Context | None = None, setter: Setter[CarrierT] = default_setter
+    ) -> None:
+        self._outbound.inject(carrier, context, setter)
+
+    @property
+    def fields(self) -> set[str]:
+        return self._outbound.fields
+
+
+def _note_inbound_trace(span: Span, scope: dict[str, Any]) -> None:
+    """Note on a request's span the trace id its caller sent, when well formed (nothing else of it)."""
+    if span is None or not span.is_recording():
+        return
+    sent = next((value for name, value in scope.get("headers") or () if name == b"traceparent"), None)
+    if sent is None:
+        return
+    inbound = trace.get_current_span(_propagator.extract({"traceparent": sent.decode("latin-1")}))
+    if (context := inbound.get_span_context()).is_valid:
+        span.set_attribute("truloop.inbound_trace_id", format_trace_id(context.trace_id))
 
 
 def _endpoint_arguments(request: Any, attributes: dict[str, Any]) -> dict[str, Any] | None:

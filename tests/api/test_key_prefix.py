@@ -1,10 +1,13 @@
-"""Two deployments share one Redis under different key prefixes and never see each other's state."""
+"""Two deployments share one Redis (or one Supermemory account) under different key prefixes and never
+see each other's state."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tests.support import calendar_model
+from tests.fakes.supermemory import SUPERMEMORY_KEY, FakeSupermemory
+from tests.support import calendar_model, served
+from tests.tools.support import calls
 from truloop_assistant.store import keys
 
 
@@ -36,3 +39,33 @@ async def test_two_deployments_on_one_redis_keep_apart(start_server: Any) -> Non
         replies = await blue.replies(2, channel="shared")
         assert replies[-1].text == "nothing this week"
     keys.use_prefix("ta")
+
+
+async def test_two_deployments_sharing_a_supermemory_account_never_read_each_others_memories(
+    start_server: Any,
+) -> None:
+    remember = calls("save_memory", {"text": "my locker code is 1357"})
+    recall = calls("search_memories", {"query": "locker code"})
+    async with served(FakeSupermemory()) as supermemory:
+        account = {"supermemory_api_key": SUPERMEMORY_KEY, "supermemory_api_url": supermemory.url}
+        try:
+            async with start_server(model=remember, key_prefix="blue", **account) as blue:
+                await blue.user_says("remember: my locker code is 1357", channel="blue-1")
+                [saved] = await blue.replies(1, channel="blue-1")
+                assert saved.text.startswith("success:"), saved.text
+
+            # Jeff of the other deployment, on the same account, is someone else.
+            async with start_server(model=recall, key_prefix="green", **account) as green:
+                await green.user_says("what is my locker code?", channel="green-1", message_id=3000)
+                [answer] = await green.replies(1, channel="green-1")
+                assert answer.text == 'success: {"memories":[]}', answer.text
+
+            async with start_server(model=recall, key_prefix="blue", **account) as blue:
+                await blue.user_says("what is my locker code?", channel="blue-2", message_id=2000)
+                [answer] = await blue.replies(1, channel="blue-2")
+                assert "1357" in answer.text, answer.text
+        finally:
+            keys.use_prefix("ta")
+        [document] = supermemory.documents.values()
+    [tag] = document["containerTags"]
+    assert tag.startswith("blue_u_") and "jeff" not in tag

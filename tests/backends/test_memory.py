@@ -24,6 +24,7 @@ from truloop_assistant.backends.memory import (
     RedisMemoryStore,
     SupermemoryStore,
 )
+from truloop_assistant.backends.memory.supermemory import container_tag
 from truloop_assistant.local.embedded_redis import free_port
 from truloop_assistant.store import keys
 
@@ -45,7 +46,7 @@ async def supermemory() -> AsyncIterator[FakeSupermemory]:
 @pytest.fixture
 async def sm(supermemory: FakeSupermemory) -> AsyncIterator[SupermemoryStore]:
     store = SupermemoryStore(
-        supermemory.url, SUPERMEMORY_KEY, clock=lambda: datetime(2026, 3, 2, 9, tzinfo=UTC)
+        supermemory.url, SUPERMEMORY_KEY, key_prefix="ta", clock=lambda: datetime(2026, 3, 2, 9, tzinfo=UTC)
     )
     yield store
     await store.aclose()
@@ -57,7 +58,7 @@ async def store(request: pytest.FixtureRequest, redis: Redis) -> AsyncIterator[M
         yield RedisMemoryStore(redis)
         return
     async with served(FakeSupermemory()) as fake:
-        sm = SupermemoryStore(fake.url, SUPERMEMORY_KEY)
+        sm = SupermemoryStore(fake.url, SUPERMEMORY_KEY, key_prefix="ta")
         yield sm
         await sm.aclose()
 
@@ -184,6 +185,10 @@ async def test_redis_keeps_a_bounded_number_of_memories_with_a_ttl(redis: Redis)
 # -- Supermemory: what the adapter sends
 
 
+JEFF = container_tag("ta", "jeff")
+"""Jeff's container tag in a deployment of the default prefix."""
+
+
 def _sent(supermemory: FakeSupermemory) -> list[tuple[str, str, Any]]:
     return [(r.method, r.path, r.body) for r in supermemory.requests]
 
@@ -191,7 +196,7 @@ def _sent(supermemory: FakeSupermemory) -> list[tuple[str, str, Any]]:
 async def test_supermemory_search_request(supermemory: FakeSupermemory, sm: SupermemoryStore) -> None:
     await sm.search("jeff", "강아지 이름이 뭐였지?", limit=3)
     assert _sent(supermemory) == [
-        ("POST", "/v3/search", {"q": "강아지 이름이 뭐였지?", "containerTags": ["user_jeff"], "limit": 3})
+        ("POST", "/v3/search", {"q": "강아지 이름이 뭐였지?", "containerTags": [JEFF], "limit": 3})
     ]
     headers = supermemory.requests[0].headers
     assert headers["authorization"] == f"Bearer {SUPERMEMORY_KEY}"
@@ -202,7 +207,7 @@ async def test_supermemory_search_request(supermemory: FakeSupermemory, sm: Supe
 async def test_supermemory_save_request(supermemory: FakeSupermemory, sm: SupermemoryStore) -> None:
     memory = await sm.save("jeff", "I like window seats")
     assert _sent(supermemory) == [
-        ("POST", "/v3/documents", {"content": "I like window seats", "containerTags": ["user_jeff"]})
+        ("POST", "/v3/documents", {"content": "I like window seats", "containerTags": [JEFF]})
     ]
     assert memory == Memory(
         memory_id=next(iter(supermemory.documents)),
@@ -217,7 +222,7 @@ async def test_supermemory_list_request(
 ) -> None:
     await sm.list_recent("jeff", limit=7)
     await sm.search("jeff", query, limit=2)  # an empty query lists instead of searching
-    listing = {"containerTags": ["user_jeff"], "sort": "createdAt", "order": "desc"}
+    listing = {"containerTags": [JEFF], "sort": "createdAt", "order": "desc"}
     assert _sent(supermemory) == [
         ("POST", "/v3/documents/list", {**listing, "limit": 7}),
         ("POST", "/v3/documents/list", {**listing, "limit": 2}),
@@ -247,6 +252,85 @@ async def test_supermemory_forget_checks_the_owner_then_deletes(
     supermemory.requests.clear()
     assert await sm.forget("jeff", "a/b c") is False
     assert _sent(supermemory) == [("GET", "/v3/documents/a%2Fb%20c", None)]  # the id stays one segment
+
+
+# -- Supermemory: one deployment's users, and memories saved under the old tags
+
+
+def _store(supermemory: FakeSupermemory, prefix: str, *, legacy: bool = False) -> SupermemoryStore:
+    return SupermemoryStore(supermemory.url, SUPERMEMORY_KEY, key_prefix=prefix, legacy_tags=legacy)
+
+
+def _old(supermemory: FakeSupermemory, user: str, text: str, created_at: str) -> str:
+    """A memory as saved before tags named the deployment, under ``user_<id>``; its id."""
+    doc_id = f"old-{len(supermemory.documents)}"
+    supermemory.documents[doc_id] = {
+        "id": doc_id, "content": text, "containerTags": [f"user_{user}"], "createdAt": created_at,
+    }  # fmt: skip
+    return doc_id
+
+
+async def test_supermemory_deployments_sharing_an_account_keep_their_users_apart(
+    supermemory: FakeSupermemory,
+) -> None:
+    blue, green = _store(supermemory, "blue"), _store(supermemory, "green")
+    kept = await blue.save("jeff", "my locker code is 1357")
+    assert await green.search("jeff", "locker code") == []
+    assert await green.list_recent("jeff") == []
+    assert await green.forget("jeff", kept.memory_id) is False
+    assert await green.forget_all("jeff") == 0
+    assert [m.text for m in await blue.search("jeff", "locker code")] == ["my locker code is 1357"]
+    assert kept.memory_id in supermemory.documents
+    await blue.aclose()
+    await green.aclose()
+
+
+def test_supermemory_tags_are_ones_supermemory_takes_and_never_the_same_for_two() -> None:
+    prefixes = ["ta", "prod.eu:blue", "prod-eu-blue", "a", "a_u", "z" * 32]
+    users = ["jeff", "b", "u_b", "jeff@example.com", "사용자", "x" * 200]
+    tags = {(p, u): container_tag(p, u) for p in prefixes for u in users}
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,100}", tag) for tag in tags.values()), tags
+    assert len(set(tags.values())) == len(tags)  # "a" + "u_b" is not "a_u" + "b", "." is not "-"
+    assert container_tag("ta", "jeff") == container_tag("ta", "jeff")
+
+
+async def test_supermemory_tags_are_accepted_for_any_user_id(supermemory: FakeSupermemory) -> None:
+    store = _store(supermemory, "prod.eu")
+    for user in ("jeff@example.com", "x" * 200, "사용자"):
+        await store.save(user, "I like window seats")
+        assert [m.text for m in await store.list_recent(user)] == ["I like window seats"]
+    await store.aclose()
+
+
+async def test_supermemory_memories_under_the_old_tag_are_left_alone_by_default(
+    supermemory: FakeSupermemory,
+) -> None:
+    old = _old(supermemory, "jeff", "my locker code is 1357", "2025-01-01T00:00:00+00:00")
+    store = _store(supermemory, "ta")
+    assert await store.search("jeff", "locker") == [] and await store.list_recent("jeff") == []
+    assert await store.forget("jeff", old) is False and await store.forget_all("jeff") == 0
+    assert old in supermemory.documents  # perhaps another deployment's: not ours to read or erase
+    await store.aclose()
+
+
+async def test_supermemory_with_legacy_tags_reads_forgets_and_erases_old_memories_too(
+    supermemory: FakeSupermemory,
+) -> None:
+    old = _old(supermemory, "jeff", "my locker code is 1357", "2025-01-01T00:00:00+00:00")
+    _old(supermemory, "amy", "my locker code is 2468", "2025-01-02T00:00:00+00:00")
+    store = _store(supermemory, "ta", legacy=True)
+    new = await store.save("jeff", "I like window seats")
+    assert supermemory.documents[new.memory_id]["containerTags"] == [JEFF]  # new ones: the new tag only
+
+    assert [m.memory_id for m in await store.list_recent("jeff")] == [new.memory_id, old]  # newest first
+    assert {m.memory_id for m in await store.search("jeff", "locker")} == {new.memory_id, old}
+    assert len(await store.search("jeff", "locker", limit=1)) == 1
+    assert await store.forget("amy", old) is False  # another user's old memory stays theirs
+    assert await store.forget("jeff", old) is True and old not in supermemory.documents
+    _old(supermemory, "jeff", "I take the 8:10 bus", "2025-01-03T00:00:00+00:00")
+    assert await store.forget_all("jeff") == 2
+    assert [d["content"] for d in supermemory.documents.values()] == ["my locker code is 2468"]
+    await store.aclose()
 
 
 # -- Supermemory: what the adapter reads
@@ -349,13 +433,13 @@ async def test_supermemory_save_needs_a_document_id(
 
 
 async def test_supermemory_errors_are_memory_backend_errors(supermemory: FakeSupermemory) -> None:
-    bad = SupermemoryStore(supermemory.url, "sm_wrong_secret_key")
+    bad = SupermemoryStore(supermemory.url, "sm_wrong_secret_key", key_prefix="ta")
     with pytest.raises(MemoryBackendError, match="401") as refused:
         await bad.save("jeff", "x")
     assert "sm_wrong_secret_key" not in str(refused.value)
     await bad.aclose()
 
-    store = SupermemoryStore(supermemory.url, SUPERMEMORY_KEY)
+    store = SupermemoryStore(supermemory.url, SUPERMEMORY_KEY, key_prefix="ta")
     supermemory.reply({"error": "Internal error"}, status=500)
     with pytest.raises(MemoryBackendError, match="HTTP 500: Internal error"):
         await store.search("jeff", "coffee")
@@ -371,10 +455,12 @@ async def test_supermemory_timeout_and_unreachable() -> None:
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(hang))
     with pytest.raises(MemoryBackendError, match="in time"):
-        await SupermemoryStore("http://sm.test", SUPERMEMORY_KEY, client).search("jeff", "coffee")
+        await SupermemoryStore("http://sm.test", SUPERMEMORY_KEY, client, key_prefix="ta").search(
+            "jeff", "coffee"
+        )
     await client.aclose()
 
-    unreachable = SupermemoryStore(f"http://127.0.0.1:{free_port()}", SUPERMEMORY_KEY)
+    unreachable = SupermemoryStore(f"http://127.0.0.1:{free_port()}", SUPERMEMORY_KEY, key_prefix="ta")
     with pytest.raises(MemoryBackendError, match="could not reach"):
         await unreachable.list_recent("jeff")
     await unreachable.aclose()

@@ -1,9 +1,10 @@
 """An answer that streams, on the /dev page: one bubble whose text grows in place, marked "writing…"
 until its last update.
 
-The test plays the server's part on the local channel itself (the dev server reads the same Redis):
-the answer's first message with ``{"streaming":true}``, two in-place updates, then the final text
-with ``{"streaming":false}``, each once the page showed the one before.
+The test plays the server's part on the local channel itself (the dev server reads the same Redis,
+an empty one of the test's, under dev's key prefix): the answer's first message with
+``{"streaming":true}``, two in-place updates, then the final text with ``{"streaming":false}``, each
+once the page showed the one before.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from selenium.webdriver.common.by import By
 
 from tests.support import BOT, running_dev_server
 from truloop_assistant.channels.local import LocalChannel
+from truloop_assistant.local.embedded_redis import RedisServer
 from truloop_assistant.redis_client import connect
+from truloop_assistant.store import keys
 
 from .page import DevPage
 
@@ -26,19 +29,29 @@ DONE = json.dumps({"streaming": False})
 
 
 @pytest.fixture(scope="module")
-def dev_server(redis_url: str) -> Iterator[str]:
+def dev_redis() -> Iterator[str]:
+    """An empty Redis of the test's: dev takes nothing else from the environment."""
+    with RedisServer() as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def dev_server(dev_redis: str) -> Iterator[str]:
     """``truloop-assistant dev`` on the test's Redis, so the test can write in its local channel."""
-    with running_dev_server(TRULOOP_REDIS_URL=redis_url) as server:
+    with running_dev_server(TRULOOP_REDIS_URL=dev_redis) as server:
         yield server.base
 
 
 @pytest.fixture
-async def server_side(redis_url: str) -> AsyncIterator[LocalChannel]:
-    """The local channel as the server writes in it."""
-    redis: Redis = connect(redis_url)
+async def server_side(dev_redis: str) -> AsyncIterator[LocalChannel]:
+    """The local channel as the server writes in it, under dev's key prefix."""
+    redis: Redis = connect(dev_redis)
+    before = keys.PREFIX
+    keys.use_prefix(keys.DEV_KEY_PREFIX)
     try:
         yield LocalChannel(redis, bot_user_id=BOT)
     finally:
+        keys.use_prefix(before)
         await redis.aclose()
 
 

@@ -5,11 +5,17 @@ checks ``Authorization: Bearer <api_key>`` (401 otherwise). Documents are kept i
 listing, the owner check and deleting behave like the real service. Ranking is Supermemory's own
 business, so search answers with a reply queued by the test, or else with every document of the
 requested container tags, newest first (enough to check scoping and limits).
+
+Container tags behave as Supermemory's documentation states them (its API reference, "Add document"
+and "Batch add documents": a tag is at most 100 characters of ``^[a-zA-Z0-9_:-]+$``, else 400; its
+"Filtering" page: "Arrays must match exactly", so a search or listing in ``["a"]`` sees nothing
+tagged ``["a", "b"]`` or ``["b"]``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,6 +27,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 SUPERMEMORY_KEY = "sm_test_key"
+TAG = re.compile(r"[a-zA-Z0-9_:-]{1,100}")
+"""A container tag Supermemory accepts."""
 
 
 @dataclass
@@ -76,6 +84,9 @@ class FakeSupermemory:
         if self.replies:
             status, body = self.replies.pop(0)
             return Response(status_code=status) if body is None else JSONResponse(body, status_code=status)
+        tags = (self.requests[-1].body or {}).get("containerTags") if request.method == "POST" else []
+        if not all(isinstance(tag, str) and TAG.fullmatch(tag) for tag in tags or []):
+            return JSONResponse({"error": "Invalid request parameters", "details": "containerTags"}, 400)
         return None
 
     def _tagged(self, tags: list[str]) -> list[dict[str, Any]]:

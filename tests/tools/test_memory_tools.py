@@ -103,6 +103,8 @@ async def test_a_failing_memory_service_is_explained() -> None:
         return httpx.Response(503, json={"error": "maintenance"})
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(down)) as client:
-        answer = await ask(SupermemoryStore("http://sm.test", "sm_key", client), "save_memory", text="x")
+        answer = await ask(
+            SupermemoryStore("http://sm.test", "sm_key", client, key_prefix="ta"), "save_memory", text="x"
+        )
     assert answer.startswith("failed: the memory service is not available right now")
     assert "HTTP 503" in answer and "sm_key" not in answer

@@ -8,12 +8,25 @@ binds are answered 400 ``invalid_host`` in the usual error shape, before any rou
 
 from __future__ import annotations
 
+import ipaddress
 import json
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a ``--host`` to bind is this machine's alone (``localhost``, ``127.0.0.0/8``, ``::1``);
+    ``""`` and ``0.0.0.0`` are every address, so not."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False  # a name: whatever it resolves to, it may be more than this machine
 
 
 def host_name(header: str) -> str:

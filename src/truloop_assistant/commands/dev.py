@@ -3,8 +3,10 @@ unless ``TRULOOP_REDIS_URL`` names one, and the sample users.
 
 Its Redis and the secret that signs its device tokens come from the process's environment only
 (``TRULOOP_REDIS_URL``, ``TRULOOP_JWT_SECRET``), never from a ``.env``, which may be a deployment's:
-else an embedded Redis and a secret made for the run. It answers only requests addressed to loopback
-or to its ``--host`` (:mod:`..api.dev_hosts`)."""
+else an embedded Redis and a secret made for the run. Its keys are under a prefix of its own
+(``DEV_KEY_PREFIX``), and a Redis of the environment that holds anything but ``dev``'s is refused
+(:mod:`..local.dev_redis`). It answers only requests addressed to loopback or to its ``--host``
+(:mod:`..api.dev_hosts`), and says loudly on stderr when that host is more than loopback."""
 
 from __future__ import annotations
 
@@ -29,11 +31,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..api.dev_hosts import DevHosts
+    from ..api.dev_hosts import DevHosts, is_loopback
     from ..api.http_limits import LimitedHttpToolsProtocol
     from ..app import create_app
     from ..backends.users import SAMPLE_USERS_FILE, load_users_file
     from ..config import Settings, environment_settings, load_settings, masked_url
+    from ..local.dev_redis import FIX, NotDevsRedis, claim
     from ..local.embedded_redis import RedisServer
     from ..store import keys
     from .doctor import RedisProblem, ping_redis
@@ -45,8 +48,11 @@ def run(args: argparse.Namespace) -> int:
         channel="local",
         jwt_secret=given.get("jwt_secret") or secrets.token_urlsafe(32),
         redis_url=given.get("redis_url") or Settings.model_fields["redis_url"].default,
+        key_prefix=keys.DEV_KEY_PREFIX,  # never a deployment's keys, whatever TRULOOP_KEY_PREFIX says
+        supermemory_legacy_tags=False,  # nor a deployment's memories kept under Supermemory's old tags
         metrics_port=None,  # one process, one port: /metrics stays beside the API
     )
+    keys.use_prefix(settings.key_prefix)
     redis_server = None
     if given.get("redis_url"):
         try:
@@ -57,6 +63,15 @@ def run(args: argparse.Namespace) -> int:
                 f"{PACKAGE}: TRULOOP_REDIS_URL={where}: no usable Redis there ({exc}). "
                 "Start Redis at that address, or unset TRULOOP_REDIS_URL in the environment "
                 "and dev starts an embedded Redis of its own",
+                file=sys.stderr,
+            )
+            return 2
+        try:
+            asyncio.run(claim(settings.redis_url))
+        except NotDevsRedis as exc:
+            where = masked_url(settings.redis_url)
+            print(
+                f"{PACKAGE}: TRULOOP_REDIS_URL={where}: dev will not use this Redis: {exc}. {FIX}",
                 file=sys.stderr,
             )
             return 2
@@ -71,10 +86,11 @@ def run(args: argparse.Namespace) -> int:
         _announce(
             settings.redis_url, embedded=redis_server is not None, own_secret=not given.get("jwt_secret")
         )
-        keys.use_prefix(settings.key_prefix)
         users_file = settings.users_file or str(SAMPLE_USERS_FILE)
         imported = asyncio.run(import_users(settings.redis_url, load_users_file(users_file)))
         base = f"http://{args.host}:{args.port}"
+        if not is_loopback(args.host):
+            _warn_beyond_loopback(args.host, base, env_secret=bool(given.get("jwt_secret")))
         where = masked_url(settings.redis_url)
         print(
             f"""
@@ -105,6 +121,26 @@ truloop-assistant dev server — model: {settings.model}, channel: local, Redis:
         if redis_server is not None:
             redis_server.stop()
     return 0
+
+
+def _warn_beyond_loopback(host: str, base: str, *, env_secret: bool) -> None:
+    """The warning, on stderr, that ``dev`` is bound to more than this machine."""
+    bar = "!" * 78
+    signer = (
+        "signed with TRULOOP_JWT_SECRET, good wherever that secret is"
+        if env_secret
+        else "signed with this run's secret"
+    )
+    print(
+        f"""{bar}
+{PACKAGE}: WARNING: dev listens on {host}, not only on this machine's loopback.
+  Anyone who reaches {base} can chat as its sample users (one an admin) and mint
+  24-hour device tokens at /dev/api/token, {signer}.
+  Bind --host 127.0.0.1 (the default) unless every machine that can reach it is yours.
+{bar}""",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _announce(redis_url: str, *, embedded: bool, own_secret: bool) -> None:

@@ -19,6 +19,8 @@ from .sendbird_plans import Plan, budgets, parse_rates
 from .sendbird_settings import SendbirdSettings
 from .urls import REDIS_SCHEMES, masked_url
 
+DEFAULT_KEY_PREFIX = "ta"
+
 
 class Settings(SendbirdSettings):
     """Every ``TRULOOP_`` setting of the server; the secret ones are ``SecretStr`` (see ``secret.py``)."""
@@ -27,9 +29,10 @@ class Settings(SendbirdSettings):
     """Redis for state and the job queue: ``redis://`` / ``rediss://`` (TLS) / ``unix://`` for one
     server; ``redis+cluster://HOST:PORT[,HOST:PORT…]`` (or ``rediss+cluster://``) for a Redis Cluster,
     the listed nodes being seeds."""
-    key_prefix: str = Field(default="ta", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")
+    key_prefix: str = Field(default=DEFAULT_KEY_PREFIX, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,31}$")
     """The start of every Redis key (letters, digits, ``_ . : -``; no braces: keys carry hash tags),
-    so several deployments can share one Redis."""
+    so several deployments can share one Redis; Supermemory's tags carry it too, so deployments that
+    share one Supermemory account need prefixes of their own."""
     model: str = "offline"
     """``offline`` or any pydantic-ai model string."""
     fallback_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -108,6 +111,10 @@ class Settings(SendbirdSettings):
     """Keep memories in Supermemory instead of Redis."""
     supermemory_api_url: str = "https://api.supermemory.ai"
     """The Supermemory API's base URL."""
+    supermemory_legacy_tags: bool = False
+    """Also read (and forget, and erase) memories Supermemory keeps under their old tag ``user_<id>``,
+    saved before tags named the deployment: only for an account that has never served another
+    deployment, since those memories cannot be told apart; with the default key prefix only."""
     google_places_api_key: SecretStr | None = None
     """Enables ``search_places`` (Google Places API (New) Text Search)."""
     google_places_api_url: str = "https://places.googleapis.com"
@@ -267,6 +274,12 @@ class Settings(SendbirdSettings):
                 "JWKS's keys signed is accepted, one minted for another app included; set it to the 'aud' "
                 "your backend puts in device tokens (or TRULOOP_JWT_ANY_AUDIENCE=true when those keys sign "
                 "for this server alone)"
+            )
+        if self.supermemory_legacy_tags and self.key_prefix != DEFAULT_KEY_PREFIX:
+            raise ValueError(
+                f"TRULOOP_SUPERMEMORY_LEGACY_TAGS=true needs the default TRULOOP_KEY_PREFIX "
+                f"({DEFAULT_KEY_PREFIX!r}, not {self.key_prefix!r}): memories under the old tags are every "
+                "deployment's of the account, and one with a prefix of its own shares with others"
             )
         if self.jwt_secret is not None and len(reveal(self.jwt_secret).encode()) < 32:
             raise ValueError(

@@ -9,23 +9,12 @@ API's, with ``--workers N`` it is their parent, and it answers with the sum of e
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from collections.abc import Callable, Iterable
-from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from .side_port import SidePortServer
 
 METRICS_PATH = "/metrics"
-
-
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True  # a slow scrape never holds up the process's exit
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """No line per request: a scrape comes every few seconds."""
 
 
 def metrics_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -43,11 +32,8 @@ def metrics_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> 
     return [] if environ.get("REQUEST_METHOD") == "HEAD" else [body]
 
 
-def serve_metrics(port: int, host: str = "127.0.0.1") -> WSGIServer:
-    """Serve :func:`metrics_app` on ``host:port`` from a daemon thread; :class:`OSError` when the port
-    cannot be bound. ``shutdown()`` and ``server_close()`` the returned server to stop it."""
-    family = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
-    server_class = type("_MetricsServer", (_Server,), {"address_family": family})
-    server: WSGIServer = make_server(host, port, metrics_app, server_class, handler_class=_QuietHandler)
-    threading.Thread(target=server.serve_forever, name="serve-metrics", daemon=True).start()
-    return server
+def serve_metrics(port: int, host: str = "127.0.0.1") -> SidePortServer:
+    """Serve :func:`metrics_app` on ``host:port`` from a thread of its own, within :mod:`.side_port`'s
+    bounds; :class:`OSError` when the port cannot be bound. ``shutdown()`` and ``server_close()`` the
+    returned server to stop it."""
+    return SidePortServer(metrics_app, host, port, name="serve-metrics")

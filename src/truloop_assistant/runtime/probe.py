@@ -28,16 +28,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
-from socketserver import ThreadingMixIn
 from typing import TYPE_CHECKING, Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from .side_port import SidePortServer
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -187,30 +186,16 @@ def health_app(health: WorkerHealth, other: Callable[..., Iterable[bytes]]) -> C
     return app
 
 
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True  # a slow client never holds up the process's exit
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """No line per request: a health check comes every few seconds."""
-
-
-def serve(health: WorkerHealth, port: int, host: str = "127.0.0.1") -> WSGIServer:
-    """Serve ``/healthz``, ``/readyz`` and the Prometheus text on ``host:port`` from a daemon thread.
+def serve(health: WorkerHealth, port: int, host: str = "127.0.0.1") -> SidePortServer:
+    """Serve ``/healthz``, ``/readyz`` and the Prometheus text on ``host:port`` from a thread of its
+    own, within :mod:`.side_port`'s bounds (a slow or stalled client costs no thread).
 
     Raises :class:`OSError` when the port cannot be bound. ``shutdown()`` and ``server_close()`` the
     returned server to stop it (the process's exit does too).
     """
     from prometheus_client import make_wsgi_app
 
-    family = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
-    server_class = type("_ProbeServer", (_Server,), {"address_family": family})
-    server: WSGIServer = make_server(
-        host, port, health_app(health, make_wsgi_app()), server_class, handler_class=_QuietHandler
-    )
-    threading.Thread(target=server.serve_forever, name="worker-probe", daemon=True).start()
-    return server
+    return SidePortServer(health_app(health, make_wsgi_app()), host, port, name="worker-probe")
 
 
 def probe_url(host: str, port: int, path: str = HEALTH_PATH) -> str:

@@ -8,6 +8,7 @@ __all__ = [
     "call_index",
     "dead_letter_conversations",
     "deadlines",
+    "dev_mark",
     "drains",
     "event",
     "guest_reminders",
@@ -91,6 +92,12 @@ def sendbird_pace_channel(channel: str) -> str:
 def deadlines() -> str:
     """Sorted set of paused turns by the time their calls expire (app-wide; one entry per paused turn)."""
     return f"{prefix()}:deadlines"
+
+
+def dev_mark() -> str:
+    """String: ``dev``'s mark on a Redis it has used (under its own prefix, ``DEV_KEY_PREFIX``), so
+    that it starts there again; no TTL, as long as the sample users it wrote beside it."""
+    return f"{prefix()}:dev-server"
 
 
 def local_message_seq() -> str:

@@ -2,6 +2,10 @@
 
 _prefix = "ta"
 
+DEV_KEY_PREFIX = "ta-dev"
+"""The prefix of ``truloop-assistant dev``'s keys, whatever ``TRULOOP_KEY_PREFIX`` says: its sample
+users (one an admin) never land among a deployment's."""
+
 
 def prefix() -> str:
     """The start of every key of this process (``TRULOOP_KEY_PREFIX``)."""

@@ -14,6 +14,7 @@ from .conversation_keys import *  # noqa: F403
 from .key_limits import *  # noqa: F403
 from .user_keys import *  # noqa: F403
 
+DEV_KEY_PREFIX = key_prefix.DEV_KEY_PREFIX
 PREFIX = key_prefix.prefix()
 """The start of every key (``TRULOOP_KEY_PREFIX``), so several deployments can share one Redis."""
 
