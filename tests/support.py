@@ -233,6 +233,19 @@ class Harness:
         """The plain text messages in the channel so far, oldest first."""
         return [m.text for m in self.sendbird.in_channel(channel) if not m.is_rpc]
 
+    async def each_told_once(self, users: list[str], *, timeout: float = 60.0) -> None:
+        """Wait until each of ``users`` has a text in their 1:1 channel with the bot (what was queued
+        goes out by the workers' delivery scan), then assert each got exactly one."""
+
+        def told(_: object) -> bool:
+            return all(self.texts(self.direct_channel(u) or "") for u in users)
+
+        await self.sendbird.wait_for(told, timeout=timeout)
+        await self.idle(timeout=timeout)
+        for user in users:
+            channel = self.direct_channel(user)
+            assert channel is not None and len(self.texts(channel)) == 1, user
+
     def direct_channel(self, user: str) -> str | None:
         """The bot's 1:1 channel with ``user``, if the server created it on the Platform API."""
         return next(

@@ -96,14 +96,5 @@ async def test_twenty_people_invited_at_once_never_time_the_tool_out_and_each_is
         invitations = created.json()["invitations"]
         assert set(invitations) == set(guests)
         assert all(v == "sent" or v.startswith("queued") for v in invitations.values()), invitations
-        await h.idle(timeout=60)
-        await sendbird.wait_for(
-            lambda ms: all(
-                h.direct_channel(g) is not None and h.texts(h.direct_channel(g) or "") for g in guests
-            ),
-            timeout=60,
-        )
-        for guest in guests:
-            channel = h.direct_channel(guest)
-            assert channel is not None and len(h.texts(channel)) == 1, guest  # each told once
+        await h.each_told_once(guests)
     assert answered < 15, answered

@@ -163,7 +163,7 @@ async def test_patterns_match_tool_names_whatever_their_case(start_server: Any, 
     async with start_server(model=replies_with_results(shop_plan, seen), mcp_servers=[shop]) as h:
         await h.user_says("remove order o-1")
         [ask] = await h.rpc_requests(1)
-        assert ask["method"] == "interaction.confirm" and "order_id: o-1" in ask["params"]["message"]
+        assert ask["method"] == "interaction.confirm" and f"order_id: {q('o-1')}" in ask["params"]["message"]
         assert (await h.answer(ask["id"], result={"confirmed": False})).status_code == 202
         await h.replies(1)
 

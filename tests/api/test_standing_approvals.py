@@ -17,7 +17,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.api.test_confirm_decisions import JEFF, approvals
 from tests.api.test_group_channels import GROUP, private_requests
-from tests.api.test_tools_gate import DINNER, events_of, results_text
+from tests.api.test_tools_gate import DINNER, events_of, q, results_text
 from tests.support import BOT, JWT_SECRET, Harness
 from truloop_assistant.auth import issue_token
 from truloop_assistant.backends.memory import RedisMemoryStore
@@ -76,7 +76,10 @@ async def test_always_on_an_event_without_people_does_not_cover_one_that_invites
         # Inviting four people is not what was allowed: it asks.
         await h.user_says("plan the all hands")
         rpcs = await h.rpc_requests(2)
-        assert "All hands" in rpcs[1]["params"]["message"] and "박민아 (mina)" in rpcs[1]["params"]["message"]
+        assert (
+            "All hands" in rpcs[1]["params"]["message"]
+            and f"{q('박민아')} ({q('mina')})" in rpcs[1]["params"]["message"]
+        )
         assert (await h.answer(rpcs[1]["id"], result={"confirmed": False})).status_code == 202
         await h.replies(2)
 
@@ -107,7 +110,7 @@ async def test_always_on_a_relay_to_one_person_does_not_cover_another(
         await h.user_says("tell mina")
         [rpc] = await h.rpc_requests(1)
         offer = rpc["params"]["always"]
-        assert offer["scope"] == {"user_id": "mina"} and "박민아 (mina)" in offer["covers"]
+        assert offer["scope"] == {"user_id": "mina"} and f"{q('박민아')} ({q('mina')})" in offer["covers"]
         assert (await h.answer(rpc["id"], result=ALWAYS)).status_code == 202
         await h.replies(1)
         [standing] = await approvals(h)
@@ -119,7 +122,7 @@ async def test_always_on_a_relay_to_one_person_does_not_cover_another(
 
         await h.user_says("tell seojun")  # someone else: it asks, and a no sends nothing
         rpcs = await h.rpc_requests(2)
-        assert "이서준 (seojun)" in rpcs[1]["params"]["message"]
+        assert f"{q('이서준')} ({q('seojun')})" in rpcs[1]["params"]["message"]
         assert (await h.answer(rpcs[1]["id"], result={"confirmed": False})).status_code == 202
         await h.replies(3)
         await h.idle()

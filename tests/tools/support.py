@@ -48,6 +48,10 @@ class RecordingInviter:
     """(user id, text, dedup id) in delivery order."""
     languages: dict[str, Language] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)
+    unknown: set[str] = field(default_factory=set)
+    """People who are no users of the messaging channel (``exists`` says so)."""
+    invited: dict[str, int] = field(default_factory=dict)
+    """People each organizer invited lately."""
 
     async def known_language(self, user_id: str) -> Language | None:
         return self.languages.get(user_id)
@@ -64,6 +68,19 @@ class RecordingInviter:
     ) -> bool:
         await self.deliver(user_id, text, dedup_id=dedup_id, on_behalf_of=on_behalf_of)
         return True
+
+    async def queue(self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None) -> bool:
+        await self.deliver(user_id, text, dedup_id=dedup_id, on_behalf_of=on_behalf_of)
+        return True
+
+    async def exists(self, user_id: str) -> bool:
+        return user_id not in self.unknown
+
+    async def invited_lately(self, organizer: str) -> int:
+        return self.invited.get(organizer, 0)
+
+    async def note_invited(self, organizer: str, people: int) -> None:
+        self.invited[organizer] = self.invited.get(organizer, 0) + people
 
     def to(self, user_id: str) -> list[str]:
         return [text for to, text, _ in self.sent if to == user_id]

@@ -25,7 +25,7 @@ import asyncio
 import socket
 import threading
 
-from .side_port_http import Refused, WsgiApp, call, environ
+from .side_port_http import SidePortRefused, WsgiApp, call, environ
 
 HEAD_TIMEOUT_S = 5.0
 MAX_HEAD_BYTES = 8 * 1024
@@ -111,7 +111,7 @@ class SidePortServer:
                 return  # closed, or silent until the deadline: nobody to answer
             self._waiting.pop(writer, None)
             request = environ(head, server=self.server_address, peer=writer.get_extra_info("peername"))
-        except Refused as refused:
+        except SidePortRefused as refused:
             self._waiting.pop(writer, None)
             await self._send(writer, refused.answer(), then_close=False)
             await self._linger(reader, writer)
@@ -120,7 +120,7 @@ class SidePortServer:
 
     async def _head(self, reader: asyncio.StreamReader) -> bytes | None:
         """The request head without its blank line; None if the client closed first, or sent nothing
-        before the deadline; :class:`Refused` when it is too large or came too slowly."""
+        before the deadline; :class:`SidePortRefused` when it is too large or came too slowly."""
         received = bytearray()
         try:
             async with asyncio.timeout(HEAD_TIMEOUT_S):
@@ -132,11 +132,13 @@ class SidePortServer:
         except TimeoutError:
             if not received:
                 return None
-            raise Refused(
+            raise SidePortRefused(
                 408, "request_timeout", f"the request did not arrive within {HEAD_TIMEOUT_S:g} s"
             ) from None
         if end < 0 or end + len(_END) > MAX_HEAD_BYTES:
-            raise Refused(431, "headers_too_large", f"the request head is over {MAX_HEAD_BYTES} bytes")
+            raise SidePortRefused(
+                431, "headers_too_large", f"the request head is over {MAX_HEAD_BYTES} bytes"
+            )
         return bytes(received[:end])
 
     @staticmethod

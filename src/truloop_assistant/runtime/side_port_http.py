@@ -2,7 +2,8 @@
 the app's answer becomes the bytes to send, one request per connection (``Connection: close``).
 
 Only what the side ports' apps need: the request line and header fields (no body: their paths take
-none), ``HEAD`` answered without a body. This module imports only the standard library.
+none), ``HEAD`` answered without a body. This module imports only the standard library
+and the package's errors.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import unquote
+
+from ..errors import TruloopError
 
 WsgiApp = Callable[..., Iterable[bytes]]
 """A WSGI application."""
@@ -28,7 +31,7 @@ _REASONS = {
 }
 
 
-class Refused(Exception):
+class SidePortRefused(TruloopError):
     """A request answered with an error of its own, before the app sees it."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
@@ -46,12 +49,12 @@ def error_answer(status: int, code: str, message: str) -> bytes:
 
 
 def environ(head: bytes, *, server: tuple[str, int], peer: Any) -> dict[str, Any]:
-    """The WSGI environ of a request head (without its final blank line); :class:`Refused` (400)
+    """The WSGI environ of a request head (without its final blank line); :class:`SidePortRefused` (400)
     when its request line or a header line is malformed."""
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ")
     if len(parts) != 3 or not parts[0].isalpha() or not parts[2].startswith("HTTP/1."):
-        raise Refused(400, "bad_request", "the request line is not METHOD PATH HTTP/1.x")
+        raise SidePortRefused(400, "bad_request", "the request line is not METHOD PATH HTTP/1.x")
     method, target, version = parts
     path, _, query = target.partition("?")
     values: dict[str, Any] = {
@@ -74,7 +77,7 @@ def environ(head: bytes, *, server: tuple[str, int], peer: Any) -> dict[str, Any
     for line in lines[1:]:
         name, colon, value = line.partition(":")
         if not colon or not name or name != name.strip():
-            raise Refused(400, "bad_request", "a header line is not NAME: VALUE")
+            raise SidePortRefused(400, "bad_request", "a header line is not NAME: VALUE")
         key = name.upper().replace("-", "_")
         if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
             key = "HTTP_" + key
