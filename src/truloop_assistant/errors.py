@@ -32,7 +32,7 @@
     │       └── RedisUnreachable    nothing answered at its URL: worth retrying
     ├── EventNotFoundError          no such event (backends.events); also a ``LookupError``
     ├── SchemaTooCostly             a declared schema too costly (protocol.schema_limits); a ``ValueError``
-    ├── SidePortRefused             a side port's request refused before its app sees it (runtime.side_port_http)
+    ├── SidePortRefused             a side port's request refused before its app (runtime.side_port_http)
     └── OperatorError               what an operator's command was given cannot be used
         ├── UsersFileError          a users file (backends.users.file); also a ``ValueError``
         ├── CasesFileError          an evaluation cases file (commands.evaluation.cases)
