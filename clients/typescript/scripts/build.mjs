@@ -3,7 +3,7 @@
  * CommonJS build (dist/cjs, marked as such by a package.json of its own), each with its .d.ts files.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -16,7 +16,26 @@ function run(...args) {
 
 const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
 run(join(root, "scripts", "protocol.mjs"), "generate");
-rmSync(join(root, "dist"), { recursive: true, force: true, maxRetries: 5 }); // no files of an older layout linger (retried: a busy filesystem may say ENOTEMPTY)
+// No files of an older layout linger: the old dist moves aside in one rename, then goes. Removing it
+// in place can fail with ENOTEMPTY on a busy overlay filesystem; whatever is left aside is ignored
+// (node_modules is neither packed nor committed) and removed by the next build.
+const cache = join(root, "node_modules", ".cache");
+function removeAside() {
+  if (!existsSync(cache)) return;
+  for (const name of readdirSync(cache).filter((n) => n.startsWith("truloop-old-dist-"))) {
+    try {
+      rmSync(join(cache, name), { recursive: true, force: true, maxRetries: 5 });
+    } catch {
+      // left for the next build
+    }
+  }
+}
+removeAside();
+if (existsSync(join(root, "dist"))) {
+  mkdirSync(cache, { recursive: true });
+  renameSync(join(root, "dist"), join(cache, `truloop-old-dist-${process.pid}-${Date.now()}`));
+}
+removeAside();
 run(tsc, "-p", "tsconfig.json");
 run(tsc, "-p", "tsconfig.cjs.json");
 mkdirSync(join(root, "dist", "cjs"), { recursive: true });
