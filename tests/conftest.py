@@ -66,6 +66,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         gc.freeze()
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``--dist loadgroup``: a module's tests in one worker when they share a module-scoped
     fixture (started once, not once per worker), and the folders of ``SHARED_DIRECTORY_GROUPS``."""
@@ -79,6 +80,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 group = path
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Fail at once if the groups came too late for xdist (each would then start its fixtures in every
+    worker, and the folders that write to the checkout would race)."""
+    if session.config.getoption("dist", "no") != "loadgroup" or "PYTEST_XDIST_WORKER" not in os.environ:
+        return
+    late = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if late:
+        raise pytest.UsageError(f"xdist_group marks xdist never read, on {late[0]} and {len(late) - 1} more")
 
 
 def pytest_configure(config: pytest.Config) -> None:
