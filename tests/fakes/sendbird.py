@@ -756,7 +756,9 @@ PLAN_LIMITS: dict[str, dict[str, float]] = {
     "50k": {"GET": 400, "POST": 100, "PUT": 100, "DELETE": 100},
     "100k": {"GET": 600, "POST": 200, "PUT": 200, "DELETE": 200},
 }
-"""The "Plan-based rate limits" table of the Platform API's "Rate limits" page, by MAU: calls per second."""
+"""The "Plan-based rate limits" table of the Platform API's "Rate limits" page, by MAU: calls per second.
+Copied from that page, not imported from the server's ``config.sendbird_plans``: a mistake there must
+show as the fake refusing calls, not be repeated here."""
 _METHOD_OF = {"send": "POST", "creation": "POST", "update": "PUT", "deletion": "DELETE", "lookup": "GET"}
 
 
