@@ -29,6 +29,7 @@ from typing import Any, cast
 
 import httpx
 import pytest
+from _pytest.nodeid import coerce_node_id
 from pydantic_ai import models
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -66,30 +67,24 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         gc.freeze()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_itemcollected(item: pytest.Item) -> None:
     """Under ``--dist loadgroup``: a module's tests in one worker when they share a module-scoped
-    fixture (started once, not once per worker), and the folders of ``SHARED_DIRECTORY_GROUPS``."""
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        group = next((g for prefix, g in SHARED_DIRECTORY_GROUPS.items() if path.startswith(prefix)), None)
-        fixtures = getattr(item, "_fixtureinfo", None)
-        if group is None and fixtures is not None:
-            scopes = {d.scope for defs in fixtures.name2fixturedefs.values() for d in defs}
-            if "module" in scopes or "class" in scopes:
-                group = path
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Fail at once if the groups came too late for xdist (each would then start its fixtures in every
-    worker, and the folders that write to the checkout would race)."""
-    if session.config.getoption("dist", "no") != "loadgroup" or "PYTEST_XDIST_WORKER" not in os.environ:
-        return
-    late = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
-    if late:
-        raise pytest.UsageError(f"xdist_group marks xdist never read, on {late[0]} and {len(late) - 1} more")
+    fixture (started once, not once per worker), and the folders of ``SHARED_DIRECTORY_GROUPS``.
+    Marked as each test is collected: xdist reads the groups into the test ids in its own
+    ``pytest_collection_modifyitems``, which runs before a conftest's."""
+    path = item.nodeid.split("::", 1)[0]
+    group = next((g for prefix, g in SHARED_DIRECTORY_GROUPS.items() if path.startswith(prefix)), None)
+    fixtures = getattr(item, "_fixtureinfo", None)
+    if group is None and fixtures is not None:
+        scopes = {d.scope for defs in fixtures.name2fixturedefs.values() for d in defs}
+        if "module" in scopes or "class" in scopes:
+            group = path
+    if group is not None:
+        item.add_marker(pytest.mark.xdist_group(group))
+        if getattr(item.config.option, "loadgroup", False) and "@" not in item.nodeid:
+            # What xdist's own hook means to do: its group in the test's id, which its scheduler reads.
+            # It sets ``_nodeid``, which pytest 9 no longer reads (the id is ``_id``).
+            item._id = coerce_node_id(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
 
 
 def pytest_configure(config: pytest.Config) -> None:
