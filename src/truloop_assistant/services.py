@@ -16,11 +16,9 @@ from redis.asyncio import Redis
 from .auth import TokenVerifier
 from .backends.users import HttpUserDirectory, RedisUserDirectory
 from .channels.base import Channel, StreamingChannel
-from .channels.local import LocalChannel
-from .channels.members import LocalMembers, Members, SendbirdMembers
-from .channels.pacing import Pacer
-from .channels.relay import LocalRelay, Relay, SendbirdRelay
-from .channels.sendbird import SendbirdChannel, platform_client
+from .channels.members import Members
+from .channels.opening import open_channel
+from .channels.relay import Relay
 from .config import Settings
 from .pipeline.admission import Admission
 from .pipeline.intake import Intake
@@ -30,7 +28,6 @@ from .ratelimit import RateLimiter
 from .redis_client import connect
 from .store import keys
 from .store.device_declarations import ClientTools
-from .store.direct_channels import DirectChannels
 from .store.drains import Drains
 from .store.effects import Effects
 from .store.history import History
@@ -92,29 +89,8 @@ class Services:
         stack = AsyncExitStack()
         redis = connect(settings.redis_url, health_check_interval=30, socket_timeout=10)
         stack.push_async_callback(redis.aclose)
-        channel: Channel
-        relay: Relay
-        members: Members
-        if settings.channel == "local":
-            channel = LocalChannel(
-                redis,
-                bot_user_id=settings.sendbird_bot_user_id,
-                max_message_chars=settings.sendbird_max_message_chars,
-            )
-            relay = LocalRelay(bot_user_id=settings.sendbird_bot_user_id)
-            members = LocalMembers(redis, bot_user_id=settings.sendbird_bot_user_id)
-        else:
-            assert settings.sendbird_api_token is not None  # checked by Settings
-            pacer = Pacer(redis, settings.sendbird_budgets)
-            sendbird = platform_client(settings.sendbird_base_url, settings.sendbird_api_token, pacer=pacer)
-            stack.push_async_callback(sendbird.aclose)
-            channel = SendbirdChannel(
-                sendbird,
-                bot_user_id=settings.sendbird_bot_user_id,
-                max_message_chars=settings.sendbird_max_message_chars,
-            )
-            relay = SendbirdRelay(sendbird, DirectChannels(redis, bot_user_id=settings.sendbird_bot_user_id))
-            members = SendbirdMembers(sendbird, redis)
+        opened = open_channel(settings, redis, stack)
+        channel, relay, members = opened.channel, opened.relay, opened.members
         queue = TurnQueue(
             make_queue(settings.redis_url, settings.queue_name), heartbeat_s=settings.worker_heartbeat_s
         )

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from ..i18n import Language, texts
-from ..i18n.dates import short_day
 from ..i18n.display import isolate
 from ..protocol.methods import ConfirmParams, EditableField
+from . import dialog_times as times
 from .always_offer import always_offer
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ async def _event_fields(tool_name: str, args: dict[str, Any], ctx: ApprovalConte
 
     def moment(value: Any) -> datetime | None:
         try:
-            return value if isinstance(value, datetime) else _moment(value)
+            return value if isinstance(value, datetime) else times.moment(value)
         except ValueError:
             return None
 
@@ -143,49 +143,6 @@ async def _event_fields(tool_name: str, args: dict[str, Any], ctx: ApprovalConte
     ]
 
 
-def _when(start: datetime | None, end: datetime | None, ctx: ApprovalContext) -> str:
-    """'11월 24일 (화) 10:00–11:00' / 'Tue 24 Nov 10:00–11:00', in the user's zone; with the year
-    ('Sun 20 Dec 2026 10:00 – Wed 23 Dec 2026 18:00') when it is not this year or the end is on
-    another day, so a wrong year cannot pass unseen."""
-    if start is None:
-        return ""
-    s = start.astimezone(ctx.timezone)
-    e = end.astimezone(ctx.timezone) if end is not None else None
-    this_year = ctx.now.astimezone(ctx.timezone).year
-    over_days = e is not None and e.date() != s.date()
-    year = over_days or s.year != this_year
-
-    def day(moment: datetime) -> str:
-        return short_day(moment, ctx.language, year=year)
-
-    until = ""
-    if e is not None:
-        until = f" – {day(e)} {e:%H:%M}" if over_days else f"–{e:%H:%M}"
-    return f"{day(s)} {s:%H:%M}{until}"
-
-
-def _moment(value: Any) -> datetime | None:
-    """A time argument of the call, parsed (ISO 8601); None when it is not given."""
-    return datetime.fromisoformat(str(value)) if value else None
-
-
-def _args_when(
-    args: dict[str, Any], ctx: ApprovalContext, start_name: str, end_name: str | None = None
-) -> str:
-    """The time the call gives, in the user's zone; as written when it is not ISO 8601."""
-    start, end = args.get(start_name), args.get(end_name) if end_name else None
-    try:
-        return _when(_moment(start), _moment(end), ctx)
-    except (ValueError, OverflowError):  # not ISO 8601, or beyond the calendar in the user's zone
-        return _as_written(start, end)
-
-
-def _as_written(start: Any, end: Any) -> str:
-    if not start:
-        return ""
-    return f"{isolate(str(start))} – {isolate(str(end))}" if end else isolate(str(start))
-
-
 async def _names(user_ids: list[str] | None, ctx: ApprovalContext) -> str:
     if not user_ids:
         return ""
@@ -202,7 +159,7 @@ async def _event_title(event_id: str, ctx: ApprovalContext) -> tuple[str, str]:
     event = await _event(event_id, ctx)
     if event is None:
         return event_id, ""
-    return f"“{isolate(event.title)}”", _when(event.start_time, event.end_time, ctx)
+    return f"“{isolate(event.title)}”", times.when(event.start_time, event.end_time, ctx)
 
 
 async def _event(event_id: str, ctx: ApprovalContext) -> Event | None:
@@ -211,7 +168,7 @@ async def _event(event_id: str, ctx: ApprovalContext) -> Event | None:
 
 async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     lang = ctx.language
-    parts = [f"“{isolate(str(args.get('title', '')))}”", _args_when(args, ctx, "start_time", "end_time")]
+    parts = [f"“{isolate(str(args.get('title', '')))}”", times.args_when(args, ctx, "start_time", "end_time")]
     if location := _written(args, "location"):
         parts.append(f"@ {isolate(location)}")
     text = texts.CREATE_EVENT(lang, what=" ".join(p for p in parts if p))
@@ -220,7 +177,8 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
     if guests := await _names(args.get("guest_user_ids"), ctx):
         text += texts.GUESTS_INVITED(lang, who=guests)
     if args.get("availability_deadline"):
-        text += texts.CREATE_EVENT_DEADLINE(lang, deadline=_args_when(args, ctx, "availability_deadline"))
+        deadline = times.args_when(args, ctx, "availability_deadline")
+        text += texts.CREATE_EVENT_DEADLINE(lang, deadline=deadline)
     # Last and whole: the person approves the very text the invitees will read.
     if description := _written(args, "description"):
         text += texts.CREATE_EVENT_DESCRIPTION(lang, text=isolate(description))
@@ -230,14 +188,14 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
 async def _new_time(args: dict[str, Any], ctx: ApprovalContext) -> str:
     """The event's new time; when only the start moves, the end moves with it (it keeps its length)."""
     if args.get("end_time") or not args.get("start_time"):
-        return _args_when(args, ctx, "start_time", "end_time")
+        return times.args_when(args, ctx, "start_time", "end_time")
     try:
-        start = _moment(args["start_time"])
+        start = times.moment(args["start_time"])
         event = await _event(str(args.get("event_id", "")), ctx)
         end = start + (event.end_time - event.start_time) if start and event else None
-        return _when(start, end, ctx)
+        return times.when(start, end, ctx)
     except (ValueError, OverflowError):
-        return _as_written(args["start_time"], None)
+        return times.as_written(args["start_time"], None)
 
 
 async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
@@ -260,7 +218,8 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
     elif "description" in cleared:
         changes.append(texts.REMOVED_DESCRIPTION(lang))
     if _written(args, "availability_deadline"):
-        changes.append(texts.CHANGED_DEADLINE(lang, value=_args_when(args, ctx, "availability_deadline")))
+        deadline = times.args_when(args, ctx, "availability_deadline")
+        changes.append(texts.CHANGED_DEADLINE(lang, value=deadline))
     elif "availability_deadline" in cleared:
         changes.append(texts.REMOVED_DEADLINE(lang))
     for name, text in _PEOPLE_CHANGES:
