@@ -33,6 +33,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from redis.asyncio import Redis
 
 from benchmarks.harness import DEFAULT_PLAN, redis_under_test
+from benchmarks.streaming import FINISHED, writer
 from tests.api.test_guest_journey import Script, call, lunch
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import BOT, JWT_SECRET, make_settings, serve, served, sign, webhook_payload
@@ -41,8 +42,6 @@ from truloop_assistant.auth import issue_token
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from truloop_assistant.local.embedded_redis import free_port
 from truloop_assistant.redis_client import connect
-
-FINISHED = '{"streaming":false}'
 
 
 @asynccontextmanager
@@ -132,20 +131,9 @@ async def invitation(args: argparse.Namespace) -> None:
 
 
 async def streams(args: argparse.Namespace, n: int) -> None:
-    pieces = [f"Sentence {i} is about the week ahead. " for i in range(1, args.sentences + 1)]
-    answer = "".join(pieces).rstrip()
     pause_s = args.pause_ms / 1000
-
-    async def whole(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        return ModelResponse(parts=[TextPart(answer)])
-
-    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
-        for i, piece in enumerate(pieces):
-            if i:
-                await asyncio.sleep(pause_s)
-            yield piece if i < len(pieces) - 1 else piece.rstrip()
-
-    async with server(FunctionModel(whole, stream_function=stream), args.plan, stream=True) as (
+    model, answer = writer(args.sentences, pause_s)
+    async with server(model, args.plan, stream=True) as (
         http,
         sendbird,
     ):
