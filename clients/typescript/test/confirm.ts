@@ -75,7 +75,7 @@ describe("standing approvals", () => {
     assert.deepEqual(approval.scope, { invitees: [], description: null }, "no one invited, no description");
     assert.equal(approval.until!.getTime() - approval.since.getTime(), 30 * 24 * 3600 * 1000);
     const since = approval.since;
-    // `since` is a Date no earlier than the "always" (a second of slack for the clocks' rounding).
+    // `since` is a Date no earlier than the "always" (a second allowed for the clocks' rounding).
     assert.ok(since instanceof Date && since.getTime() >= saidAlwaysAt - 1000, `since: ${since}`);
 
     const again = await dev().post(channel, "sarah", "schedule a design review tomorrow at 10:30 am");
