@@ -159,7 +159,8 @@ class Pacer:
         self._forget_script = redis.register_script(FORGET)
         self._busy_until: dict[str, float] = {}
         """Method -> until when (``time.monotonic``) it is known to be busy: typing is skipped."""
-        self._learned: dict[str, float] = {}
+        self._learned: dict[str, tuple[float, float]] = {}
+        """Method -> the limit Sendbird last said, and when (``time.monotonic``) it was kept in Redis."""
         self._latencies: dict[str, deque[float]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._names: dict[str, list[str]] = {}
@@ -274,10 +275,12 @@ class Pacer:
     async def learn(self, method: str, limit: float) -> None:
         """Sendbird said the method's budget (``X-RateLimit-Limit``): every process keeps to it."""
         method = method.upper()
-        if self._learned.get(method) == limit:
+        said, kept_at = self._learned.get(method, (None, 0.0))
+        now = time.monotonic()
+        if said == limit and now - kept_at < LEARNED_FOR_S / 2:  # kept while Sendbird keeps saying it
             return
-        self._learned[method] = limit
-        if limit != self.budgets.get(method):
+        self._learned[method] = (limit, now)
+        if said != limit and limit != self.budgets.get(method):
             log.info("Sendbird's %s budget is %g per second (it said so in X-RateLimit-Limit)", method, limit)
         try:
             await self._redis.set(self._keys(method)[3], limit, ex=LEARNED_FOR_S)
