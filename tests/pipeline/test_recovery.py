@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.support import ON_STANDALONE_AND_CLUSTER
+from truloop_assistant.pipeline.intake import Intake
 from truloop_assistant.pipeline.queue import TurnQueue, make_queue
 from truloop_assistant.runtime.recovery import rescue_due
 from truloop_assistant.store import keys
 from truloop_assistant.store.drains import Drains
-from truloop_assistant.store.inbox import Inbox, MessageEvent
+from truloop_assistant.store.inbox import DELIVER, Inbox, MessageEvent
+from truloop_assistant.store.outbox import SettleOut
 
 pytestmark = ON_STANDALONE_AND_CLUSTER
 
@@ -58,5 +61,40 @@ async def test_one_rescue_per_conversation_however_many_scanners_look(redis: Any
         await drains.watch("idle-1", after_s=0)
         await rescue_due(drains, turns)
         assert await redis.zscore(keys.drains(), "idle-1") is None
+    finally:
+        await queue.disconnect()
+
+
+async def test_an_answer_coming_while_a_drain_lets_go_is_run_at_once_not_when_its_claim_lapses(
+    redis: Any, redis_url: str
+) -> None:
+    """A drain whose last delivery left only updates Sendbird would not take yet lets the conversation
+    go: a device's last answer pushed just before (its owner still set, so no job was queued) keeps
+    the claim, and a watch planned for the updates' next try is not put off by that push."""
+    queue = make_queue(redis_url, "let-go-race")
+    try:
+        inbox, drains = Inbox(redis, owner_ttl_s=15), Drains(redis, owner_ttl_s=15)
+        intake = Intake(inbox, drains, TurnQueue(queue, heartbeat_s=15))
+        tag = keys.conversation_tag("c-2")
+        await redis.rpush(
+            keys.outbox(tag),
+            SettleOut(
+                dedup_id="settle:c1", call_id="c1", state="answered", method="calendar.getEvents", lang="en"
+            ).model_dump_json(),
+        )
+        owner = "drain:busy"
+        await redis.set(keys.owner(tag), owner)
+        assert await inbox.next("c-2", owner) == DELIVER  # only the update is left, and it waits
+        await drains.watch("c-2", after_s=1)  # its next try
+
+        await intake.resume("c-2", "t1")  # the last answer: its owner is set, so no job is queued
+        assert await redis.llen(f"{keys.queue('let-go-race')}:queued") == 0
+        assert not await inbox.release_if_quiet("c-2", owner)  # the drain goes on and runs it
+        assert await redis.get(keys.owner(tag)) == owner.encode()
+        assert [c for c, _ in await drains.due(time.time() + 2)] == ["c-2"]  # the try is not put off
+
+        await redis.delete(keys.inbox(tag))
+        assert await inbox.release_if_quiet("c-2", owner)  # nothing came: let go
+        assert await redis.get(keys.owner(tag)) is None
     finally:
         await queue.disconnect()

@@ -139,8 +139,9 @@ class ConversationDrainer:
                     done = None
                     if delivery.retry_in is not None:  # updates that could not go out: later
                         await self.drains.watch(channel_url, after_s=delivery.retry_in)
-                        await self.inbox.release(channel_url, owner)
-                        return
+                        if await self.inbox.release_if_quiet(channel_url, owner):
+                            return
+                        # An event came in since (a device's last answer): it does not wait for them.
                     continue
                 done, wait_until = Consumed(nxt.raw, nxt.eid), None
                 if nxt.starts > MAX_EVENT_ATTEMPTS:

@@ -70,7 +70,7 @@ class Intake:
         Best effort: should the job not be queued, the conversation's watch brings a drain later.
         """
         try:
-            await self.drains.watch(channel_url)
+            await self.drains.watch(channel_url, sooner=True)
             owner = await self.drains.take_over(channel_url)
             if owner is not None:
                 await self.queue.drain(channel_url, owner)
@@ -117,12 +117,12 @@ class Intake:
         and the note are awaited first."""
         noted = channel_writes(sender, channel_url) if sender is not None else []
         if isinstance(self.inbox.redis, RedisCluster):
-            await self.drains.watch(channel_url)
+            await self.drains.watch(channel_url, sooner=True)
             if noted:
                 await run_writes(self.inbox.redis, noted)
             return await self.inbox.push(channel_url, event, dedup_id=dedup_id, said=said)
         batch = Batch(self.inbox.redis)
-        batch.write(self.drains.watch_write(channel_url))
+        batch.write(self.drains.watch_write(channel_url, sooner=True))
         for write in noted:
             batch.write(write)
         pushed = batch.add(self.inbox.push_read(channel_url, event, dedup_id=dedup_id, said=said))

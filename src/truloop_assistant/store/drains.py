@@ -61,14 +61,18 @@ class Drains:
         self._forget = redis.register_script(_FORGET_IF_UNCHANGED)
         self._take_over = redis.register_script(_TAKE_OVER)
 
-    async def watch(self, channel_url: str, *, after_s: float | None = None) -> None:
-        """Look at the conversation in ``after_s`` seconds (by default: once an owner would have expired)."""
-        await self.watch_write(channel_url, after_s=after_s)(self.redis)
+    async def watch(self, channel_url: str, *, after_s: float | None = None, sooner: bool = False) -> None:
+        """Look at the conversation in ``after_s`` seconds (by default: once an owner would have expired).
+        ``sooner``: only if that is sooner than the look already planned (an event pushed while a
+        delivery waits for its next try must not put that try off)."""
+        await self.watch_write(channel_url, after_s=after_s, sooner=sooner)(self.redis)
 
-    def watch_write(self, channel_url: str, *, after_s: float | None = None) -> Callable[[Any], Any]:
+    def watch_write(
+        self, channel_url: str, *, after_s: float | None = None, sooner: bool = False
+    ) -> Callable[[Any], Any]:
         """:meth:`watch` as a write to send with others (see ``reads.Batch.write``)."""
         at = time.time() + (self.look_after_s if after_s is None else after_s)
-        return lambda r: r.zadd(keys.drains(), {channel_url: at})
+        return lambda r: r.zadd(keys.drains(), {channel_url: at}, lt=sooner)
 
     async def due(self, now: float, *, limit: int = 500) -> list[tuple[str, float]]:
         """Conversations whose watch came due by ``now``, with the time they were due."""

@@ -32,6 +32,7 @@ from .inbox_scripts import (
     PUSH,
     REFRESH,
     RELEASE,
+    RELEASE_IF_QUIET,
     STOP_WAITING,
     UNDO,
 )
@@ -139,6 +140,7 @@ class Inbox:
         self._claim = redis.register_script(CLAIM)
         self._refresh = redis.register_script(REFRESH)
         self._release_now = redis.register_script(RELEASE)
+        self._release_if_quiet = redis.register_script(RELEASE_IF_QUIET)
         self._pop = redis.register_script(POP_IF_HEAD)
         self._next = redis.register_script(NEXT)
         self._stop_waiting = redis.register_script(STOP_WAITING)
@@ -311,6 +313,13 @@ class Inbox:
     async def release(self, channel_url: str, owner: str) -> None:
         """Give up the claim (if it is still ours) with events left: a scanner queues the next drain."""
         await self._release_now(keys=[keys.owner(keys.conversation_tag(channel_url))], args=[owner])
+
+    async def release_if_quiet(self, channel_url: str, owner: str) -> bool:
+        """Give up the claim unless events came in meanwhile (pushed while the claim was held, nobody
+        else runs them); False: they did, and the claim is still ours."""
+        tag = keys.conversation_tag(channel_url)
+        found = await self._release_if_quiet(keys=[keys.owner(tag), keys.inbox(tag)], args=[owner])
+        return int(found) != 2
 
     async def forget_user(self, channel_url: str, user_id: str, turn_ids: Sequence[str]) -> int:
         """Take the events of ``user_id`` off the inbox (bounded by ``INBOX_MAX``): their queued

@@ -103,6 +103,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
+# Give up the claim unless an event came in since the drain last looked: it was pushed while the
+# claim was held, so nobody else was asked to run it. KEYS: owner, inbox. ARGV: owner. Returns 1
+# (released), 2 (events waiting: the claim is kept) or 0 (not ours).
+RELEASE_IF_QUIET = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('LLEN', KEYS[2]) > 0 then return 2 end
+return redis.call('DEL', KEYS[1])
+"""
+
 # A drain stopped while it waited for a device's answer gives the conversation up. KEYS: owner,
 # waiting, bell. ARGV: owner.
 STOP_WAITING = """
