@@ -27,8 +27,35 @@ class InboundMessage:
         return f"m{self.message_id}"
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a channel can do in a conversation; the pipeline and the agent ask it, never the provider.
+
+    ``devices``: an app on the person's phone answers device requests (``send_rpc``); without one no
+    device tool is offered and nothing asks for a dialog. ``streams``: an answer may grow in place.
+    ``updates``: a message can be changed after it went (``settle_rpc``). ``typing``: a typing
+    indicator shows. ``max_chars``: the longest message; ``max_segments``: for SMS, how many segments
+    an answer may take (None: not counted in segments).
+    """
+
+    devices: bool = True
+    streams: bool = True
+    updates: bool = True
+    typing: bool = True
+    max_chars: int = 5000
+    max_segments: int | None = None
+
+
+CHAT = Capabilities()
+"""A chat service with the app: everything."""
+
+
 class Channel(Protocol):
     """What the server sends through; a channel may also be a :class:`StreamingChannel`."""
+
+    def capabilities(self, channel_url: str) -> Capabilities:
+        """What this channel can do in the conversation ``channel_url``."""
+        ...
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
         """Post the assistant's answer, exactly as the model wrote it."""

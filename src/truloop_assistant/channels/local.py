@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -12,7 +13,7 @@ from redis.exceptions import WatchError
 
 from ..protocol.jsonrpc import JsonRpcRequest
 from ..store import keys
-from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError, streaming_data
+from .base import AGENT_RPC, AGENT_RPC_SETTLED, CHAT, Capabilities, ChannelSendError, streaming_data
 from .parts import DEFAULT_MAX_CHARS, send_in_parts
 
 log = logging.getLogger(__name__)
@@ -23,6 +24,10 @@ class LocalChannel:
         self.redis = redis
         self.bot_user_id = bot_user_id
         self.max_message_chars = max_message_chars
+
+    def capabilities(self, channel_url: str) -> Capabilities:
+        """A chat with the app: device requests, streaming, updates and typing; its length limit."""
+        return replace(CHAT, max_chars=self.max_message_chars)
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
         """Post the text, in parts as Sendbird would take it (so dev shows what users will see)."""

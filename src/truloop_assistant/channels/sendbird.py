@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -13,7 +14,7 @@ from pydantic import SecretStr
 from ..config import reveal
 from ..metrics import SENDBIRD_FAILURES, SENDBIRD_RETRIES
 from ..protocol.jsonrpc import JsonRpcRequest
-from .base import AGENT_RPC, AGENT_RPC_SETTLED, ChannelSendError, streaming_data
+from .base import AGENT_RPC, AGENT_RPC_SETTLED, CHAT, Capabilities, ChannelSendError, streaming_data
 from .pacing import Kind, Pacer, kind_now
 from .parts import DEFAULT_MAX_CHARS, send_in_parts
 from .platform_http import PlatformClient, PlatformThrottled, PlatformTransportError, Reply, retry_after
@@ -66,6 +67,10 @@ class SendbirdChannel:
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
         self._client = client
+
+    def capabilities(self, channel_url: str) -> Capabilities:
+        """A chat with the app: device requests, streaming, updates and typing; its length limit."""
+        return replace(CHAT, max_chars=self.max_message_chars)
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
         """Post the text, as consecutive messages when it is longer than Sendbird takes."""

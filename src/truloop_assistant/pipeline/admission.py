@@ -95,6 +95,13 @@ class Admission:
             await self.members.listed(message.channel_url, listed or [], supergroup=supergroup)
         return heard == "turn"
 
+    async def direct(self, message: InboundMessage) -> str:
+        """A message in a conversation of one person with the assistant that no chat service lists
+        members of (their text messages, their guest page): always a turn, run unless refused (the
+        rate limits, the length check and the record ``inspect`` shows hold as for any message);
+        :meth:`queue`'s answers."""
+        return await self.queue(message)
+
     async def queue(self, message: InboundMessage, *, undecided: bool = False) -> str:
         """Queue the turn unless it is refused: ``queued``, ``dropped`` or why it was refused.
 
