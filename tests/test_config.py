@@ -128,6 +128,7 @@ SECRET_SETTINGS = (
     "supermemory_api_key",
     "google_places_api_key",
     "notion_token",
+    "twilio_auth_token",
 )
 
 

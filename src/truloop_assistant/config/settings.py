@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from ..errors import repeated
+from .guest_settings import GuestSettings
 from .mcp_servers import McpServer
 from .model_strings import VALID_MODELS, model_form_problem
 from .rates import parse_limit
@@ -22,7 +23,7 @@ from .urls import REDIS_SCHEMES, masked_url
 DEFAULT_KEY_PREFIX = "ta"
 
 
-class Settings(SendbirdSettings):
+class Settings(SendbirdSettings, GuestSettings):
     """Every ``TRULOOP_`` setting of the server; the secret ones are ``SecretStr`` (see ``secret.py``)."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
@@ -263,6 +264,11 @@ class Settings(SendbirdSettings):
                     "(the API token also verifies webhook signatures); for local development run "
                     "`truloop-assistant dev` (the local channel)"
                 )
+        if self.sms == "twilio" and (missing := self.missing_sms()):
+            raise ValueError(
+                f"{' and '.join(missing)} must be set when TRULOOP_SMS=twilio (the auth token also "
+                "checks Twilio's webhook signatures, over TRULOOP_PUBLIC_URL)"
+            )
         if not reveal(self.jwt_secret) and not self.jwt_jwks_url:
             raise ValueError(
                 "TRULOOP_JWT_SECRET (HS256) or TRULOOP_JWT_JWKS_URL must be set: "
