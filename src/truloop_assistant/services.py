@@ -15,10 +15,9 @@ from redis.asyncio import Redis
 
 from .auth import TokenVerifier
 from .backends.users import HttpUserDirectory, RedisUserDirectory
-from .channels.base import Channel, StreamingChannel
-from .channels.members import Members
+from .channels.base import StreamingChannel
 from .channels.opening import open_channel
-from .channels.relay import Relay
+from .channels.routing import RoutingChannel, RoutingMembers, RoutingRelay
 from .config import Settings
 from .pipeline.admission import Admission
 from .pipeline.intake import Intake
@@ -66,15 +65,15 @@ class Services:
     redis: Redis
     history: History
     store: TurnStore
-    channel: Channel
-    relay: Relay
+    channel: RoutingChannel
+    relay: RoutingRelay
     queue: TurnQueue
     inbox: Inbox
     drains: Drains
     outbox: Outbox
     transcript: Transcript
     ledger: Ledger
-    members: Members
+    members: RoutingMembers
     intake: Intake
     auth: TokenVerifier
     revocations: TokenRevocations
@@ -239,6 +238,7 @@ class Services:
             callbacks=self.callbacks,
             clock=utcnow,
             streaming=self.streaming(),
+            capabilities=self.channel.capabilities,
             private=PrivateRequests(
                 members=self.members,
                 relay=self.relay,

@@ -194,7 +194,7 @@ async def test_a_429_holds_that_method_back_in_every_process_and_no_other(
     async with processes(sendbird, redis, budgets=PLANS["100k"]) as (one, other):
         started = time.monotonic()
         first = asyncio.create_task(one.send_text("ch-1", "first", dedup_id="d1"))
-        hold = keys.sendbird_pace_keys("POST", "")[2]
+        hold = keys.platform_pace_keys("POST", "")[2]
         await until(lambda: redis.exists(hold))
         before = paced("DELETE", "answer", "now")
         await other.delete_message("ch-1", 99)  # DELETE is not held back

@@ -25,7 +25,7 @@ from ..tools.callback_toolset import CallbackToolset
 from ..tools.confirmation_gate import ConfirmationGate
 from ..tools.declared import DeclaredToolset
 from ..tools.failures import FailureResultToolset
-from ..tools.marks import asks_first, is_destructive
+from ..tools.marks import asks_first, is_declared, is_destructive
 from ..tools.once import OnceToolset
 from ..tools.server_tools import merged
 from ..tools.time_limits import TimeLimitToolset
@@ -70,7 +70,10 @@ def gated(toolset: AbstractToolset[AgentDeps], *, timeout_s: float) -> AbstractT
 
 def app_can_serve(ctx: RunContext[AgentDeps], tool_def: ToolDefinition) -> bool:
     """False for a tool the user's app version cannot serve: a built-in device method it did not list,
-    or a tool that needs the confirmation dialog when it did not list ``interaction.confirm``."""
+    or a tool that needs the confirmation dialog when it did not list ``interaction.confirm``; in a
+    conversation no app answers in (SMS, a guest page), every device tool and every tool that asks first."""
+    if not ctx.deps.devices:  # no app answers here: no device request, and no dialog to ask first
+        return not (tool_def.name in HANDLERS or is_declared(tool_def) or asks_first(tool_def))
     declaration = ctx.deps.declaration
     if declaration is None or declaration.builtin is None:
         return True

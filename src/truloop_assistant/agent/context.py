@@ -26,6 +26,7 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from pydantic_ai.models import ModelRequestContext
 
+from ..channels.base import Capabilities
 from ..store.transcript import ASSISTANT, Line
 from ..tools.agent_deps import AgentDeps
 
@@ -50,6 +51,17 @@ def turn_instructions(zone: ZoneInfo, user_id: str, *, now: datetime, name: str 
         f'The user is {who}; "me" and "my" in their messages mean them. '
         f"The user's time zone is {zone.key}. "
         f"Now it is {local:%A %Y-%m-%d %H:%M} there (UTC{offset[:3]}:{offset[3:]})."
+    )
+
+
+def reach_instructions(reach: Capabilities) -> str:
+    """What the run is told of the channel it answers in: for a text message, how short and plain."""
+    if reach.max_segments is None:
+        return ""
+    n = reach.max_segments
+    return (
+        " You are answering by text message (SMS): plain text only (no Markdown, lists or tables), "
+        f"at most {153 * n} characters in English or {67 * n} in Korean; a link is written out in full."
     )
 
 

@@ -2,7 +2,7 @@
 
 Invitations, reminders and cancellations are posted the way relayed messages are: the relay gives
 the bot's direct channel with the person (created if missing), the channel carries the text, and a
-``dedup_id`` per event and person keeps a repeated send from showing twice. What Sendbird cannot take
+``dedup_id`` per event and person keeps a repeated send from showing twice. What the channel cannot take
 yet (a 429, a 5xx, no answer, even after the channel's own retries) waits in Redis for the delivery
 scan (:mod:`~truloop_assistant.runtime.deliveries`), behind anything already waiting for that person.
 """
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def worth_retrying(exc: BaseException) -> bool:
-    """Whether a failed delivery may go through later: Sendbird was busy (429), failing (5xx) or silent.
+    """Whether a failed delivery may go through later: the channel was busy (429), failing (5xx) or silent.
     A refusal (no such user, the channel-join limit, any other 4xx) is final."""
     if isinstance(exc, NoSuchUser | ChannelJoinLimit):
         return False
@@ -54,7 +54,7 @@ class DirectInviter:
         self.counts = counts
         """How many people each organizer invited lately (None: not counted)."""
         self.pending = pending
-        """Where deliveries Sendbird cannot take yet wait; without it they fail at once."""
+        """Where deliveries the channel cannot take yet wait; without it they fail at once."""
         self.channel = channel
         self.history = history
         self.transcript = transcript
@@ -112,7 +112,7 @@ class DirectInviter:
         self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
     ) -> bool:
         """Deliver now (True), or queue it for the delivery scan (False): behind what already waits for
-        the person, or when Sendbird is busy or failing. A final refusal is raised as :meth:`deliver`'s."""
+        the person, or when the channel is busy or failing. A final refusal is raised as :meth:`deliver`'s."""
         if self.pending is None:
             await self.deliver(user_id, text, dedup_id=dedup_id, on_behalf_of=on_behalf_of)
             return True

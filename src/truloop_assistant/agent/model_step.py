@@ -25,6 +25,7 @@ from pydantic_ai import (
 from pydantic_ai.messages import ModelMessage
 
 from ..backends import Backends
+from ..channels.base import CHAT, Capabilities
 from ..i18n import texts
 from ..logs import log_context
 from ..metrics import TURN_SECONDS, TURNS, UNPAIRED_TOOL_CALLS
@@ -40,7 +41,7 @@ from ..tools.agent_deps import AgentDeps, Inviter, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
-from .context import QuotedVoices, channel_voices, turn_instructions
+from .context import QuotedVoices, channel_voices, reach_instructions, turn_instructions
 from .ledger_calls import invalid_calls, server_calls, without_result
 from .people import Person, profile_of
 from .step_endings import StepEndings, TurnStep
@@ -85,8 +86,12 @@ class ModelStep:
         endings: StepEndings,
         streaming: Streaming | None = None,
         text_shown: Callable[[str], None] = lambda channel_url: None,
+        capabilities: Callable[[str], Capabilities] = lambda channel_url: CHAT,
     ) -> None:
         self.agents = agents
+        self.capabilities = capabilities
+        """What the channel can do in a conversation: no device tools where no app answers, no
+        streaming where messages cannot grow, short plain text for SMS."""
         self.streaming = streaming
         """How answers stream into the channel (None: each is sent whole once written)."""
         self.text_shown = text_shown
@@ -137,6 +142,7 @@ class ModelStep:
             profile = person.profile
         zone = zone_of(profile, self.timezone)
         voices = channel_voices(turn.user_id, inputs.recent)
+        reach = self.capabilities(turn.channel_url)
         deps = AgentDeps(
             user_id=turn.user_id,
             channel_url=turn.channel_url,
@@ -150,6 +156,7 @@ class ModelStep:
             declaration=inputs.declaration,
             callbacks=self.callbacks,
             standing=await self._standing(turn, inputs, quoted=voices is not None),
+            devices=reach.devices,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         usage = replace(turn.used)  # counts on from the turn's earlier steps
@@ -169,6 +176,7 @@ class ModelStep:
                     prompt=prompt,
                     results=results,
                     name=profile.name if profile else None,
+                    reach=reach,
                 )
             finally:
                 TURN_SECONDS.observe(time.perf_counter() - started)
@@ -198,10 +206,11 @@ class ModelStep:
         prompt: str | None,
         results: DeferredToolResults | None,
         name: str | None,
+        reach: Capabilities = CHAT,
     ) -> bool:
         endings = self.endings
         sender: StreamSender | None = None
-        if self.streaming is not None and can_stream(agent.model):
+        if self.streaming is not None and reach.streams and can_stream(agent.model):
             sender = self.streaming.sender(turn.channel_url, turn.turn_id, turn.step, self.text_shown)
         try:
             if usage.requests >= self.limits.max_model_requests:
@@ -211,7 +220,8 @@ class ModelStep:
                     prompt,
                     message_history=history,
                     deferred_tool_results=results,
-                    instructions=turn_instructions(deps.timezone, turn.user_id, now=deps.now(), name=name),
+                    instructions=turn_instructions(deps.timezone, turn.user_id, now=deps.now(), name=name)
+                    + reach_instructions(reach),
                     capabilities=[QuotedVoices(voices)] if voices else None,
                     deps=deps,
                     usage=usage,

@@ -19,7 +19,7 @@ from pydantic_ai import DeferredToolResults, RunUsage
 from pydantic_ai.messages import ModelMessage
 
 from ..backends import Backends
-from ..channels.base import InboundMessage
+from ..channels.base import CHAT, Capabilities, InboundMessage
 from ..deferred.resumes import is_resuming
 from ..metrics import TURNS
 from ..store.device_declarations import ClientTools
@@ -67,6 +67,7 @@ class TurnRunner:
         clock: Callable[[], datetime],
         private: PrivateRequests | None = None,
         streaming: Streaming | None = None,
+        capabilities: Callable[[str], Capabilities] = lambda channel_url: CHAT,
     ) -> None:
         self.store = store
         self.history = history
@@ -96,6 +97,7 @@ class TurnRunner:
             endings=endings,
             streaming=streaming,
             text_shown=lambda channel_url: self.text_shown(channel_url),
+            capabilities=capabilities,
         )
         self.calls_settled: Callable[[str], None] = lambda channel_url: None
         """Told (with the channel) when a step ended calls before its own end: their requests'

@@ -52,9 +52,9 @@ class TokenRequest(BaseModel):
 
 
 def _local(services: ServicesDep) -> LocalChannel:
-    if not isinstance(services.channel, LocalChannel):
+    if not isinstance(services.channel.chat, LocalChannel):
         raise BadRequest("the dev API needs TRULOOP_CHANNEL=local", code="not_local_channel")
-    return services.channel
+    return services.channel.chat
 
 
 def _static(name: str) -> str:
@@ -100,8 +100,8 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
             )
             if not item:
                 return {"status": "duplicate", "message_id": None}
-            if isinstance(services.members, LocalMembers):
-                await services.members.joined(channel_url, body.user_id)
+            if isinstance(services.members.chat, LocalMembers):
+                await services.members.chat.joined(channel_url, body.user_id)
             message = InboundMessage(
                 message_id=str(item["message_id"]),
                 channel_url=channel_url,

@@ -202,7 +202,7 @@ class Pacer:
 
     def _keys(self, method: str) -> list[str]:
         if (names := self._names.get(method)) is None:
-            names = self._names[method] = keys.sendbird_pace_keys(method, "")
+            names = self._names[method] = keys.platform_pace_keys(method, "")
         return names
 
     def window_s(self, method: str) -> float:
@@ -220,7 +220,7 @@ class Pacer:
         budget = self.budgets.get(method) or min(self.budgets.values())  # a learned one is in Redis
         names = self._keys(method)
         if channel:
-            names = [*names[:-1], keys.sendbird_pace_channel(channel)]
+            names = [*names[:-1], keys.platform_pace_channel(channel)]
         try:
             answer = int(
                 await self._take(

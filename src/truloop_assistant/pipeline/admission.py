@@ -1,7 +1,8 @@
 """Whether a user's chat message is run: the rules every channel's edge applies before queuing a turn.
 
-The Sendbird webhook and the dev server's local channel both ask :class:`Admission`, so a message is
-refused for the same reasons, and the user is told the same way, whichever way it came in.
+Every way a message comes in (the chat service's webhook, the dev server's local channel, SMS, the
+guest page) asks :class:`Admission`, so a message is refused for the same reasons, and the user is
+told the same way, whichever way it came in.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ class Admission:
 
     async def late(self, message: InboundMessage, *, patience_s: float) -> bool:
         """The worker's half for an undecided message: look the channel up (for up to ``patience_s``
-        while Sendbird is slow or rate-limits), keep the message as what it turned out to be, and
+        while the chat service is slow or rate-limits), keep the message as what it turned out to be, and
         say whether its turn runs. (Its channel is noted in the sender's: the intake queued it.)"""
         roster = await self.members.roster(message.channel_url, patience_s=patience_s)
         heard = unmentioned(roster, bot_user_id=self.bot_user_id)
@@ -200,7 +201,7 @@ class Admission:
         minute (the write goes in ``later``).
 
         A directory that does not answer within ``ROLE_LOOKUP_S`` makes the person a member for this
-        message (the webhook must answer Sendbird quickly); the next message asks again.
+        message (the webhook must answer the chat service quickly); the next message asks again.
         """
         if remembered is not None:
             return remembered

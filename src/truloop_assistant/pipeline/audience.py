@@ -3,7 +3,7 @@ people (a Supergroup always counts as one) only when it is mentioned.
 
 The webhook decides from what the delivery says when it can (:func:`from_delivery`); when it cannot
 (no members listed, no mention), the worker decides once it has looked the channel up
-(:func:`unmentioned`): the webhook's answer never waits on Sendbird.
+(:func:`unmentioned`): the webhook's answer never waits on the chat service.
 """
 
 from __future__ import annotations

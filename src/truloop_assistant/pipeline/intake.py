@@ -96,7 +96,7 @@ class Intake:
             try:
                 await self.queue.drain(channel_url, owner)
             except Exception as exc:
-                # Undo, so that the sender's retry (Sendbird re-sends, the device retries) gets queued.
+                # Undo, so that the sender's retry (a service re-sends, a device retries) gets queued.
                 await self.inbox.undo_push(channel_url, event, owner, dedup_id=dedup_id, said=said)
                 log.exception("could not queue work for %s", channel_url)
                 raise ServiceUnavailable("the turn could not be queued; retry later") from exc

@@ -1,8 +1,8 @@
-"""Invitations and event notices Sendbird could not take when the event tool ran go out later.
+"""Invitations and event notices their channel could not take when the event tool ran go out later.
 
 They wait in Redis (:mod:`~truloop_assistant.store.pending_deliveries`), so nothing depends on one
 process: every worker scans once a second. A scanner claims a due person (one scanner wins), delivers
-what waits for them oldest first, and removes each once delivered. When Sendbird is still busy or
+what waits for them oldest first, and removes each once delivered. When the channel is still busy or
 failing it stops there and tries the person again ``keys.PENDING_DELIVERY_RETRY_S`` later; if its
 worker dies, the person comes due again after the lease. A retry carries the same ``dedup_id``, so a
 message is shown once. A final refusal, or a delivery still refused after
@@ -48,7 +48,7 @@ class PendingDeliveryScan:
         return sent
 
     async def _deliver(self, person: str, at: float) -> tuple[int, bool]:
-        """Deliver a claimed person's queue in order: (how many, whether Sendbird stopped it)."""
+        """Deliver a claimed person's queue in order: (how many, whether the channel stopped it)."""
         sent = 0
         for _ in range(keys.PENDING_DELIVERIES_MAX):
             delivery = await self.pending.first(person)

@@ -1,5 +1,5 @@
 """What every worker runs beside its jobs: expired calls end, unowned conversations drain, reminders
-and the invitations Sendbird could not take yet go."""
+and the invitations their channel could not take yet go."""
 
 from __future__ import annotations
 

@@ -20,10 +20,10 @@ __all__ = [
     "owner_events",
     "pending_deliveries",
     "pending_delivery_queue",
+    "platform_pace_channel",
+    "platform_pace_keys",
     "queue",
     "rate_limit_prefix",
-    "sendbird_pace_channel",
-    "sendbird_pace_keys",
     "unhandled",
     "user_profiles",
 ]
@@ -59,10 +59,10 @@ def rate_limit_prefix() -> str:
     return f"{prefix()}:rl"
 
 
-def sendbird_pace_keys(method: str, channel: str) -> list[str]:
+def platform_pace_keys(method: str, channel: str) -> list[str]:
     """What paces one HTTP method's Platform API calls app-wide (``channels.pacing``), in µs of Redis's
     clock, each expiring within seconds of its last use: the calls of the last second and the BULK ones
-    among them (lists), a 429's hold, a budget Sendbird stated (an hour), the callers waiting at each
+    among them (lists), a 429's hold, a budget the service stated (an hour), the callers waiting at each
     of three ranks by when they came and by their note's deadline, the growing answers (sorted sets),
     and ``channel``'s message sends (the first key again when none). One hash tag for all: one script
     reads them on a Cluster."""
@@ -80,12 +80,12 @@ def sendbird_pace_keys(method: str, channel: str) -> list[str]:
         f"{base}:waiting-until:2",
         f"{base}:streams",
         f"{base}:streams-seen",
-        sendbird_pace_channel(channel) if channel else f"{base}:calls",
+        platform_pace_channel(channel) if channel else f"{base}:calls",
     ]
 
 
-def sendbird_pace_channel(channel: str) -> str:
-    """The message sends of the last second to one channel (a list of µs, beside ``sendbird_pace_keys``)."""
+def platform_pace_channel(channel: str) -> str:
+    """The message sends of the last second to one channel (a list of µs, beside ``platform_pace_keys``)."""
     return f"{prefix()}:{{sb-pace}}:channel:{channel}"
 
 
@@ -146,7 +146,7 @@ def guest_reminders() -> str:
     return f"{prefix()}:events:reminders"
 
 
-# Deliveries waiting for Sendbird share the hash tag {deliveries}: a script moves a person's queue and
+# Deliveries waiting for their channel share the hash tag {deliveries}: a script moves a person's queue and
 # their place in the scan together, which a Redis Cluster runs only on keys of one slot.
 
 

@@ -58,7 +58,7 @@ class DeadLetter:
     stored: bytes
     """The entry as Redis keeps it, to remove exactly this one."""
     code: int | None = None
-    """The channel's own error code (Sendbird's ``code``), when it refused a message."""
+    """The channel's own error code (a chat service's or an SMS provider's), when it refused a message."""
 
     @classmethod
     def read(cls, stored: bytes) -> DeadLetter:

@@ -68,7 +68,7 @@ TRANSCRIPT_LINE_CHARS = 500
 MEMBERS_TTL_S = 60
 """How long a channel's member list from the Platform API is trusted."""
 SEEN_TTL_S = 24 * 3600
-"""Webhook de-duplication marks (Sendbird re-sends within minutes)."""
+"""Webhook de-duplication marks (a chat service re-sends within minutes)."""
 INBOX_TTL_S = 24 * 3600
 """Events waiting for a conversation's worker; refreshed by every push."""
 INBOX_MAX = 200
@@ -129,9 +129,9 @@ TOKENS_NOT_BEFORE_GRACE_S = 24 * 3600
 """A revocation of a person's device tokens lives ``TRULOOP_JWT_MAX_TTL_S`` plus this: by then every
 token issued before it for no longer than ``TRULOOP_JWT_MAX_TTL_S`` has expired."""
 DIRECT_CHANNEL_TTL_S = 3600
-"""A person's 1:1 channel with the bot is asked of Sendbird again an hour after it was last found or
+"""A person's 1:1 channel with the bot is asked of the chat service again an hour after it was last found or
 made: the invitations, reminders and messages of that hour cost no Platform API call for it, and a
-channel deleted on Sendbird (to stay under the bot's channel-join limit) is forgotten within the hour."""
+channel deleted there (to stay under the bot's channel-join limit) is forgotten within the hour."""
 
 # -- what operators look at
 LEDGER_TURNS = 50

@@ -1,4 +1,4 @@
-"""Invitations and event notices that Sendbird could not take yet (a 429, a 5xx, no answer), kept in
+"""Invitations and event notices that their channel could not take yet (a 429, a 5xx, no answer), kept in
 Redis until a worker's scan delivers them.
 
 Each person has a queue, oldest first (``keys.pending_delivery_queue``), and a place in
@@ -91,7 +91,7 @@ class PendingDelivery:
 
 
 class PendingDeliveries:
-    """The queues of deliveries waiting for Sendbird, and the claims of the scans that deliver them."""
+    """The queues of deliveries waiting for their channel, and the claims of the scans that deliver them."""
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis

@@ -57,8 +57,8 @@ def user_channels(user_id: str) -> str:
 
 
 def direct_channel(user_id: str) -> str:
-    """Hash: bot user id -> the URL of that bot's 1:1 channel with the person on Sendbird, as last found
-    or made there, so that every process delivers to it without asking Sendbird again; lives
+    """Hash: bot user id -> the URL of that bot's 1:1 channel with the person on the chat service, as last
+    found or made there, so that every process delivers to it without asking again; lives
     ``DIRECT_CHANNEL_TTL_S`` after the last write."""
     return f"{prefix()}:{_user_tag(user_id)}:direct-channel"
 

@@ -83,7 +83,7 @@ class Inviter(Protocol):
         self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None
     ) -> bool:
         """:meth:`deliver` now (True), or keep it to be delivered later, in order, once (False): when
-        something already waits for the person, or Sendbird is busy or failing. Raises a final refusal."""
+        something already waits for the person, or the channel is busy or failing. Raises a final refusal."""
         ...
 
     async def queue(self, user_id: str, text: str, *, dedup_id: str, on_behalf_of: str | None = None) -> bool:
@@ -166,6 +166,9 @@ class AgentDeps:
     standing: tuple[Standing, ...] = ()
     """The person's standing approvals ("always") that hold in this run: none in a channel of several
     people, nor in a run that quotes other people's words (the step leaves them out)."""
+    devices: bool = True
+    """Whether an app on the person's phone answers device requests in this conversation (not over
+    SMS, nor on a guest page): without one no device tool is offered, nor any that asks first."""
 
     def allows_always(self, tool: ToolDefinition | str, args: Mapping[str, Any]) -> bool:
         """Whether this call runs without asking: it is one of the server's tools that may be allowed
