@@ -29,6 +29,7 @@ COMMANDS = {
     "dead-letters": "list, replay or purge the events conversations gave up after their retries",
     "sendbird": "Sendbird administration",
     "users": "manage the built-in user directory",
+    "guests": "guests reached by phone: erase one by number",
     "kb": "knowledge base administration",
     "eval": "measure how well a model picks the assistant's tools (accuracy per group of requests)",
     "token": "print a device JWT for a user, signed with TRULOOP_JWT_SECRET (for development and tests)",
@@ -47,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _configure_logging(doctor=args.command == "doctor")
         module = _command_module(args.command)
-        if args.command in ("users", "inspect", "dead-letters", "kb"):
+        if args.command in ("users", "guests", "inspect", "dead-letters", "kb"):
             return int(module.run(args, _offline_settings(model="offline")))
         if args.command == "eval":
             return int(module.run(args, _offline_settings()))

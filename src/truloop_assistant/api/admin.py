@@ -1,6 +1,6 @@
 """Operators' endpoints: ``GET /api/v1/admin/conversations/{channel_url}`` (a conversation's tool-call
-ledger) and ``POST /api/v1/admin/users/{user_id}/revoke-tokens`` (refuse a person's device tokens
-issued until now)."""
+ledger), ``POST /api/v1/admin/users/{user_id}/revoke-tokens`` (refuse a person's device tokens
+issued until now) and ``DELETE /api/v1/admin/guests/{number}`` (erase a guest reached by phone)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from ..errors import NotFound
+from ..errors import NotFound, Unprocessable
+from ..operations.guest_erasure import NotAPhoneNumber, erase_guest, person_of_number
 from ..operations.inspection import as_json, conversation_report
 from .budget import redis_budget
 from .deps import LedgerDep, RateLimit, RedisDep, ServicesDep, SettingsDep, admin_principal
@@ -59,3 +60,24 @@ async def revoke_tokens(user_id: str, services: ServicesDep) -> Revoked:
     async with redis_budget():
         not_before = await services.revocations.revoke(user_id, at=time.time())
     return Revoked(user_id=user_id, not_before=datetime.fromtimestamp(not_before, UTC).isoformat())
+
+
+class GuestErasedOut(BaseModel):
+    guest: str = Field(description="The guest, as the server names them: tel: and the number in E.164")
+    events: int = Field(description="Events they were taken off (their number, dates and language)")
+    channels: int = Field(description="Conversations (SMS, their guest page) their part was erased from")
+
+
+@router.delete("/guests/{number}")
+async def erase_guest_by_number(number: str, services: ServicesDep) -> GuestErasedOut:
+    """Erase a guest reached by phone (admin JWT only): their conversations by SMS and on their guest
+    page, and their place on every event (their number, dates and invitation language). ``number`` in
+    E.164 (``+821055501234``) or as written in ``TRULOOP_DEFAULT_REGION``; 422 when it is not a number.
+    Their opt-out (STOP) stays."""
+    try:
+        person = person_of_number(number, region=services.settings.default_region)
+    except NotAPhoneNumber as exc:
+        raise Unprocessable(str(exc)) from None
+    async with redis_budget(10.0):
+        erased = await erase_guest(services, person)
+    return GuestErasedOut(guest=erased.person, events=erased.events, channels=erased.channels)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response
 
-from ..operations.erasure import Conversations, Erased, erase_user
+from ..operations.erasure import Erased
+from ..operations.guest_erasure import eraser_of
 from .budget import redis_budget
 from .deps import CurrentPrincipal, RateLimit, ServicesDep
 
@@ -19,20 +19,7 @@ Erase = Callable[[str], Awaitable[Erased]]
 
 async def _eraser(services: ServicesDep) -> Erase:
     """Erases a user from every store that keeps something of them."""
-    return partial(
-        erase_user,
-        redis=services.redis,
-        conversations=Conversations(
-            store=services.store,
-            transcript=services.transcript,
-            ledger=services.ledger,
-            inbox=services.inbox,
-            outbox=services.outbox,
-        ),
-        memory=services.backends.memory,
-        intake=services.intake,
-        revocations=services.revocations,
-    )
+    return eraser_of(services)
 
 
 @router.delete(

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 
 from ..config import Settings
+from ..protocol.addresses import Namespace
 from ..store.direct_channels import DirectChannels
-from .addresses import Namespace
 from .base import Channel
 from .local import LocalChannel
 from .members import LocalMembers, Members, SendbirdMembers

@@ -9,8 +9,8 @@ this deployment does not run (SMS off) fails as a channel that refuses for good:
 
 from __future__ import annotations
 
+from ..protocol import addresses
 from ..protocol.jsonrpc import JsonRpcRequest
-from . import addresses
 from .base import Capabilities, Channel, ChannelSendError, StreamingChannel
 from .members import Members, Roster
 from .relay import NoSuchUser, Relay

@@ -1,5 +1,6 @@
 """What every worker runs beside its jobs: expired calls end, unowned conversations drain, reminders
-and the invitations their channel could not take yet go."""
+and the invitations their channel could not take yet go, and guests reached by phone leave events that
+ended a while ago."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..store.pending_deliveries import PendingDeliveries
 from .deliveries import PendingDeliveryScan
 from .expiry import end_unhandled_due, expire_due
 from .gauges import Gauges
+from .phone_guests import forget_phone_guests_due
 from .recovery import rescue_due
 from .reminders import AvailabilityReminders
 from .scanner import scan_forever
@@ -31,5 +33,6 @@ async def run_scanners(services: Services) -> None:
             "gauges": Gauges(services.redis, services.queue.queue).refresh,
             "reminders": reminders.send_due,
             "deliveries": deliveries.send_due,
+            "phone-guests": partial(forget_phone_guests_due, services.redis, services.backends.events),
         }
     )

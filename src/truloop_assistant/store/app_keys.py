@@ -20,6 +20,7 @@ __all__ = [
     "owner_events",
     "pending_deliveries",
     "pending_delivery_queue",
+    "phone_guests_due",
     "platform_pace_channel",
     "platform_pace_keys",
     "queue",
@@ -134,6 +135,13 @@ def owner_events(owner_id: str) -> str:
 def invited_events(user_id: str) -> str:
     """Set: event ids a user is invited to; expires with its last event."""
     return f"{prefix()}:events:invited:{user_id}"
+
+
+def phone_guests_due() -> str:
+    """Sorted set of event ids by when their guests reached by phone are to be forgotten (30 days after
+    the event ends): written by the event store with every write to an event that has any, emptied
+    by the workers' scan (``operations.guest_erasure``)."""
+    return f"{prefix()}:{{events}}:phone-guests-due"
 
 
 def guest_reminders() -> str:

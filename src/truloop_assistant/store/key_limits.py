@@ -41,6 +41,7 @@ __all__ = [
     "PENDING_DELIVERY_MAX_AGE_S",
     "PENDING_DELIVERY_RETRY_S",
     "PENDING_DELIVERY_TTL_S",
+    "PHONE_GUEST_RETENTION_S",
     "REMINDER_LEASE_S",
     "SEEN_TTL_S",
     "SETTLED_TTL_S",
@@ -158,6 +159,9 @@ USERS_MAX = 100_000
 """The user directory holds at most this many profiles; an import beyond it is refused."""
 EVENT_RETENTION_S = 400 * 24 * 3600
 """An event (and its place in the indexes) is kept this long after it ends."""
+PHONE_GUEST_RETENTION_S = 30 * 24 * 3600
+"""A guest reached by phone (their number, dates and invitation language) is taken off an event this
+long after it ends; the event itself stays for its organizer."""
 EVENT_MIN_TTL_S = 24 * 3600
 """An event that ended long ago is still kept this long after it was written."""
 EVENT_MAX_TTL_S = EVENT_RETENTION_S + (2 * 365 + 1 + 14) * 24 * 3600

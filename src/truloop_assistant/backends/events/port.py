@@ -135,6 +135,10 @@ class EventStore(Protocol):
         """Replace an invitee's or guest's available dates; raises :class:`EventNotFoundError`."""
         ...
 
+    async def forget_guests(self, event_id: str, user_ids: Iterable[str]) -> Event:
+        """Take guests off the event (their dates and languages too); raises :class:`EventNotFoundError`."""
+        ...
+
     async def list_invited(self, user_id: str) -> list[Event]:
         """Events the user is invited to (invitee or guest), sorted by start; cancelled ones left out."""
         ...

@@ -24,6 +24,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
+from ...protocol.addresses import phone_of
 from ...protocol.event_times import span_problem
 from ...store import keys
 from .port import Event, EventNotFoundError, reminder_at, reminder_member
@@ -116,6 +117,9 @@ class RedisEventStore:
             for user_id in {*before.invitee_user_ids, *before.guest_user_ids} - set(invited):
                 pipe.srem(keys.invited_events(user_id), event.event_id)
         self._schedule_reminders(pipe, event, before)
+        if any(phone_of(g) is not None for g in event.guest_user_ids):  # forgotten a while after the event
+            forget_at = event.end_time.timestamp() + keys.PHONE_GUEST_RETENTION_S
+            pipe.zadd(keys.phone_guests_due(), {event.event_id: forget_at})
         await pipe.execute()
 
     def _schedule_reminders(self, pipe: Pipeline, event: Event, before: Event | None) -> None:
@@ -260,6 +264,16 @@ class RedisEventStore:
             event_id,
             lambda event: {"guest_availability": {**event.guest_availability, user_id: sorted(set(dates))}},
         )
+
+    async def forget_guests(self, event_id: str, user_ids: Iterable[str]) -> Event:
+        """Take guests off the event: their places, their dates and their invitations' languages."""
+        gone = set(user_ids)
+
+        def change(event: Event) -> dict[str, Any]:
+            guests = {g: language for g, language in event.guests.items() if g not in gone}
+            return _people(event, event.invitee_user_ids, guests)
+
+        return await self._mutate(event_id, change)
 
     async def list_invited(self, user_id: str) -> list[Event]:
         invited_key = keys.invited_events(user_id)
