@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from tests.fakes.twilio import count_segments
 from truloop_assistant.channels.sms_segments import encoding, fit, segments
+from truloop_assistant.i18n.sms_texts import SMS_HELP, SMS_NOT_INVITED
 
 KOREAN = "안녕하세요"  # five syllables, one UTF-16 unit each
 
@@ -88,7 +89,8 @@ def test_a_text_without_spaces_is_cut_anywhere() -> None:
 @given(
     st.text(
         alphabet=st.one_of(
-            st.sampled_from("abc XYZ .!?\n€[]^가나다 🙂"), st.characters(codec="utf-8", exclude_categories=["Cs"])
+            st.sampled_from("abc XYZ .!?\n€[]^가나다 🙂"),
+            st.characters(codec="utf-8", exclude_categories=["Cs"]),
         ),
         max_size=800,
     ),
@@ -109,3 +111,9 @@ def test_fit_never_exceeds_the_limit(text: str, max_segments: int) -> None:
 @given(st.text(alphabet=st.sampled_from("ab €[가🙂 .\n"), max_size=600))
 def test_segments_agree_with_the_carriers_count(text: str) -> None:
     assert segments(text) == count_segments(text)
+
+
+def test_what_the_server_texts_back_takes_one_segment() -> None:
+    for said in (SMS_HELP, SMS_NOT_INVITED):
+        assert segments(said("ko")) == 1, said.ko
+        assert segments(said("en")) == 1 and encoding(said("en")) == "GSM-7", said.en

@@ -61,7 +61,11 @@ async def test_an_answer_goes_to_twilio_as_one_text_with_its_status_callback(
     async with sms() as channel:
         await channel.send_text(CONVERSATION, "금요일 저녁 7시에 만나요!", dedup_id="d1")
     [message] = twilio.messages
-    assert (message["to"], message["from"], message["body"]) == (GUEST, FROM_NUMBER, "금요일 저녁 7시에 만나요!")
+    assert (message["to"], message["from"], message["body"]) == (
+        GUEST,
+        FROM_NUMBER,
+        "금요일 저녁 7시에 만나요!",
+    )
     assert message["status_callback"] == f"{PUBLIC}/api/v1/webhooks/twilio/status"
     assert message["num_segments"] == "1" and message["status"] == "queued"
     assert await channel.numbers.sent_sid(GUEST, "d1") == message["sid"]

@@ -156,7 +156,9 @@ class FakeTwilio:
             if status == 429:
                 message = "Too many requests. Please retry according to the Retry-After response header."
                 return _error(429, 20429, message, {"Retry-After": f"{retry_after:g}"})
-            return _error(status, 20000 + status, "Service Unavailable" if status == 503 else "Internal Error")
+            return _error(
+                status, 20000 + status, "Service Unavailable" if status == 503 else "Internal Error"
+            )
         to, body = form.get("To", ""), form.get("Body", "")
         service = form.get("MessagingServiceSid")
         if not to:
@@ -205,7 +207,9 @@ class FakeTwilio:
             "price_unit": "USD",
             "sid": sid,
             "status": "accepted" if service else "queued",
-            "subresource_uris": {"media": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}/Media.json"},
+            "subresource_uris": {
+                "media": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}/Media.json"
+            },
             "to": form["To"],
             "uri": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}.json",
         }
@@ -219,7 +223,9 @@ class FakeTwilio:
             self._changed = asyncio.Condition()
         return self._changed
 
-    async def wait_for_messages(self, n: int, *, to: str | None = None, timeout: float = 10.0) -> list[dict[str, Any]]:
+    async def wait_for_messages(
+        self, n: int, *, to: str | None = None, timeout: float = 10.0
+    ) -> list[dict[str, Any]]:
         """Wait until ``n`` messages were created (to ``to``, when given); fail with what was seen."""
 
         def sent() -> list[dict[str, Any]]:
@@ -245,7 +251,9 @@ class FakeTwilio:
         }
         return Signed(url, form, headers)
 
-    def inbound(self, url: str, *, sender: str, body: str, to: str = FROM_NUMBER, sid: str | None = None) -> Signed:
+    def inbound(
+        self, url: str, *, sender: str, body: str, to: str = FROM_NUMBER, sid: str | None = None
+    ) -> Signed:
         """The incoming-message webhook Twilio posts to ``url`` when ``sender`` texts ``body`` to ``to``.
         A STOP (or START) changes Twilio's own block of ``sender`` first, as Twilio does."""
         word = "".join(body.split()).upper()
