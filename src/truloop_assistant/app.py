@@ -27,6 +27,7 @@ from .api import (
     me,
     tool_declarations,
     tool_message,
+    twilio_webhook,
     webhooks,
 )
 from .api.docs import mount_docs
@@ -117,6 +118,7 @@ def create_app(
     if tracing.configure("truloop-assistant" if embedded_worker else "truloop-assistant-api"):
         tracing.instrument_app(app)
     app.include_router(webhooks.router)
+    app.include_router(twilio_webhook.router)
     app.include_router(tool_message.router)
     app.include_router(tool_declarations.router)
     app.include_router(calls.router)
