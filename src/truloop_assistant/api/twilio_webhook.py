@@ -20,7 +20,6 @@ from fastapi import APIRouter, Request, Response
 from starlette.datastructures import ImmutableMultiDict
 from twilio.request_validator import RequestValidator
 
-from ..channels.addresses import phone_of, phone_person, sms_channel
 from ..channels.base import InboundMessage
 from ..channels.sms_keywords import keyword_of
 from ..config import reveal
@@ -28,6 +27,7 @@ from ..errors import BadRequest, Forbidden, NotFound
 from ..i18n.sms_texts import SMS_HELP, SMS_NOT_INVITED, sms_language
 from ..i18n.texts import TEXT_ONLY
 from ..logs import log_context
+from ..protocol.addresses import phone_of, phone_person, sms_channel
 from ..services import Services
 from ..store.sms_numbers import SmsNumbers
 from .body import read_body

@@ -19,6 +19,7 @@ from .pacing import Pacer
 from .relay import LocalRelay, Relay, SendbirdRelay
 from .routing import RoutingChannel, RoutingMembers, RoutingRelay
 from .sendbird import SendbirdChannel, platform_client
+from .twilio import open_sms
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ def open_channel(settings: Settings, redis: Redis, stack: AsyncExitStack) -> Mes
     """The chat service's channel with the others beside it, each conversation routed to its own."""
     chat = open_chat(settings, redis, stack)
     others: dict[Namespace, Channel] = {}
+    if (sms := open_sms(settings, redis, stack)) is not None:
+        others["sms"] = sms
     return MessagingChannel(
         RoutingChannel(chat.channel, others),
         RoutingRelay(chat.relay, sms="sms" in others),

@@ -17,9 +17,9 @@ import httpx
 from redis.asyncio import Redis
 
 from ..config import Settings, reveal
+from ..protocol.addresses import sms_number
 from ..protocol.jsonrpc import JsonRpcRequest
 from ..store.sms_numbers import SmsNumbers
-from .addresses import sms_number
 from .base import Capabilities, ChannelSendError
 from .sms_pace import PaceTooFar, SmsPace
 from .sms_segments import MULTIPART, fit
