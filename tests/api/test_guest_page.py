@@ -18,7 +18,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tests.support import Harness
+from tests.support import ON_STANDALONE_AND_CLUSTER, Harness
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.protocol.guest_links import TOKEN_CHARS
 from truloop_assistant.store.guest_links import GuestLinks, link_for
@@ -113,6 +113,7 @@ async def test_without_a_zone_or_deadline_the_days_run_to_the_event_in_its_own_o
     assert data["dates"] == days(0, 3, new_york)
 
 
+@ON_STANDALONE_AND_CLUSTER
 async def test_two_days_ticked_and_saved_are_the_guest_s_availability(h: Harness) -> None:
     event = await dinner(h)
     path = await path_of(h, event)
@@ -227,6 +228,7 @@ async def test_a_bad_tampered_lapsed_or_withdrawn_link_is_the_same_404_everywher
     assert (await h.http.get(f"{good}/api")).status_code == 200
 
 
+@ON_STANDALONE_AND_CLUSTER
 async def test_one_link_per_invitation_and_an_erased_guest_loses_it(h: Harness) -> None:
     event, other = await dinner(h), await dinner(h, title="Picnic")
     base = str(h.http.base_url).rstrip("/")
@@ -262,6 +264,7 @@ async def test_a_link_lapses_seven_days_after_its_event_unless_the_event_moves_l
     assert await at(lapses + timedelta(days=29)).read(token) is not None
 
 
+@ON_STANDALONE_AND_CLUSTER
 async def test_the_guest_s_message_shows_in_the_page_s_chat_once_and_is_queued(h: Harness) -> None:
     path = await path_of(h, await dinner(h))
     posted = await h.http.post(f"{path}/api/messages", json={"text": "주차 되나요?", "id": "c1"})

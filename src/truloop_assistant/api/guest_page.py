@@ -47,7 +47,7 @@ router = APIRouter(prefix="/g", tags=["guest page"], include_in_schema=False)
 HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
         "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     ),
     "X-Robots-Tag": "noindex, nofollow",
@@ -113,7 +113,7 @@ async def _invitation(services: Services, pages: GuestPages, token: str) -> tupl
     lapses = link_lapses(event.end_time, event.availability_deadline)
     if lapses <= datetime.now(UTC):
         raise _gone()
-    if lapses > link.lapses:  # the event moved later: its link works as long
+    if int(lapses.timestamp()) > int(link.lapses.timestamp()):  # the event moved later: so does its link
         async with redis_budget():
             await pages.links.keep_until(token, link, lapses)
     return link, event

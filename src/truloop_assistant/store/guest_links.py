@@ -115,7 +115,7 @@ class GuestLinks:
         return len(tokens)
 
     async def _keep(self, token: str, link: GuestLink, lapses: datetime) -> None:
-        if lapses <= link.lapses:
+        if int(lapses.timestamp()) <= int(link.lapses.timestamp()):  # kept in whole seconds
             return
         tid = token_id(await self.signing_key(), token)
         if tid is not None:
