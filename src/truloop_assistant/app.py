@@ -23,6 +23,7 @@ from .api import (
     calls,
     dev_channel,
     device_protocol,
+    guest_page,
     health,
     me,
     tool_declarations,
@@ -127,6 +128,7 @@ def create_app(
     app.include_router(approvals.router)
     app.include_router(admin.router)
     app.include_router(health.router)
+    app.include_router(guest_page.router)
     if settings.metrics_port is None:
         app.include_router(health.metrics_router)
     if dev_routes:
