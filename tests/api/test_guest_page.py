@@ -280,7 +280,6 @@ async def test_the_guest_s_message_shows_in_the_page_s_chat_once_and_is_queued(h
     assert bad_id.status_code == 422
 
 
-@pytest.mark.xfail(reason="needs the channel routing", strict=False)
 async def test_the_assistant_answers_in_the_page_s_chat(h: Harness) -> None:
     path = await path_of(h, await dinner(h))
     await h.http.post(f"{path}/api/messages", json={"text": "몇 시예요?", "id": "c2"})

@@ -156,7 +156,6 @@ async def test_an_invited_guests_text_is_queued_once(start_sms: Start, twilio: F
         assert (entry["user_id"], entry["message_id"]) == (f"tel:{GUEST}", signed.form["MessageSid"])
 
 
-@pytest.mark.xfail(reason="needs the channel routing", strict=False)
 async def test_the_guest_gets_the_answer_by_sms(start_sms: Start, twilio: FakeTwilio) -> None:
     model = Model()
     async with start_sms(model) as h:

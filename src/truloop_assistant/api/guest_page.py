@@ -24,10 +24,10 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..channels.addresses import page_channel
 from ..channels.base import InboundMessage
 from ..channels.page import PageChannel
 from ..errors import AppError, NotFound, TooManyRequests, Unprocessable, first_problem
+from ..protocol.addresses import page_channel
 from ..protocol.guest_links import link_lapses
 from ..ratelimit import RateLimiter
 from ..services import Services

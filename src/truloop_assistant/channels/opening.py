@@ -16,6 +16,7 @@ from .base import Channel
 from .local import LocalChannel
 from .members import LocalMembers, Members, SendbirdMembers
 from .pacing import Pacer
+from .page import PageChannel
 from .relay import LocalRelay, Relay, SendbirdRelay
 from .routing import RoutingChannel, RoutingMembers, RoutingRelay
 from .sendbird import SendbirdChannel, platform_client
@@ -32,7 +33,7 @@ class MessagingChannel:
 def open_channel(settings: Settings, redis: Redis, stack: AsyncExitStack) -> MessagingChannel:
     """The chat service's channel with the others beside it, each conversation routed to its own."""
     chat = open_chat(settings, redis, stack)
-    others: dict[Namespace, Channel] = {}
+    others: dict[Namespace, Channel] = {"page": PageChannel(redis)}
     if (sms := open_sms(settings, redis, stack)) is not None:
         others["sms"] = sms
     return MessagingChannel(

@@ -1,7 +1,7 @@
 """Erasing a guest reached by phone, on their request or their organizer's, and forgetting every such
 guest a while after their event.
 
-A guest reached by phone is the person ``tel:`` and their number (``channels.addresses``): what the
+A guest reached by phone is the person ``tel:`` and their number (``protocol.addresses``): what the
 server keeps of them is what it keeps of anyone (their conversations by SMS and on their guest page,
 erased as :func:`~.erasure.erase_user` erases a person's), plus their place on the events they were
 invited to: their number, the dates they gave and their invitation's language. Erasing them takes
