@@ -19,33 +19,48 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserProm
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.conftest import StartServer
-from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FROM_NUMBER, FakeTwilio, Signed, post_signed
+from tests.fakes.twilio import (
+    ACCOUNT_SID,
+    AUTH_TOKEN,
+    FROM_NUMBER,
+    FakeTwilio,
+    Signed,
+    count_segments,
+    post_signed,
+)
 from tests.support import Harness, served
 from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.channels.base import ChannelSendError
 from truloop_assistant.channels.twilio import open_sms
 from truloop_assistant.store.admissions import recent
 from truloop_assistant.store.sms_numbers import SmsNumbers
+from truloop_assistant.tools.device_tools import DEVICE_TOOLS
 
 GUEST = "+821055501234"
 PUBLIC = "https://assistant.example.com"
 INBOUND = f"{PUBLIC}/api/v1/webhooks/twilio"
 EMPTY = '<?xml version="1.0" encoding="UTF-8"?><Response/>'
 ANSWER = "좋아요, 금요일로 적어 둘게요."
+DEVICE_TOOL_NAMES = set(DEVICE_TOOLS)
 
 
 class Model:
     """A model that answers ``ANSWER`` and keeps every prompt it was given."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: str = ANSWER) -> None:
         self.prompts: list[str] = []
+        self.tools: list[list[str]] = []
+        self.instructions: list[str] = []
+        self.answer = answer
         self.model = FunctionModel(self._answer)
 
     def _answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.tools.append(sorted(t.name for t in info.function_tools))
+        self.instructions.append(info.instructions or "")
         self.prompts += [
             str(p.content) for m in messages[-1:] for p in m.parts if isinstance(p, UserPromptPart)
         ]
-        return ModelResponse(parts=[TextPart(ANSWER)])
+        return ModelResponse(parts=[TextPart(self.answer)])
 
 
 @pytest.fixture
@@ -163,6 +178,23 @@ async def test_the_guest_gets_the_answer_by_sms(start_sms: Start, twilio: FakeTw
         await text(h, twilio, "금요일 괜찮아요")
         [reply] = await twilio.wait_for_messages(1, to=GUEST, timeout=15)
         assert reply["body"] == ANSWER and reply["from"] == FROM_NUMBER
+    # The guest agent, with no device tool (no app answers over SMS), told to write a short text.
+    [offered] = model.tools
+    assert "update_guest_availability" in offered and "list_invited_events" in offered
+    assert not set(offered) & DEVICE_TOOL_NAMES, offered
+    assert "text message (SMS)" in model.instructions[0]
+
+
+async def test_a_long_answer_goes_within_three_segments(start_sms: Start, twilio: FakeTwilio) -> None:
+    long = "금요일 저녁 일곱 시에 강남역 근처에서 만나요. " * 20  # about 540 characters of Korean
+    model = Model(long)
+    async with start_sms(model) as h:
+        await invite(h)
+        await text(h, twilio, "언제 어디서 만나요?")
+        [reply] = await twilio.wait_for_messages(1, to=GUEST, timeout=15)
+        await h.idle()
+    assert count_segments(reply["body"]) <= 3 and reply["body"].endswith("…")
+    assert len(twilio.messages) == 1  # shortened, not sent as many texts
 
 
 async def test_a_number_nobody_invited_gets_one_polite_line_and_no_model(

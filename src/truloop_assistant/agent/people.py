@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..backends.users import DirectoryReads, UserDirectory, UserDirectoryError, UserProfile
+from ..protocol.addresses import phone_of
 from ..store.reads import Batch, Slot
 from ..store.records import Membership
 
@@ -29,10 +30,12 @@ async def profile_of(users: UserDirectory, user_id: str) -> UserProfile | None:
 async def person_of(users: UserDirectory, user_id: str) -> Person:
     """The person's profile and membership in one lookup: 'member' for people in the directory, 'guest' for
     everyone else (invited guests); with no directory at all (nothing imported, no users API)
-    everyone is a member.
+    everyone is a member. A person reached by phone (``tel:``) is always a guest: no directory id is one.
 
     A directory that cannot say fails the step (it is retried): a member is never taken for a guest.
     """
+    if phone_of(user_id) is not None:
+        return Person(None, "guest")
     profile = await users.get_profile(user_id)
     return _person(profile, profile is None and await users.has_users())
 
@@ -56,7 +59,7 @@ class PersonLookup:
 
     async def person(self) -> Person:
         """As :func:`person_of` (the lookup was made with ``membership=True``)."""
-        if self._profile is None or self._has_users is None:
+        if self._profile is None or self._has_users is None or phone_of(self._user_id) is not None:
             return await person_of(self._users, self._user_id)
         return _person(self._profile.value, self._has_users.value)
 
