@@ -26,6 +26,8 @@ and the deliveries still waiting on their behalf leave the recipients' queues. T
 histories never held those words (the model is quoted them afresh for each request, from the
 transcript), and what the recipients wrote back stays theirs.
 
+Their guest pages' links stop working, and the pages' chats go.
+
 Their device tokens issued until then are revoked (``store.token_revocations``): the app signs in
 again for a new one.
 
@@ -46,8 +48,11 @@ from typing import cast
 from redis.asyncio import Redis
 
 from ..backends.memory import MemoryStore
+from ..channels.page import PageChannel
 from ..pipeline.intake import Intake
+from ..protocol.addresses import page_channel
 from ..store import admissions, keys
+from ..store.guest_links import GuestLinks
 from ..store.inbox import Inbox
 from ..store.ledger import Ledger
 from ..store.outbox import Outbox
@@ -100,6 +105,9 @@ async def erase_user(
     for channel_url in channels:
         cut += await _erase_in(channel_url, user_id, redis=redis, stores=conversations, intake=intake)
     passed_on = await _take_back(user_id, redis=redis, transcript=conversations.transcript)
+    # Their guest pages: the links stop working, and the page's chat goes with the rest.
+    await GuestLinks(redis).forget_person(user_id)
+    await PageChannel(redis).forget(page_channel(user_id))
     # What their requests asked (a dialog's text, say) goes too; the settled ids stay, without it.
     listed = cast(list[bytes], await redis.zrange(keys.user_calls(user_id), 0, -1))
     for tag, call_id in (m.decode().split(" ", 1) for m in listed):

@@ -107,7 +107,8 @@ async def erase_phone_guest(
             taken += 1
         except EventNotFoundError:
             pass  # gone already
-    await redis.delete(keys.invited_events(person))
+    number = phone_of(person) or ""
+    await redis.delete(keys.invited_events(person), keys.sms_failure(number))  # the opt-out stays
     channels = await erase_person(person)
     log.info("erased guest %s: off %d events, %d conversations", person, taken, channels)
     return GuestErased(person=person, events=taken, channels=channels)

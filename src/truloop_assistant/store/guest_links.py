@@ -15,15 +15,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 from redis.asyncio import Redis
 
 from ..protocol.guest_links import guest_link, link_lapses, new_key, new_token, token_id
 from . import guest_link_keys as gk
 
-if TYPE_CHECKING:
-    from ..backends.events import Event
+
+class Event(Protocol):
+    """What a link needs of an event (``backends.events.Event`` has it): which, and until when."""
+
+    @property
+    def event_id(self) -> str: ...
+
+    @property
+    def end_time(self) -> datetime: ...
+
+    @property
+    def availability_deadline(self) -> datetime | None: ...
 
 
 @dataclass(frozen=True)
