@@ -68,6 +68,23 @@ async def test_contact_search_compares_phone_digits(directory: RedisUserDirector
     assert ids(await directory.search(query, by="contact")) == ["jeff"]
 
 
+async def test_phone_owners_are_found_by_number_however_their_number_is_written(
+    directory: RedisUserDirectory,
+) -> None:
+    # jeff's "010-1234-5678" and sarah's "+1-415-555-0134", read as numbers; yuna's office line
+    # "02-555-0199" is a number in Seoul only when read in KR.
+    numbers = ["+821012345678", "+14155550134", "+8225550199", "+821099999999"]
+    assert await directory.phone_owners(numbers, region="KR") == {
+        "+821012345678": ["jeff"],
+        "+14155550134": ["sarah"],
+        "+8225550199": ["yuna"],
+    }
+    assert await directory.phone_owners(["+821012345678", "+14155550134"], region="US") == {
+        "+14155550134": ["sarah"]
+    }
+    assert await directory.phone_owners([], region="KR") == {}
+
+
 async def test_contact_search_matches_email_case_insensitively(directory: RedisUserDirectory) -> None:
     assert ids(await directory.search("MINA.PARK@example.COM", by="contact")) == ["mina"]
     assert ids(await directory.search("E1001", by="contact")) == []
@@ -171,6 +188,9 @@ async def test_http_directory_speaks_the_documented_api() -> None:
             assert ids(await directory.search("민아", by="name", limit=5)) == ["mina"]
             assert await directory.get_eids(["mina", "ghost"]) == {"mina": "E1002"}
             assert await directory.get_eids([]) == {}
+            # A user the API answered with whose number is not the one asked for is left out.
+            owners = await directory.phone_owners(["+821023456789", "+821099999999"], region="KR")
+            assert owners == {"+821023456789": ["mina"]}
             with pytest.raises(UserDirectoryError, match="answered 500"):
                 await directory.get_profile("broken")
         finally:
@@ -179,6 +199,9 @@ async def test_http_directory_speaks_the_documented_api() -> None:
     assert all(r["authorization"] == f"Bearer {TOKEN}" for r in fake.requests)
     search = next(r for r in fake.requests if r["path"] == "/api/users")
     assert search["params"] == {"query": "민아", "by": "name", "limit": "5"}
+    by_phone = [r["params"] for r in fake.requests if "phone" in r["params"]]
+    assert sorted(p["phone"] for p in by_phone) == ["+821023456789", "+821099999999"]
+    assert {p["region"] for p in by_phone} == {"KR"}
     posted = next(r for r in fake.requests if r["method"] == "POST")
     assert posted["path"] == "/api/users/eids" and posted["json"] == {"user_ids": ["mina", "ghost"]}
 

@@ -107,6 +107,24 @@ async def test_an_update_says_what_it_removes_and_whom_it_adds_and_removes() -> 
     assert params.message.endswith(": no changes.")
 
 
+async def test_guests_by_phone_number_are_shown_as_written() -> None:
+    english = ApprovalContext(language="en", timezone=SEOUL, now=NOW)
+    create = {**MEETING, "guest_phone_numbers": ["010-5550-1234"]}
+    params = await describe_approval(ToolCallPart("create_event", create), english)
+    assert params.message.endswith(f" The invitation also goes to the numbers {q('010-5550-1234')}.")
+    change = {"event_id": "evt_1", "add_guest_phone_numbers": ["+821055505678"]}
+    change["remove_guest_phone_numbers"] = ["010-5550-1234"]
+    params = await describe_approval(ToolCallPart("update_event", change), english)
+    assert params.message.endswith(
+        f": add guests {q('+821055505678')} (they get an invitation); remove guests {q('010-5550-1234')}."
+    )
+    invite = {"event_id": "evt_1", "user_ids": ["mina"], "guest_phone_numbers": ["010-5550-1234"]}
+    params = await describe_approval(ToolCallPart("invite_to_event", invite), english)
+    assert params.message.startswith(f"Invite {q('mina')}, {q('010-5550-1234')} to ")
+    remembering = ApprovalContext(language="en", timezone=SEOUL, now=NOW, may_remember=True)
+    assert (await describe_approval(ToolCallPart("create_event", create), remembering)).always is None
+
+
 async def test_moving_the_start_shows_where_the_end_goes(redis: Any) -> None:
     events = RedisEventStore(redis)
     event = await events.create(

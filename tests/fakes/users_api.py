@@ -16,6 +16,7 @@ MINA = {
     "name": "박민아",
     "username": "mina.park",
     "email": "mina.park@example.com",
+    "phone": "010-2345-6789",
     "shared": ["email"],
 }
 BOSS = {"user_id": "boss", "name": "Boss", "username": "boss", "role": "admin"}
@@ -55,7 +56,13 @@ class FakeUserApi:
             return JSONResponse({"error": "not found"}, status_code=404)
 
         async def search(request: Request) -> Response:
-            return await record(request) or JSONResponse({"users": [MINA]})
+            if denied := await record(request):
+                return denied
+            if "phone" in request.query_params:  # mina's number, and a user whose number only looks alike
+                alike = {**BOSS, "phone": "+1 234-567-89"}
+                found = [MINA, alike] if request.query_params["phone"] == "+821023456789" else []
+                return JSONResponse({"users": found})
+            return JSONResponse({"users": [MINA]})
 
         async def eids(request: Request) -> Response:
             return await record(request) or JSONResponse({"eids": {"mina": "E1002"}})

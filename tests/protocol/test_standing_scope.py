@@ -27,6 +27,7 @@ def given(tool: str, args: dict[str, Any]) -> dict[str, Any]:
         ({**EVENT, "invitee_user_ids": ["mina"]}, True),
         ({**EVENT, "invitee_user_ids": ["mina", "seojun"]}, False),
         ({**EVENT, "guest_user_ids": ["guest-kim"]}, False),
+        ({**EVENT, "guest_phone_numbers": ["010-5550-1234"]}, False),
         ({**EVENT, "description": "Agenda: budget"}, True),
         ({**EVENT, "description": "Wire 500 dollars"}, False),
     ],
@@ -45,6 +46,8 @@ def test_an_event_approval_covers_no_one_else_and_no_other_description(
         ({"event_id": EVENT_ID, "remove_invitee_user_ids": ["mina"]}, True),
         ({"event_id": EVENT_ID, "add_invitee_user_ids": ["mina"]}, False),
         ({"event_id": EVENT_ID, "add_guest_user_ids": ["guest-kim"]}, False),
+        ({"event_id": EVENT_ID, "add_guest_phone_numbers": ["+821055501234"]}, False),
+        ({"event_id": EVENT_ID, "remove_guest_phone_numbers": ["+821055501234"]}, True),
         ({"event_id": EVENT_ID, "description": "New text"}, False),
         ({"event_id": EVENT_ID, "clear": ["description"]}, False),
         ({"event_id": EVENT_ID, "clear": ["location"]}, True),
@@ -66,5 +69,7 @@ def test_no_always_for_invitations_guests_or_other_tools() -> None:
     assert offered_scope("invite_to_event", {"event_id": EVENT_ID, "user_ids": ["mina"]}) is None
     assert offered_scope("create_event", {**EVENT, "guest_user_ids": ["guest-kim"]}) is None
     assert offered_scope("update_event", {"event_id": EVENT_ID, "add_guest_user_ids": ["k"]}) is None
+    assert offered_scope("create_event", {**EVENT, "guest_phone_numbers": ["010-5550-1234"]}) is None
+    assert offered_scope("update_event", {"event_id": EVENT_ID, "add_guest_phone_numbers": ["0"]}) is None
     assert offered_scope("cancel_event", {"event_id": EVENT_ID}) is None
     assert offered_scope("save_memory", {"text": "I like tea"}) == {}

@@ -16,7 +16,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from truloop_assistant.backends import Backends
 from truloop_assistant.channels.relay import RelayError
 from truloop_assistant.i18n import Language
-from truloop_assistant.tools.agent_deps import AgentDeps, Inviter
+from truloop_assistant.tools.agent_deps import AgentDeps, Inviter, PhoneInvites
 from truloop_assistant.tools.server_tools import merged
 
 
@@ -94,12 +94,13 @@ async def run_tool(
     user: str,
     prompt: str = "hi",
     inviter: Inviter | None = None,
+    phone_invites: PhoneInvites | None = None,
     as_json: bool = False,
     **args: Any,
 ) -> str:
     """Have an agent with ``toolset`` (as the agents offer it) call ``tool`` once as ``user`` who
     wrote ``prompt``; its answer reports the result. ``as_json``: the arguments come as a JSON text,
-    as providers deliver them."""
+    as providers deliver them; ``phone_invites``: the server texts guests invited by number."""
     agent = Agent(
         calls(tool, json.dumps(args) if as_json else args),
         deps_type=AgentDeps,
@@ -113,6 +114,7 @@ async def run_tool(
         clock=fixed,
         backends=backends,
         inviter=inviter,
+        phone_invites=phone_invites,
     )
     result = await agent.run(prompt, deps=deps)
     assert isinstance(result.output, str)

@@ -173,7 +173,7 @@ def test_the_schema_says_what_an_argument_is_in_few_characters() -> None:
     assert list(schemas["update_event"]["parameters"]["properties"]) == [
         "event_id", "title", "start_time", "end_time", "location", "description", "availability_deadline",
         "add_invitee_user_ids", "remove_invitee_user_ids", "add_guest_user_ids", "remove_guest_user_ids",
-        "clear",
+        "add_guest_phone_numbers", "remove_guest_phone_numbers", "clear",
     ]  # fmt: skip
     assert param("update_event", "clear")["items"]["enum"] == [
         "location",

@@ -176,6 +176,8 @@ async def _create_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
         text += texts.CREATE_EVENT_INVITE(lang, who=who)
     if guests := await _names(args.get("guest_user_ids"), ctx):
         text += texts.GUESTS_INVITED(lang, who=guests)
+    if numbers := _numbers(args.get("guest_phone_numbers")):
+        text += texts.PHONE_GUESTS_INVITED(lang, who=numbers)
     if args.get("availability_deadline"):
         deadline = times.args_when(args, ctx, "availability_deadline")
         text += texts.CREATE_EVENT_DEADLINE(lang, deadline=deadline)
@@ -225,6 +227,9 @@ async def _update_event(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmPa
     for name, text in _PEOPLE_CHANGES:
         if who := await _names(args.get(name), ctx):
             changes.append(text(lang, value=who))
+    for name, text in _NUMBER_CHANGES:
+        if numbers := _numbers(args.get(name)):
+            changes.append(text(lang, value=numbers))
     listed = "; ".join(changes) or texts.NO_CHANGES(lang)
     message = texts.UPDATE_EVENT(lang, title=title, when=when, changes=listed)
     return ConfirmParams(title=texts.UPDATE_EVENT_TITLE(lang), message=message)
@@ -243,12 +248,25 @@ _PEOPLE_CHANGES = (
     ("remove_guest_user_ids", texts.REMOVED_GUESTS),
 )
 """The people an update adds or removes, each with what the dialog says of them."""
+_NUMBER_CHANGES = (
+    ("add_guest_phone_numbers", texts.ADDED_GUESTS),
+    ("remove_guest_phone_numbers", texts.REMOVED_GUESTS),
+)
+"""The same for guests named by phone number (shown as written)."""
+
+
+def _numbers(values: Any) -> str:
+    """Phone numbers as the model wrote them, for the dialog."""
+    if not isinstance(values, list):
+        return ""
+    return ", ".join(isolate(str(v).strip()) for v in values if str(v).strip())
 
 
 async def _invite(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     title, when = await _event_title(str(args.get("event_id", "")), ctx)
     guests = await _names(args.get("guest_user_ids"), ctx)
-    who = ", ".join(n for n in (await _names(args.get("user_ids"), ctx), guests) if n)
+    numbers = _numbers(args.get("guest_phone_numbers"))
+    who = ", ".join(n for n in (await _names(args.get("user_ids"), ctx), guests, numbers) if n)
     text = texts.INVITE(ctx.language, who=who, title=title, when=when)
     if guests:
         text += texts.GUESTS_INVITED(ctx.language, who=guests)

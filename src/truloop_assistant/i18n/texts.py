@@ -102,6 +102,9 @@ GUESTS_INVITED = Text(
     ko=" 게스트 {who} 님에게는 어시스턴트와의 1:1 채팅으로 초대장을 보내요.",
     en=" Guests ({who}) get the invitation in a chat with the assistant.",
 )
+PHONE_GUESTS_INVITED = Text(
+    ko=" 전화번호 {who}(으)로도 초대장을 보내요.", en=" The invitation also goes to the numbers {who}."
+)
 ADDED_GUESTS = Text(
     ko="게스트 추가 → {value} (초대장 발송)", en="add guests {value} (they get an invitation)"
 )
@@ -160,6 +163,17 @@ INVITATION = Text(
 """An invitation (an invitee's or a guest's); ``{when}`` in a time zone it names."""
 INVITATION_PLACE = Text(ko=", 장소 {place}", en=", at {place}")
 INVITATION_DEADLINE = Text(ko=" ({deadline}까지)", en=" by {deadline}")
+SMS_INVITATION = Text(
+    ko='{organizer} 님의 초대: "{title}" {when}. {answer}',
+    en='{organizer} invites you to "{title}": {when}. {answer}',
+)
+"""An invitation by text message (a guest invited by phone number): plain, short, ASCII quotes."""
+SMS_PICK = Text(ko="{deadline}가능한 날짜를 알려 주세요: {link}", en="Pick your dates{deadline}: {link}")
+"""How they answer when they have a guest page: there (a reply works too)."""
+SMS_REPLY = Text(
+    ko="{deadline}가능한 날짜를 답장으로 알려 주세요.", en="Reply with the dates you can come{deadline}."
+)
+SMS_DEADLINE = Text(ko="{deadline}까지 ", en=" by {deadline}")
 AVAILABILITY_REMINDER = Text(
     ko="다시 알려 드려요: {organizer} 님이 “{title}” ({when}) 일정에 참석할 수 있는 날짜를 기다리고 있어요. "
     "{deadline}까지 이 채팅에 답장으로 알려 주세요.",

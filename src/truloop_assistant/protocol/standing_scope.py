@@ -4,8 +4,8 @@ A yes with ``"remember": "always"`` allows no more than its dialog showed:
 
 - ``create_event`` / ``update_event``: calls that invite no one but the people that dialog named
   (``invitees``) and write no description but the one it showed (``description``: ``None`` for
-  none, ``""`` for a removed one). A call adding guests is never covered, and a dialog that adds
-  guests offers no "always";
+  none, ``""`` for a removed one). A call adding guests (by chat user id or phone number) is never
+  covered, and a dialog that adds guests offers no "always";
 - ``send_message_to_user``: messages to the same person (``user_id``);
 - ``save_memory``: every call.
 
@@ -18,14 +18,17 @@ from collections.abc import Mapping
 from typing import Any
 
 EVENT_TOOLS = frozenset({"create_event", "update_event"})
-_GUESTS = {"create_event": "guest_user_ids", "update_event": "add_guest_user_ids"}
+_GUESTS = {
+    "create_event": ("guest_user_ids", "guest_phone_numbers"),
+    "update_event": ("add_guest_user_ids", "add_guest_phone_numbers"),
+}
 _INVITEES = {"create_event": "invitee_user_ids", "update_event": "add_invitee_user_ids"}
 
 
 def offered_scope(tool: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
     """What "always" would cover, said for this call; None when it may not be allowed for good."""
     if tool in EVENT_TOOLS:
-        if _ids(args.get(_GUESTS[tool])):
+        if _adds_guests(tool, args):
             return None
         return {"invitees": sorted(_ids(args.get(_INVITEES[tool]))), "description": _description(tool, args)}
     if tool == "send_message_to_user":
@@ -40,7 +43,7 @@ def covers(scope: Mapping[str, Any], tool: str, args: Mapping[str, Any]) -> bool
     """Whether a standing approval of ``tool`` with this scope lets this call of it run without asking."""
     if tool in EVENT_TOOLS:
         invitees = scope.get("invitees")
-        if _ids(args.get(_GUESTS[tool])) or not isinstance(invitees, list):
+        if _adds_guests(tool, args) or not isinstance(invitees, list):
             return False
         described = _description(tool, args)
         return _ids(args.get(_INVITEES[tool])) <= set(invitees) and (
@@ -50,6 +53,10 @@ def covers(scope: Mapping[str, Any], tool: str, args: Mapping[str, Any]) -> bool
         recipient = args.get("user_id")
         return isinstance(recipient, str) and recipient.strip() == scope.get("user_id")
     return tool == "save_memory"
+
+
+def _adds_guests(tool: str, args: Mapping[str, Any]) -> bool:
+    return any(_ids(args.get(name)) for name in _GUESTS[tool])
 
 
 def _ids(value: Any) -> set[str]:

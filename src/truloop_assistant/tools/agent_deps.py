@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,6 +22,7 @@ from .marks import from_mcp
 
 if TYPE_CHECKING:
     from ..backends import Backends
+    from ..backends.events import Event
     from ..backends.users import UserProfile
     from ..store.effects import Effects
     from .callbacks import ToolCallbacks
@@ -103,6 +104,17 @@ class Inviter(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class PhoneInvites:
+    """How this server invites guests by phone number (set when it can text them)."""
+
+    default_region: str
+    """The country (ISO 3166 alpha-2) numbers are read in when the organizer's is not known."""
+    link: Callable[[Event, str], Awaitable[str | None]] | None = None
+    """(event, ``tel:`` person) -> the link to their guest page, put in their invitation; None: no
+    guest pages here (the invitation asks for an answer by text message)."""
+
+
 @dataclass
 class ToolRun:
     """One server tool call as it ran (kept by ``CallRecordToolset`` for the tool-call ledger)."""
@@ -152,6 +164,9 @@ class AgentDeps:
     """Writes and delivers relayed messages (set by the server; without one, relaying fails clearly)."""
     inviter: Inviter | None = None
     """Delivers invitations and cancellations (set by the server; without one, inviting is not offered)."""
+    phone_invites: PhoneInvites | None = None
+    """Inviting guests by phone number (set by the server when it sends SMS; without it, a phone
+    number is a clear tool error and guests are invited by chat user id only)."""
     effects: Effects | None = None
     """Where tools that change something record their results (set by the server; without it, they
     are not kept from running twice when a step runs again)."""

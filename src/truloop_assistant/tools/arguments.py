@@ -147,6 +147,12 @@ UserId = Annotated[
 UserIds = Annotated[list[UserId], Field(max_length=MAX_USER_IDS), AfterValidator(_unique)]
 """Up to ``MAX_USER_IDS`` user ids; repeats are dropped, the first occurrence keeps its place."""
 
+PhoneNumbers = Annotated[
+    list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40)]],
+    Field(max_length=MAX_USER_IDS),
+]
+"""Up to ``MAX_USER_IDS`` phone numbers as people write them (read by :mod:`.phone_numbers`)."""
+
 EventId = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^evt_[0-9a-f]{12}$")]
 """The id of an event in the app's store (``evt_`` and 12 hex digits)."""
 

@@ -1,9 +1,10 @@
 """The checks of a change to an event, run before the confirmation dialog (``args_validator``).
 
 An impossible event (the end before the start, longer than 14 days, before 2000 or more than two
-years ahead, a deadline after it, an invitee who is not in the directory, a guest who is, someone
-else's or a cancelled event) gets no dialog: the model hears what to fix instead. The tool runs the
-same checks again when it executes, in case something changed while the user decided.
+years ahead, a deadline after it, an invitee who is not in the directory, a guest who is, a phone
+number that is no number, someone else's or a cancelled event) gets no dialog: the model hears what
+to fix instead. The tool runs the same checks again when it executes, in case something changed
+while the user decided.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ..backends.users import unknown_user_ids
 from .agent_deps import AgentDeps
 from .invitation_limits import check_new_people
 from .invitations import require_inviter
+from .phone_numbers import phone_guests, phone_people
 from .user_tools import check_users_exist, directory_call
 from .validation import deadline_not_after, event_span
 
@@ -71,15 +73,24 @@ async def check_create(
     invitee_user_ids: list[str] | None,
     availability_deadline: datetime | None,
     guest_user_ids: list[str] | None = None,
+    guest_phone_numbers: list[str] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """Every check of a new event (the invitees and guests to store, without the organizer)."""
+    """Every check of a new event (the invitees and guests to store, without the organizer); a
+    member's number invites them as an invitee."""
     event_span(start_time, end_time, now=ctx.deps.now())
     if availability_deadline is not None:
         deadline_not_after(availability_deadline, start_time)
     invitees = await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
     new_guests = await guests(ctx, guest_user_ids or [])
+    by_phone = await phone_people(ctx, guest_phone_numbers or [], field="guest_phone_numbers")
+    invitees = _unique([*invitees, *by_phone.members])
+    new_guests = _unique([*new_guests, *by_phone.guests])
     await check_new_people(ctx, invitees, new_guests)
     return invitees, new_guests
+
+
+def _unique(people: list[str]) -> list[str]:
+    return list(dict.fromkeys(people))
 
 
 async def validate_create(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
@@ -90,6 +101,7 @@ async def validate_create(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -
         args.get("invitee_user_ids"),
         args.get("availability_deadline"),
         args.get("guest_user_ids"),
+        args.get("guest_phone_numbers"),
     )
 
 
@@ -107,6 +119,8 @@ async def planned_update(
     remove_invitee_user_ids: list[str] | None = None,
     add_guest_user_ids: list[str] | None = None,
     remove_guest_user_ids: list[str] | None = None,
+    add_guest_phone_numbers: list[str] | None = None,
+    remove_guest_phone_numbers: list[str] | None = None,
     clear: list[Clearable] | None = None,
 ) -> tuple[Event, dict[str, Any]]:
     """The event to change and the checked changes (every check of an update)."""
@@ -140,9 +154,11 @@ async def planned_update(
         and "availability_deadline" not in cleared
     ):
         _check_kept_deadline(event.availability_deadline, start)
+    by_phone = await phone_people(ctx, add_guest_phone_numbers or [], field="add_guest_phone_numbers")
+    added = await _invitees(ctx, add_invitee_user_ids or [], field="add_invitee_user_ids")
     invitees = _people_after(
         event.invitee_user_ids,
-        await _invitees(ctx, add_invitee_user_ids or [], field="add_invitee_user_ids"),
+        _unique([*added, *by_phone.members]),
         remove_invitee_user_ids or [],
         field="remove_invitee_user_ids",
     )
@@ -153,6 +169,12 @@ async def planned_update(
     )
     guest_ids = _people_after(
         event.guest_user_ids, new_guests, remove_guest_user_ids or [], field="remove_guest_user_ids"
+    )
+    guest_ids = _people_after(
+        guest_ids,
+        by_phone.guests,
+        await phone_guests(ctx, remove_guest_phone_numbers or [], field="remove_guest_phone_numbers"),
+        field="remove_guest_phone_numbers",
     )
     if guest_ids != event.guest_user_ids:
         changes["guest_user_ids"] = guest_ids
@@ -200,16 +222,23 @@ def _check_kept_deadline(deadline: datetime, start: datetime) -> None:
 
 
 async def check_invite(
-    ctx: RunContext[AgentDeps], event_id: str, user_ids: list[str] | None, guest_user_ids: list[str] | None
+    ctx: RunContext[AgentDeps],
+    event_id: str,
+    user_ids: list[str] | None,
+    guest_user_ids: list[str] | None,
+    guest_phone_numbers: list[str] | None = None,
 ) -> tuple[Event, list[str], list[str]]:
     """The event, the invitees and the guests to invite (every check of an invitation)."""
     event = await owned_event(ctx, event_id)
     ids = await _invitees(ctx, user_ids or [], field="user_ids")
     new_guests = await guests(ctx, guest_user_ids or [], invitees_field="user_ids")
+    by_phone = await phone_people(ctx, guest_phone_numbers or [], field="guest_phone_numbers")
+    ids, new_guests = _unique([*ids, *by_phone.members]), _unique([*new_guests, *by_phone.guests])
     if not ids and not new_guests:
         raise ModelRetry(
             "the organizer is always part of the event; give the ids of other people to invite "
-            "(user_ids for directory users, guest_user_ids for chat users outside the directory)"
+            "(user_ids for directory users, guest_user_ids for chat users outside the directory, "
+            "guest_phone_numbers for others)"
         )
     await check_new_people(
         ctx,
@@ -221,7 +250,8 @@ async def check_invite(
 
 
 async def validate_invite(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
-    await check_invite(ctx, args["event_id"], args.get("user_ids"), args.get("guest_user_ids"))
+    phones = args.get("guest_phone_numbers")
+    await check_invite(ctx, args["event_id"], args.get("user_ids"), args.get("guest_user_ids"), phones)
 
 
 async def validate_cancel(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:

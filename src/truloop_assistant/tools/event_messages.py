@@ -10,6 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import phonenumbers
+from phonenumbers import timezone as number_zones
+
 from ..backends.events import Event
 from ..backends.users import UserProfile
 from ..i18n import Language, texts
@@ -41,11 +44,30 @@ def moment(at: datetime, zone: ZoneInfo, language: Language) -> str:
     return f"{short_day(local, language)} {local:%H:%M}"
 
 
-def event_time(event: Event, zone: ZoneInfo, language: Language) -> str:
-    """'12월 2일 (수) 12:00–13:00 (Asia/Seoul)': the event's time in ``zone``, named."""
+def event_time(
+    event: Event, zone: ZoneInfo, language: Language, *, dash: str = "–", named: bool = True
+) -> str:
+    """'12월 2일 (수) 12:00–13:00 (Asia/Seoul)': the event's time in ``zone``, named (unless not
+    ``named``)."""
     start, end = event.start_time.astimezone(zone), event.end_time.astimezone(zone)
-    until = f"–{end:%H:%M}" if end.date() == start.date() else f" – {moment(event.end_time, zone, language)}"
-    return f"{moment(event.start_time, zone, language)}{until} ({zone.key})"
+    until = (
+        f"{dash}{end:%H:%M}"
+        if end.date() == start.date()
+        else f" {dash} {moment(event.end_time, zone, language)}"
+    )
+    return f"{moment(event.start_time, zone, language)}{until}" + (f" ({zone.key})" if named else "")
+
+
+def only_zone_of(number: str | None, zone: ZoneInfo) -> bool:
+    """Whether ``zone`` is the one time zone of the country of ``number`` (E.164): then a time
+    needs no zone named (``+8210…`` is in Asia/Seoul, a ``+1`` number could be in many)."""
+    if number is None:
+        return False
+    try:
+        zones = number_zones.time_zones_for_number(phonenumbers.parse(number))
+    except phonenumbers.NumberParseException:
+        return False
+    return tuple(zones) == (zone.key,)
 
 
 def _place_and_deadline(event: Event, language: Language, zone: ZoneInfo) -> tuple[str, str]:
@@ -69,6 +91,65 @@ def invitation(event: Event, *, organizer: str, language: Language, zone: ZoneIn
         place=place,
         deadline=deadline,
     )
+
+
+SMS_SEGMENTS = 3
+"""The most SMS segments an invitation by text message takes (as carriers count them)."""
+_GSM_BASIC = (
+    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿"
+    "abcdefghijklmnopqrstuvwxyzäöñüà"
+)
+_GSM_EXTENDED = "^{}\\[~]|€\f"
+"""GSM-7's extension table: each of these takes two septets."""
+_SHORTEST = 8
+"""A title or a name is cut to fit, never below this many characters."""
+
+
+def _excess(text: str) -> int:
+    """How far ``text`` goes past :data:`SMS_SEGMENTS` segments: in septets when GSM-7 carries it
+    (153 a segment), else in UTF-16 code units (UCS-2: 67 a segment; any Korean needs it)."""
+    if all(c in _GSM_BASIC or c in _GSM_EXTENDED for c in text):
+        return len(text) + sum(c in _GSM_EXTENDED for c in text) - 153 * SMS_SEGMENTS
+    return len(text.encode("utf-16-le")) // 2 - 67 * SMS_SEGMENTS
+
+
+def sms_invitation(
+    event: Event, *, organizer: str, language: Language, zone: ZoneInfo, number: str, link: str | None
+) -> str:
+    """An invitation by text message to ``number``: who invites them to what and when (the zone
+    named unless it is the only one of their country), by when to answer, and the link to their
+    guest page (without one, they answer by reply). To stay within :data:`SMS_SEGMENTS`, a long
+    title is cut, then a long name, then the zone goes unnamed; plain ASCII around them, so an
+    English one goes in GSM-7."""
+    deadline = ""
+    if event.availability_deadline:
+        deadline = texts.SMS_DEADLINE(language, deadline=moment(event.availability_deadline, zone, language))
+    if link:
+        answer = texts.SMS_PICK(language, deadline=deadline, link=link)
+    else:
+        answer = texts.SMS_REPLY(language, deadline=deadline)
+
+    def written(title: int, name: int, named: bool) -> str:
+        """The text with the title and the name cut to so many characters."""
+        when = event_time(event, zone, language, dash="-", named=named)
+        cut_title, cut_name = _cut(event.title, title), _cut(organizer, name)
+        return texts.SMS_INVITATION(language, organizer=cut_name, title=cut_title, when=when, answer=answer)
+
+    title, name, named = len(event.title), len(organizer), not only_zone_of(number, zone)
+    while (over := _excess(written(title, name, named))) > 0:
+        if title > _SHORTEST:
+            title = max(_SHORTEST, title - over - 3)
+        elif name > _SHORTEST:
+            name = max(_SHORTEST, name - over - 3)
+        elif named:
+            named = False
+        else:
+            break  # a link too long to leave room: it goes as it is
+    return written(title, name, named)
+
+
+def _cut(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars].rstrip() + "..."
 
 
 def change_notice(event: Event, *, organizer: str, language: Language, zone: ZoneInfo) -> str:

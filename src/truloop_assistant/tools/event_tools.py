@@ -1,8 +1,9 @@
 """Tools for events kept by the app (not the phone's calendar): list, create, change, invite, cancel.
 
-Invitees are directory users; guests are chat users outside the directory. Each gets their
-invitation in a 1:1 channel with the assistant (see :mod:`.invitations`) and answers there with
-their dates; they are told there when the event changes or is cancelled.
+Invitees are directory users; guests are chat users outside the directory, or people invited by phone
+number (:mod:`.phone_numbers`). Each gets their invitation in a 1:1 channel with the assistant, or by
+text message (see :mod:`.invitations`), and answers there with their dates; they are told there when
+the event changes or is cancelled.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError
 from .agent_deps import AgentDeps
-from .arguments import DateTimeWithOffset, EventId, OptionalDateTimeWithOffset, UserIds
+from .arguments import DateTimeWithOffset, EventId, OptionalDateTimeWithOffset, PhoneNumbers, UserIds
 from .event_checks import (
     Clearable,
     check_create,
@@ -40,8 +41,8 @@ Details = Annotated[str, StringConstraints(strip_whitespace=True, max_length=400
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)]
 Query = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
 
-_DEADLINE = "By when invitees should give their dates; not after the start"
-_GUESTS = "Chat user ids of people outside the directory"
+_DEADLINE = "Dates due by then; not after the start"
+_GUESTS = "Chat users outside the directory"
 _INVITATIONS = (
     "Invitee or guest user id -> 'sent', 'queued: ...' (it goes out by itself later), "
     "or why their invitation was not delivered (they are invited anyway)"
@@ -97,8 +98,8 @@ async def get_events(
     end_date: OptionalDateTimeWithOffset = None,
     query: Annotated[Query | None, Field(description="Words of the title")] = None,
 ) -> EventList:
-    """The app's events (not the phone calendar) the user organizes, with everyone's available
-    dates, or is invited to. Without dates: from 30 days ago to a year ahead."""
+    """The app's events (not the phone calendar) the user organizes, with everyone's dates, or is
+    invited to. Without dates: 30 days ago to a year ahead."""
     start = start_date or ctx.deps.now() - LOOK_BACK
     end = end_date or start + LOOK_BACK + LOOK_AHEAD
     date_range(start, end)
@@ -123,18 +124,24 @@ async def create_event(
     title: Title,
     start_time: DateTimeWithOffset,
     end_time: Annotated[
-        DateTimeWithOffset, Field(description="No length given: 1 hour (30 min for a coffee or call)")
+        DateTimeWithOffset, Field(description="Default: 1 hour (30 min for a coffee or call)")
     ],
     location: Location | None = None,
     description: Details | None = None,
     invitee_user_ids: Annotated[UserIds | None, Field(description="Directory user ids")] = None,
     availability_deadline: Annotated[OptionalDateTimeWithOffset, Field(description=_DEADLINE)] = None,
     guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
+    guest_phone_numbers: PhoneNumbers | None = None,
 ) -> ScheduledEvent:
-    """Create an event the user organizes. Invitees and guests get an invitation in their chat with
-    the assistant and answer there with their dates."""
+    """Create an event the user organizes; everyone invited is asked for their dates."""
     invitees, guests = await check_create(
-        ctx, start_time, end_time, invitee_user_ids, availability_deadline, guest_user_ids
+        ctx,
+        start_time,
+        end_time,
+        invitee_user_ids,
+        availability_deadline,
+        guest_user_ids,
+        guest_phone_numbers,
     )
     languages = await invite_languages(ctx, [*invitees, *guests])
     event = await ctx.deps.require_backends().events.create(
@@ -159,7 +166,7 @@ async def update_event(
     event_id: EventId,
     title: Title | None = None,
     start_time: Annotated[
-        OptionalDateTimeWithOffset, Field(description="Alone, it moves the event: the end keeps its length")
+        OptionalDateTimeWithOffset, Field(description="Alone, it moves the event (same length)")
     ] = None,
     end_time: OptionalDateTimeWithOffset = None,
     location: Location | None = None,
@@ -169,10 +176,12 @@ async def update_event(
     remove_invitee_user_ids: UserIds | None = None,
     add_guest_user_ids: UserIds | None = None,
     remove_guest_user_ids: UserIds | None = None,
+    add_guest_phone_numbers: PhoneNumbers | None = None,
+    remove_guest_phone_numbers: PhoneNumbers | None = None,
     clear: Annotated[list[Clearable] | None, Field(description="Fields to remove")] = None,
 ) -> UpdatedEvent:
     """Change an event the user organizes; only what is given changes. Everyone invited is told;
-    people added are invited."""
+    new people are invited."""
     event, changes = await planned_update(
         ctx,
         event_id,
@@ -186,6 +195,8 @@ async def update_event(
         remove_invitee_user_ids=remove_invitee_user_ids,
         add_guest_user_ids=add_guest_user_ids,
         remove_guest_user_ids=remove_guest_user_ids,
+        add_guest_phone_numbers=add_guest_phone_numbers,
+        remove_guest_phone_numbers=remove_guest_phone_numbers,
         clear=clear,
     )
     guests: list[str] | None = changes.pop("guest_user_ids", None)
@@ -215,9 +226,10 @@ async def invite_to_event(
     event_id: EventId,
     user_ids: Annotated[UserIds | None, Field(description="Directory user ids")] = None,
     guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
+    guest_phone_numbers: PhoneNumbers | None = None,
 ) -> InviteResult:
     """Invite more people to an event the user organizes."""
-    event, ids, guests = await check_invite(ctx, event_id, user_ids, guest_user_ids)
+    event, ids, guests = await check_invite(ctx, event_id, user_ids, guest_user_ids, guest_phone_numbers)
     already = [i for i in ids if i in event.invitee_user_ids]
     added = [i for i in ids if i not in already]
     new_guests = [g for g in guests if g not in event.guest_user_ids]
@@ -246,7 +258,7 @@ async def invite_to_event(
 async def cancel_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    reason: Annotated[Reason | None, Field(description="The user's reason, if given")] = None,
+    reason: Annotated[Reason | None, Field(description="The user's reason")] = None,
 ) -> CancelResult:
     """Cancel an event the user organizes; everyone invited is told."""
     event = await owned_event(ctx, event_id, cancelled=True)  # a cancellation run again tells the rest

@@ -106,8 +106,8 @@ async def list_invited_events(ctx: RunContext[AgentDeps]) -> InvitedEvents:
 
 @guest_toolset.tool
 async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> InvitedEventView:
-    """An event the user is invited to or organizes; to its organizer also everyone invited, their
-    available dates and who has not answered."""
+    """An event the user is invited to or organizes (its organizer also sees everyone's dates and
+    who has not answered)."""
     return await invited_view(ctx, await _invited_event(ctx, event_id, organizer=True))
 
 
@@ -115,8 +115,7 @@ AvailableDates = Annotated[
     list[IsoDate],
     Field(
         max_length=MAX_AVAILABLE_DATES,
-        description="Every date they can come, up to the availability deadline; replaces earlier "
-        "answers; [] if none",
+        description="Every date they can come, up to the deadline; replaces earlier answers; [] if none",
     ),
 ]
 

@@ -1,8 +1,9 @@
 """How many people an event invites, checked before the confirmation dialog: a call adds at most
 ``NEW_PER_CALL`` people, an event has at most ``PER_EVENT``, an organizer invites at most
-``PER_ORGANIZER_HOUR`` an hour, and each new guest is a user of the messaging channel (one read each,
-nothing made). One person's event must not send the whole app's budget of messages, nor make a
-channel for every id a model (or someone quoted to it) made up.
+``PER_ORGANIZER_HOUR`` an hour, and each new guest invited by chat user id is a user of the messaging
+channel (one read each, nothing made). One person's event must not send the whole app's budget of
+messages, nor make a channel for every id a model (or someone quoted to it) made up. A guest invited by
+phone number (``tel:``) counts against the same limits; they are no chat user, so nobody is asked.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 
 from pydantic_ai import ModelRetry, RunContext, ToolFailed
 
+from ..channels.addresses import phone_of
 from ..channels.relay import RelayError
 from .agent_deps import AgentDeps
 from .invitations import inviter_of, require_inviter
@@ -50,8 +52,8 @@ async def check_new_people(
             f"the user's events invited {lately} people in the last hour, and at most "
             f"{PER_ORGANIZER_HOUR} may be invited an hour: invite these later"
         )
-    if new_guests:
-        await _guests_exist(ctx, new_guests)
+    if chat_guests := [g for g in new_guests if phone_of(g) is None]:
+        await _guests_exist(ctx, chat_guests)
 
 
 async def _guests_exist(ctx: RunContext[AgentDeps], guests: list[str]) -> None:

@@ -1,5 +1,6 @@
 """Invitations, changes and cancellations the event tools send, each in the invited person's (invitee's
-or guest's) 1:1 channel with the assistant.
+or guest's) 1:1 channel with the assistant; a guest invited by phone number (``tel:``) gets theirs by
+text message, with the link to their guest page.
 
 They go through the :class:`~.deps.Inviter` port, once per event and person (the ``dedup_id``), from a
 confirmed tool call that itself runs once. One person's failed delivery does not stop the others, nor
@@ -21,9 +22,10 @@ from pydantic_ai.messages import UserPromptPart
 
 from ..backends.events import Event
 from ..backends.users import UserDirectoryError, UserProfile
+from ..channels.addresses import phone_of
 from ..i18n import Language, language_of
 from .agent_deps import AgentDeps, Inviter
-from .event_messages import as_language, cancellation, change_notice, invitation, zone_of
+from .event_messages import as_language, cancellation, change_notice, invitation, sms_invitation, zone_of
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +123,20 @@ async def _deliver_all(
 
 Write = Callable[[Event, str, Language, ZoneInfo], str]
 """Writes what a person is told about an event: (event, organizer's name, language, time zone) -> text."""
+TextWrite = Callable[[Event, str, Language, ZoneInfo, str, str | None], str]
+"""The same by text message: (..., their number, the link to their guest page or None) -> text."""
+
+
+async def guest_link(ctx: RunContext[AgentDeps], event: Event, person: str) -> str | None:
+    """The link to ``person``'s guest page for ``event``, when the server makes them."""
+    invites = ctx.deps.phone_invites
+    if invites is None or invites.link is None:
+        return None
+    try:
+        return await invites.link(event, person)
+    except Exception:  # the invitation still goes: they can answer by reply
+        log.warning("could not make a guest page link for %s", event.event_id, exc_info=True)  # no number
+        return None
 
 
 async def _tell(
@@ -131,13 +147,14 @@ async def _tell(
     dedup: str,
     *,
     stored_language: bool = False,
+    by_text: TextWrite | None = None,
 ) -> dict[str, str]:
     """Tell each of ``people`` about ``event`` in their 1:1 channel: person -> 'sent' or why not.
 
     Each in their language (what they last wrote to the assistant in, else the one their invitation
     was in, else the user's; with ``stored_language``, the invitation's, just looked up); an invitee
-    in their own time zone, a guest in the organizer's (theirs is not known). The organizer is never
-    told about their own event.
+    in their own time zone, a guest in the organizer's (theirs is not known); with ``by_text``, a
+    guest reached by phone is written that way. The organizer is never told about their own event.
     """
     people = [p for p in people if p != event.owner_id]
     if not people:
@@ -154,7 +171,10 @@ async def _tell(
         language = as_language(event.guest_languages.get(person), fallback)
         if not stored_language:
             language = await _known_language(inviter, person) or language
-        return write(event, organizer, language, zone_of(profile, ctx.deps.timezone))
+        zone = zone_of(profile, ctx.deps.timezone)
+        if by_text is not None and (number := phone_of(person)) is not None:
+            return by_text(event, organizer, language, zone, number, await guest_link(ctx, event, person))
+        return write(event, organizer, language, zone)
 
     return await _deliver_all(inviter, people, text, dedup, event.owner_id)
 
@@ -171,7 +191,15 @@ async def invite_people(ctx: RunContext[AgentDeps], event: Event, people: list[s
     def write(event: Event, organizer: str, language: Language, zone: ZoneInfo) -> str:
         return invitation(event, organizer=organizer, language=language, zone=zone)
 
-    return await _tell(ctx, event, people, write, f"invite:{event.event_id}", stored_language=True)
+    def by_text(
+        event: Event, organizer: str, language: Language, zone: ZoneInfo, number: str, link: str | None
+    ) -> str:
+        return sms_invitation(
+            event, organizer=organizer, language=language, zone=zone, number=number, link=link
+        )
+
+    dedup = f"invite:{event.event_id}"
+    return await _tell(ctx, event, people, write, dedup, stored_language=True, by_text=by_text)
 
 
 NOTICEABLE = ("title", "start_time", "end_time", "location", "availability_deadline")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .file import SAMPLE_USERS_FILE, UsersFileError, load_users_file
 from .http import HttpUserDirectory
-from .matching import found_only_by_fragment, match_users
+from .matching import as_e164, found_only_by_fragment, match_users
 from .port import (
     ContactField,
     DirectoryReads,
@@ -38,6 +38,7 @@ __all__ = [
     "UserDirectoryError",
     "UserProfile",
     "UsersFileError",
+    "as_e164",
     "event_peers",
     "found_only_by_fragment",
     "load_users_file",

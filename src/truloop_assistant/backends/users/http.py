@@ -5,6 +5,8 @@ Every request carries ``Authorization: Bearer <token>``; the shape it expects:
 - ``GET {base}/users/{user_id}`` -> a profile object, or ``404`` when there is no such user
 - ``GET {base}/users?query=...&by=...&limit=...`` -> ``{"users": [profile, ...]}``
   (``by`` is one of ``contact``, ``username``, ``group``, ``name``, or absent for any field)
+- ``GET {base}/users?phone=+821055501234&region=KR`` -> ``{"users": [profile, ...]}``: the users
+  whose phone is that number (E.164; a number stored without a country code read in ``region``)
 - ``POST {base}/users/eids`` with ``{"user_ids": [...]}`` -> ``{"eids": {"<user_id>": "<eid>" | null}}``
   (users the API does not know are left out of ``eids``; ``null`` is a known user without an eid)
 
@@ -18,6 +20,7 @@ Any other status, a network failure or a body of another shape raises
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 from urllib.parse import quote
@@ -26,6 +29,7 @@ import httpx
 from pydantic import SecretStr, ValidationError
 
 from ...config import reveal
+from .matching import phone_owners_among
 from .port import SearchField, UserDirectoryError, UserProfile
 
 log = logging.getLogger(__name__)
@@ -98,6 +102,23 @@ class HttpUserDirectory:
             return [UserProfile.model_validate(u) for u in body["users"]][:limit]
         except (TypeError, KeyError, ValidationError):
             raise UserDirectoryError("the user API answered /users without a valid 'users' list") from None
+
+    async def phone_owners(self, numbers: list[str], *, region: str) -> dict[str, list[str]]:
+        """``GET /users?phone=&region=`` for each number; of what the API answers, only the users whose
+        phone really is the number count (an API that matched loosely invites nobody by mistake)."""
+
+        async def owners(number: str) -> list[UserProfile]:
+            params = {"phone": number, "region": region}
+            body = self._json(await self._request("GET", "/users", params=params), "/users?phone")
+            try:
+                return [UserProfile.model_validate(u) for u in body["users"]]
+            except (TypeError, KeyError, ValidationError):
+                raise UserDirectoryError(
+                    "the user API answered /users?phone without a valid 'users' list"
+                ) from None
+
+        found = await asyncio.gather(*(owners(n) for n in dict.fromkeys(numbers)))
+        return phone_owners_among([u for users in found for u in users], numbers, region=region)
 
     async def get_eids(self, user_ids: list[str]) -> dict[str, str | None]:
         """``POST /users/eids``; unknown ids are left out."""

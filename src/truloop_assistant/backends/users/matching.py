@@ -1,11 +1,39 @@
-"""The default directory's search: exact and partial matches on contact, username, name and group."""
+"""The default directory's search: exact and partial matches on contact, username, name and group;
+and whose phone a number is, compared as numbers (E.164), not as text."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
+
+import phonenumbers
 
 from .port import ContactField, SearchField, UserProfile
+
+
+def as_e164(number: str, region: str) -> str | None:
+    """``number`` in E.164 (``+821055501234``), read as written in ``region`` (ISO 3166 alpha-2)
+    unless it is international; None when it is not a valid number there."""
+    try:
+        parsed = phonenumbers.parse(number, region)
+    except phonenumbers.NumberParseException:
+        return None
+    if not phonenumbers.is_valid_number(parsed):
+        return None
+    return phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)
+
+
+def phone_owners_among(
+    users: Iterable[UserProfile], numbers: list[str], *, region: str
+) -> dict[str, list[str]]:
+    """E.164 number -> the ids of the users whose phone it is (each user's number read in
+    ``region`` when written without a country code); numbers nobody has are left out."""
+    wanted = set(numbers)
+    owners: dict[str, list[str]] = {}
+    for user in users:
+        if user.phone and (number := as_e164(user.phone, region)) in wanted:
+            owners.setdefault(number, []).append(user.user_id)
+    return {n: sorted(ids) for n, ids in owners.items()}
 
 
 def _fold(text: str) -> str:

@@ -55,6 +55,11 @@ class UserDirectory(Protocol):
         """Known users' eids (None: known, no eid); unknown ids are left out."""
         ...
 
+    async def phone_owners(self, numbers: list[str], *, region: str) -> dict[str, list[str]]:
+        """E.164 number -> the ids of the members whose phone it is, compared as numbers (a member's
+        number written without a country code is read in ``region``); numbers nobody has are left out."""
+        ...
+
     async def is_member(self, user_id: str) -> bool:
         """Whether the directory knows the user."""
         ...

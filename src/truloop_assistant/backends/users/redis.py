@@ -6,7 +6,7 @@ from redis.asyncio import Redis
 
 from ...store import keys
 from ...store.reads import Read
-from .matching import match_users
+from .matching import match_users, phone_owners_among
 from .port import SearchField, UserDirectoryError, UserProfile
 
 
@@ -48,6 +48,13 @@ class RedisUserDirectory:
         raws = (await self._redis.hgetall(self._key)).values()
         users = [UserProfile.model_validate_json(raw) for raw in raws]
         return match_users(users, query, by=by, limit=limit)
+
+    async def phone_owners(self, numbers: list[str], *, region: str) -> dict[str, list[str]]:
+        """See :func:`~.matching.phone_owners_among` (one scan for all the numbers)."""
+        if not numbers:
+            return {}
+        raws = (await self._redis.hgetall(self._key)).values()
+        return phone_owners_among((UserProfile.model_validate_json(r) for r in raws), numbers, region=region)
 
     async def get_eids(self, user_ids: list[str]) -> dict[str, str | None]:
         """Known users' eids; unknown ids are left out."""
