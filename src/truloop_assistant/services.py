@@ -29,6 +29,7 @@ from .store import keys
 from .store.device_declarations import ClientTools
 from .store.drains import Drains
 from .store.effects import Effects
+from .store.guest_links import link_for
 from .store.history import History
 from .store.inbox import Inbox
 from .store.invitation_counts import InvitationCounts
@@ -49,8 +50,9 @@ if TYPE_CHECKING:
     from .agent.runner import TurnRunner
     from .agent.streaming import Streaming
     from .backends import Backends
+    from .backends.events import Event
     from .pipeline.conversations import ConversationDrainer
-    from .tools.agent_deps import AgentDeps
+    from .tools.agent_deps import AgentDeps, PhoneInvites
     from .tools.callbacks import ToolCallbacks
     from .tools.mcp import McpServerTools
 
@@ -239,6 +241,7 @@ class Services:
             clock=utcnow,
             streaming=self.streaming(),
             capabilities=self.channel.capabilities,
+            phone_invites=self.phone_invites(),
             private=PrivateRequests(
                 members=self.members,
                 relay=self.relay,
@@ -246,6 +249,21 @@ class Services:
                 bot_user_id=settings.sendbird_bot_user_id,
             ),
         )
+
+    def phone_invites(self) -> PhoneInvites | None:
+        """How guests are invited by phone number: by SMS with a link to their guest page (None
+        with ``TRULOOP_SMS=off``: a number is a clear tool error)."""
+        from .tools.agent_deps import PhoneInvites
+
+        settings = self.settings
+        if settings.sms == "off":
+            return None
+        redis, base = self.redis, settings.public_base
+
+        async def link(event: Event, person: str) -> str:
+            return await link_for(redis, base, event, person)
+
+        return PhoneInvites(default_region=settings.default_region, link=link)
 
     def streaming(self) -> Streaming | None:
         """How answers stream into the channel (``TRULOOP_STREAM``); None: each is sent whole."""

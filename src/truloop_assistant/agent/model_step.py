@@ -37,7 +37,7 @@ from ..store.inbox import Consumed
 from ..store.reads import Batch
 from ..store.standing_approvals import Standing, standing_read
 from ..store.transcript import Line, Transcript
-from ..tools.agent_deps import AgentDeps, Inviter, RelayWriter
+from ..tools.agent_deps import AgentDeps, Inviter, PhoneInvites, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
@@ -87,8 +87,11 @@ class ModelStep:
         streaming: Streaming | None = None,
         text_shown: Callable[[str], None] = lambda channel_url: None,
         capabilities: Callable[[str], Capabilities] = lambda channel_url: CHAT,
+        phone_invites: PhoneInvites | None = None,
     ) -> None:
         self.agents = agents
+        self.phone_invites = phone_invites
+        """How guests are invited by phone number here (None: this server texts nobody)."""
         self.capabilities = capabilities
         """What the channel can do in a conversation: no device tools where no app answers, no
         streaming where messages cannot grow, short plain text for SMS."""
@@ -157,6 +160,7 @@ class ModelStep:
             callbacks=self.callbacks,
             standing=await self._standing(turn, inputs, quoted=voices is not None),
             devices=reach.devices,
+            phone_invites=self.phone_invites,
         )
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         usage = replace(turn.used)  # counts on from the turn's earlier steps

@@ -29,7 +29,7 @@ from ..store.inbox import Consumed
 from ..store.ledger import Ledger
 from ..store.transcript import Transcript
 from ..store.turns import TurnStore
-from ..tools.agent_deps import Inviter, RelayWriter
+from ..tools.agent_deps import Inviter, PhoneInvites, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from .agents import Agents
 from .model_step import ModelStep, StepInputs
@@ -68,6 +68,7 @@ class TurnRunner:
         private: PrivateRequests | None = None,
         streaming: Streaming | None = None,
         capabilities: Callable[[str], Capabilities] = lambda channel_url: CHAT,
+        phone_invites: PhoneInvites | None = None,
     ) -> None:
         self.store = store
         self.history = history
@@ -98,6 +99,7 @@ class TurnRunner:
             streaming=streaming,
             text_shown=lambda channel_url: self.text_shown(channel_url),
             capabilities=capabilities,
+            phone_invites=phone_invites,
         )
         self.calls_settled: Callable[[str], None] = lambda channel_url: None
         """Told (with the channel) when a step ended calls before its own end: their requests'

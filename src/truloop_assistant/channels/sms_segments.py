@@ -63,6 +63,15 @@ def segments(text: str) -> int:
     return count
 
 
+def excess(text: str, max_segments: int) -> int:
+    """How many septets (GSM-7) or code units (UCS-2) ``text`` goes past ``max_segments`` segments;
+    0 or less when it fits."""
+    if segments(text) <= max_segments:
+        return 0
+    enc = encoding(text)
+    return max(1, sum(_units(text, enc)) - MULTIPART[enc] * max_segments)
+
+
 def fit(text: str, max_segments: int) -> str:
     """``text`` as it is when it takes at most ``max_segments``; else cut at the last sentence that
     fits (else the last word, else anywhere) and ended with an ellipsis of the text's own encoding

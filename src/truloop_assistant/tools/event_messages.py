@@ -15,6 +15,7 @@ from phonenumbers import timezone as number_zones
 
 from ..backends.events import Event
 from ..backends.users import UserProfile
+from ..channels.sms_segments import excess
 from ..i18n import Language, texts
 from ..i18n.dates import short_day
 
@@ -95,22 +96,8 @@ def invitation(event: Event, *, organizer: str, language: Language, zone: ZoneIn
 
 SMS_SEGMENTS = 3
 """The most SMS segments an invitation by text message takes (as carriers count them)."""
-_GSM_BASIC = (
-    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿"
-    "abcdefghijklmnopqrstuvwxyzäöñüà"
-)
-_GSM_EXTENDED = "^{}\\[~]|€\f"
-"""GSM-7's extension table: each of these takes two septets."""
 _SHORTEST = 8
 """A title or a name is cut to fit, never below this many characters."""
-
-
-def _excess(text: str) -> int:
-    """How far ``text`` goes past :data:`SMS_SEGMENTS` segments: in septets when GSM-7 carries it
-    (153 a segment), else in UTF-16 code units (UCS-2: 67 a segment; any Korean needs it)."""
-    if all(c in _GSM_BASIC or c in _GSM_EXTENDED for c in text):
-        return len(text) + sum(c in _GSM_EXTENDED for c in text) - 153 * SMS_SEGMENTS
-    return len(text.encode("utf-16-le")) // 2 - 67 * SMS_SEGMENTS
 
 
 def sms_invitation(
@@ -136,7 +123,7 @@ def sms_invitation(
         return texts.SMS_INVITATION(language, organizer=cut_name, title=cut_title, when=when, answer=answer)
 
     title, name, named = len(event.title), len(organizer), not only_zone_of(number, zone)
-    while (over := _excess(written(title, name, named))) > 0:
+    while (over := excess(written(title, name, named), SMS_SEGMENTS)) > 0:
         if title > _SHORTEST:
             title = max(_SHORTEST, title - over - 3)
         elif name > _SHORTEST:

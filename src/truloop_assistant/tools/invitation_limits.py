@@ -12,8 +12,8 @@ import asyncio
 
 from pydantic_ai import ModelRetry, RunContext, ToolFailed
 
-from ..channels.addresses import phone_of
 from ..channels.relay import RelayError
+from ..protocol.addresses import phone_of
 from .agent_deps import AgentDeps
 from .invitations import inviter_of, require_inviter
 

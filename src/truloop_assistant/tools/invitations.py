@@ -22,8 +22,8 @@ from pydantic_ai.messages import UserPromptPart
 
 from ..backends.events import Event
 from ..backends.users import UserDirectoryError, UserProfile
-from ..channels.addresses import phone_of
 from ..i18n import Language, language_of
+from ..protocol.addresses import phone_of
 from .agent_deps import AgentDeps, Inviter
 from .event_messages import as_language, cancellation, change_notice, invitation, sms_invitation, zone_of
 

@@ -4,7 +4,7 @@ A number is taken in E.164 as it is, or as written in the organizer's country: t
 own number in the directory when that is written in international form, else the server's default
 (``PhoneInvites.default_region``). Only valid numbers count. A number that is a directory member's
 invites that member (an invitee); any other is a guest reached by phone, the person
-``tel:+821055501234`` (:func:`~..channels.addresses.phone_person`). Checked before the confirmation
+``tel:+821055501234`` (:func:`~..protocol.addresses.phone_person`). Checked before the confirmation
 dialog, like every other argument of the event tools.
 """
 
@@ -16,7 +16,7 @@ import phonenumbers
 from pydantic_ai import ModelRetry, RunContext, ToolFailed
 
 from ..backends.users import UserDirectoryError, as_e164
-from ..channels.addresses import phone_person
+from ..protocol.addresses import phone_person
 from .agent_deps import AgentDeps, PhoneInvites
 from .invitations import require_inviter
 from .user_tools import directory_call
