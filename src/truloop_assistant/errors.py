@@ -22,6 +22,7 @@
     │   ├── PlatformTransportError  no answer from the Sendbird Platform API (channels.platform_http)
     │   │   └── PlatformThrottled   no slot for the call in the app-wide Sendbird budget
     │   ├── Throttled               the pacer found no slot for a call (channels.pacing)
+    │   ├── PaceTooFar              no slot for a text within the longest wait (channels.sms_pace)
     │   ├── UserDirectoryError      the user directory (backends.users)
     │   ├── MemoryBackendError      the memory store (backends.memory)
     │   ├── KnowledgeBaseError      the knowledge base (backends.knowledge)
@@ -39,7 +40,8 @@
         ├── RetrievalCasesError     a retrieval cases file (commands.knowledge.retrieval)
         ├── SetupError              ``sendbird setup`` (commands.sendbird)
         ├── NotDevsRedis            a Redis ``dev`` was given that holds what is not its own (local.dev_redis)
-        └── DeadLetterError         no dead letter answers to what was asked (operations.replay)
+        ├── DeadLetterError         no dead letter answers to what was asked (operations.replay)
+        └── NotAPhoneNumber         what was given to erase is no phone number (operations.guest_erasure)
 
 Outside the tree, because they are signals rather than errors: ``commands.startup.Stop`` (a
 ``BaseException``, like ``KeyboardInterrupt``: SIGTERM before a command handles it), and the tool

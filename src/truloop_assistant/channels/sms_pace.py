@@ -12,6 +12,7 @@ import asyncio
 
 from redis.asyncio import Redis
 
+from ..errors import ServiceError
 from ..store import keys
 
 _TAKE = """
@@ -43,7 +44,7 @@ return 0
 """KEYS: the next free slot. ARGV: how long from now nothing is sent (µs), how long the key outlives it."""
 
 
-class PaceTooFar(Exception):
+class PaceTooFar(ServiceError):
     """No slot within the longest wait: the sends already waiting fill it."""
 
 

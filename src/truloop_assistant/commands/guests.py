@@ -16,7 +16,7 @@ from ..operations.guest_erasure import GuestErased, NotAPhoneNumber, erase_guest
 
 def add_parser(subparsers: Any) -> None:
     """Add the ``guests`` command and its subcommands."""
-    guests = subparsers.add_parser("guests", help="guests reached by phone")
+    guests = subparsers.add_parser("guests", help="guests reached by phone: erase one by number")
     sub = guests.add_subparsers(dest="guests_command", required=True)
     erase = sub.add_parser(
         "erase",

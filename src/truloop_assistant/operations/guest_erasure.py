@@ -18,17 +18,19 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import phonenumbers
 from redis.asyncio import Redis
 
-from ..backends.events import EventNotFoundError, EventStore
 from ..errors import OperatorError
 from ..protocol.addresses import phone_of, phone_person
 from ..services import Services
 from ..store import keys
 from .erasure import Conversations, Erased, erase_user
+
+if TYPE_CHECKING:
+    from ..backends.events import EventStore
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,8 @@ async def erase_phone_guest(
     their place on every event they were invited to; safe to repeat."""
     if phone_of(person) is None:
         raise NotAPhoneNumber(f"{person!r} is not a guest reached by phone")
+    from ..backends.events import EventNotFoundError  # (the API process loads no event store until asked)
+
     ids = sorted(i.decode() for i in cast(set[bytes], await redis.smembers(keys.invited_events(person))))
     taken = 0
     for event_id in ids:
