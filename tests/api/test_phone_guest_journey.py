@@ -113,3 +113,11 @@ async def test_a_friend_invited_by_number_answers_by_link_and_by_sms(
         await post_signed(h.http, twilio.inbound(INBOUND, sender=NUMBER, body="more?"))
         await h.idle()
         assert len(twilio.messages) == 2 and "more?" not in script.tools
+
+        # Jeff sees that texts no longer reach the friend.
+        again = "is my friend still reachable?"
+        script.plans[again] = [call("get_event_details", event_id=event["event_id"])]
+        await h.user_says(again, user="jeff", channel="jeff-1")
+        await h.replies(3, channel="jeff-1")
+        [details] = script.results[again]
+        assert "STOP" in details.json()["not_texted"][GUEST]
