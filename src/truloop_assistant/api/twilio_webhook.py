@@ -124,6 +124,9 @@ async def twilio_status(request: Request) -> Response:
         log.warning("text %s to %s was %s (Twilio error %s)", sid, phone_person(number), status, code)
         async with redis_budget():
             await sms_numbers(request).note_failure(number, status=status, error_code=code, message_sid=sid)
+            # The conversation's last failure too: ``inspect`` and the admin API show it.
+            error = f"text {sid} was {status}" + (f" (Twilio error {code})" if code else "")
+            await services.ledger.note_failure(sms_channel(number), f"sms:{sid}", error)
     elif status == "delivered":  # texts reach the number again: an earlier failure no longer says so
         async with redis_budget():
             await sms_numbers(request).delivered(_number(form, "To"))
