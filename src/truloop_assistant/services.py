@@ -36,6 +36,7 @@ from .store.invitation_counts import InvitationCounts
 from .store.ledger import Ledger
 from .store.outbox import Outbox
 from .store.pending_deliveries import PendingDeliveries
+from .store.sms_numbers import SmsNumbers
 from .store.streamed import StreamedMessages
 from .store.token_revocations import TokenRevocations
 from .store.transcript import Transcript
@@ -263,7 +264,9 @@ class Services:
         async def link(event: Event, person: str) -> str:
             return await link_for(redis, base, event, person)
 
-        return PhoneInvites(default_region=settings.default_region, link=link)
+        return PhoneInvites(
+            default_region=settings.default_region, link=link, unreachable=SmsNumbers(redis).unreachable
+        )
 
     def streaming(self) -> Streaming | None:
         """How answers stream into the channel (``TRULOOP_STREAM``); None: each is sent whole."""

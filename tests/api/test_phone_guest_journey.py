@@ -113,3 +113,29 @@ async def test_a_friend_invited_by_number_answers_by_link_and_by_sms(
         await post_signed(h.http, twilio.inbound(INBOUND, sender=NUMBER, body="more?"))
         await h.idle()
         assert len(twilio.messages) == 2 and "more?" not in script.tools
+
+        # Jeff sees that texts no longer reach the friend.
+        again = "is my friend still reachable?"
+        script.plans[again] = [call("get_event_details", event_id=event["event_id"])]
+        await h.user_says(again, user="jeff", channel="jeff-1")
+        await h.replies(3, channel="jeff-1")
+        [details] = script.results[again]
+        assert "STOP" in details.json()["not_texted"][GUEST]
+
+
+async def test_a_twilio_outage_delays_the_invitation_without_losing_or_doubling_it(
+    start_server: Any, directory: Any, twilio: FakeTwilio
+) -> None:
+    script = Script()
+    twilio.failures.extend([(503, 0.0)] * 12)  # down for longer than one send's own retries
+    async with start_server(model=script.model(), **sms_settings(twilio)) as h:
+        invite = call("create_event", **lunch(guest_phone_numbers=["+821055501234"]))
+        _, reply = await confirmed(h, script, "lunch with my friend", invite)
+        [created] = script.results["lunch with my friend"]
+        assert created.json()["invitations"][GUEST].startswith("queued"), reply.text  # told, not lost
+        assert twilio.messages == []
+        # Twilio is back: the queued invitation goes out by itself, once.
+        [invitation] = await twilio.wait_for_messages(1, to=NUMBER, timeout=30)
+        await h.idle()
+        assert "Design lunch" in invitation["body"] and len(twilio.messages) == 1
+        assert twilio.failures == []

@@ -33,6 +33,7 @@ from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.channels.base import ChannelSendError
 from truloop_assistant.channels.twilio import open_sms
 from truloop_assistant.store.admissions import recent
+from truloop_assistant.store.ledger import Ledger
 from truloop_assistant.store.sms_numbers import SmsNumbers
 from truloop_assistant.tools.device_tools import DEVICE_TOOLS
 
@@ -284,6 +285,14 @@ async def test_a_failed_delivery_is_noted_from_the_status_callback(
             30003,
             message["sid"],
         )
+        # The organizer's view says so, and so does the conversation's last failure (inspect).
+        people = await SmsNumbers(h.redis).unreachable([f"tel:{GUEST}"])
+        assert people == {f"tel:{GUEST}": "the last text to them was undelivered (Twilio error 30003)"}
+        last = await Ledger(h.redis).last_failure(f"sms:{GUEST}")
+        assert last is not None and "undelivered (Twilio error 30003)" in last["error"]
+        # A later text delivered: the failure no longer stands.
+        assert (await post_signed(h.http, twilio.status(message, "delivered"))).status_code == 200
+        assert await SmsNumbers(h.redis).unreachable([f"tel:{GUEST}"]) == {}
 
 
 @pytest.mark.parametrize(

@@ -112,7 +112,8 @@ async def answer(services: Services, numbers: SmsNumbers, message: InboundMessag
 
 @router.post(STATUS_PATH, tags=["twilio"], response_class=Response)
 async def twilio_status(request: Request) -> Response:
-    """Receive Twilio's report of how a text fared (its ``StatusCallback``); a failure is kept."""
+    """Receive Twilio's report of how a text fared (its ``StatusCallback``): a failure is kept (the
+    organizer's view of the event says so) until a later text is delivered."""
     services = services_of(request)
     form = await verified_form(request, services)
     sid, status = _required(form, "MessageSid"), _required(form, "MessageStatus")
@@ -123,6 +124,12 @@ async def twilio_status(request: Request) -> Response:
         log.warning("text %s to %s was %s (Twilio error %s)", sid, phone_person(number), status, code)
         async with redis_budget():
             await sms_numbers(request).note_failure(number, status=status, error_code=code, message_sid=sid)
+            # The conversation's last failure too: ``inspect`` and the admin API show it.
+            error = f"text {sid} was {status}" + (f" (Twilio error {code})" if code else "")
+            await services.ledger.note_failure(sms_channel(number), f"sms:{sid}", error)
+    elif status == "delivered":  # texts reach the number again: an earlier failure no longer says so
+        async with redis_budget():
+            await sms_numbers(request).delivered(_number(form, "To"))
     return Response(status_code=200)
 
 

@@ -116,6 +116,10 @@ class SmsNumbers:
             pipe.expire(key, keys.SMS_FAILURE_TTL_S)
             await pipe.execute()
 
+    async def delivered(self, number: str) -> None:
+        """A text reached ``number``: the last failure no longer stands."""
+        await self._redis.delete(keys.sms_failure(number))
+
     async def last_failure(self, number: str) -> Failure | None:
         raw = cast(dict[bytes, bytes], await self._redis.hgetall(keys.sms_failure(number)))
         if not raw:
@@ -127,6 +131,19 @@ class SmsNumbers:
             at=float(raw.get(b"at", b"0").decode() or 0),
             message_sid=raw.get(b"message_sid", b"").decode(),
         )
+
+    async def unreachable(self, people: list[str]) -> dict[str, str]:
+        """Of ``people`` (``tel:`` and a number), those texts no longer reach, and why: they opted out
+        (STOP), or Twilio could not deliver the last text (its status and error code)."""
+        found: dict[str, str] = {}
+        for person in people:
+            number = person.removeprefix("tel:")
+            if await self.opted_out(number):
+                found[person] = "opted out of text messages (STOP); nothing more is sent to them"
+            elif (failure := await self.last_failure(number)) is not None:
+                code = f" (Twilio error {failure.error_code})" if failure.error_code else ""
+                found[person] = f"the last text to them was {failure.status}{code}"
+        return found
 
     async def erase(self, number: str) -> None:
         """Forget the number: its opt-out and its last failure (its sent marks hold no more than that a

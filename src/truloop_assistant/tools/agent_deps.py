@@ -113,6 +113,9 @@ class PhoneInvites:
     link: Callable[[Event, str], Awaitable[str | None]] | None = None
     """(event, ``tel:`` person) -> the link to their guest page, put in their invitation; None: no
     guest pages here (the invitation asks for an answer by text message)."""
+    unreachable: Callable[[list[str]], Awaitable[dict[str, str]]] | None = None
+    """(``tel:`` people) -> those texts no longer reach, and why: opted out (STOP), or the last text
+    failed (None: not known here)."""
 
 
 @dataclass

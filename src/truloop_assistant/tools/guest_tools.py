@@ -17,6 +17,7 @@ from pydantic_ai import FunctionToolset, RunContext, Tool, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError, EventTime
 from ..backends.users import UserDirectoryError
+from ..protocol.addresses import phone_of
 from .agent_deps import AgentDeps
 from .arguments import MAX_AVAILABLE_DATES, EventId, IsoDate
 from .marks import CHANGES
@@ -48,6 +49,11 @@ class InvitedEventView(BaseModel):
     )
     not_answered: list[str] | None = Field(
         default=None, description="Only when you organize the event: who has not given their dates yet"
+    )
+    not_texted: dict[str, str] | None = Field(
+        default=None,
+        description="Only when you organize the event: guests reached by phone whom texts no longer "
+        "reach, and why (they opted out with STOP, or the last text failed)",
     )
 
 
@@ -82,7 +88,17 @@ async def invited_view(ctx: RunContext[AgentDeps], event: Event) -> InvitedEvent
         guest_user_ids=event.guest_user_ids if organizes else None,
         availability=event.guest_availability if organizes else None,
         not_answered=[p for p in event.invited if p not in event.guest_availability] if organizes else None,
+        not_texted=await _not_texted(ctx, event) if organizes else None,
     )
+
+
+async def _not_texted(ctx: RunContext[AgentDeps], event: Event) -> dict[str, str] | None:
+    """The event's guests reached by phone that texts no longer reach, and why (None: none)."""
+    phone = ctx.deps.phone_invites
+    guests = [g for g in event.guest_user_ids if phone_of(g) is not None]
+    if phone is None or phone.unreachable is None or not guests:
+        return None
+    return await phone.unreachable(guests) or None
 
 
 async def _invited_event(ctx: RunContext[AgentDeps], event_id: str, *, organizer: bool = False) -> Event:
