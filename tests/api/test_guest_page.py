@@ -273,7 +273,8 @@ async def test_the_guest_s_message_shows_in_the_page_s_chat_once_and_is_queued(h
     assert again.json()["status"] == "duplicate"
 
     listed = (await h.http.get(f"{path}/api/messages", params={"after": 0})).json()["messages"]
-    assert [(m["from"], m["text"]) for m in listed] == [("guest", "주차 되나요?")]
+    # Once, however quickly the assistant's answer follows it.
+    assert [m["text"] for m in listed if m["from"] == "guest"] == ["주차 되나요?"]
     empty = await h.http.post(f"{path}/api/messages", json={"text": "   "})
     assert empty.status_code == 422
     bad_id = await h.http.post(f"{path}/api/messages", json={"text": "hi", "id": "no spaces"})

@@ -117,6 +117,36 @@ class StreamingChannel(Protocol):
         ...
 
 
+class NoDevice:
+    """What a channel no app answers on does with the calls only an app can take (SMS, a guest page):
+    a device request is refused for good (the outbox keeps it as a dead letter, nothing retries it),
+    there is nothing to settle, and no typing shows. ``CARRIES`` names it in the refusal."""
+
+    CARRIES = "this channel"
+
+    async def send_rpc(
+        self,
+        channel_url: str,
+        request: JsonRpcRequest,
+        *,
+        notification: str,
+        dedup_id: str,
+        recipient: str = "",
+    ) -> int | None:
+        raise ChannelSendError(
+            f"{channel_url} is {self.CARRIES}: no device answers {request.method} there", retryable=False
+        )
+
+    async def settle_rpc(self, channel_url: str, message_id: int, *, data: str, text: str) -> None:
+        """Nothing to settle: no request is ever posted here."""
+
+    async def typing_started(self, channel_url: str) -> bool:
+        return False
+
+    async def typing_stopped(self, channel_url: str) -> bool:
+        return False
+
+
 def streaming_data(streaming: bool) -> str:
     """The ``data`` of a streamed answer's message: whether it still grows."""
     return '{"streaming":true}' if streaming else '{"streaming":false}'

@@ -14,9 +14,8 @@ from typing import Any, Literal, cast
 
 from redis.asyncio import Redis
 
-from ..protocol.jsonrpc import JsonRpcRequest
 from ..store import guest_link_keys as gk
-from .base import Capabilities, ChannelSendError
+from .base import Capabilities, NoDevice
 from .parts import send_in_parts
 
 PAGE = Capabilities(devices=False, streams=False, updates=False, typing=False, max_chars=2000)
@@ -25,8 +24,10 @@ PAGE = Capabilities(devices=False, streams=False, updates=False, typing=False, m
 Sender = Literal["guest", "assistant"]
 
 
-class PageChannel:
+class PageChannel(NoDevice):
     """Guest pages' chats in Redis: the assistant's answers and the guest's own messages."""
+
+    CARRIES = "a guest page"
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
@@ -42,31 +43,6 @@ class PageChannel:
             await self.append(channel_url, "assistant", part, dedup_id="out:" + part_dedup_id)
 
         await send_in_parts(send, text, dedup_id=dedup_id, max_chars=PAGE.max_chars)
-
-    async def send_rpc(
-        self,
-        channel_url: str,
-        request: JsonRpcRequest,
-        *,
-        notification: str,
-        dedup_id: str,
-        recipient: str = "",
-    ) -> int | None:
-        """Refused: no app answers device requests on a guest page."""
-        raise ChannelSendError(
-            f"{channel_url} is a guest page: it has no device to answer {request.method}", retryable=False
-        )
-
-    async def settle_rpc(self, channel_url: str, message_id: int, *, data: str, text: str) -> None:
-        """Nothing to settle: no request is ever posted here."""
-
-    async def typing_started(self, channel_url: str) -> bool:
-        """Skipped: a guest page shows no typing."""
-        return False
-
-    async def typing_stopped(self, channel_url: str) -> bool:
-        """Skipped: a guest page shows no typing."""
-        return False
 
     async def append(
         self, channel_url: str, sender: Sender, text: str, *, dedup_id: str | None = None

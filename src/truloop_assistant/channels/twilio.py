@@ -18,9 +18,8 @@ from redis.asyncio import Redis
 
 from ..config import Settings, reveal
 from ..protocol.addresses import sms_number
-from ..protocol.jsonrpc import JsonRpcRequest
 from ..store.sms_numbers import SmsNumbers
-from .base import Capabilities, ChannelSendError
+from .base import Capabilities, ChannelSendError, NoDevice
 from .sms_pace import PaceTooFar, SmsPace
 from .sms_segments import MULTIPART, fit
 
@@ -35,8 +34,10 @@ STATUS_PATH = "/api/v1/webhooks/twilio/status"
 """Where Twilio reports each message's delivery (``StatusCallback``)."""
 
 
-class TwilioChannel:
+class TwilioChannel(NoDevice):
     """Sends through an :class:`httpx.AsyncClient` it does not own (``open_sms`` closes it)."""
+
+    CARRIES = "a conversation by SMS"
 
     def __init__(
         self,
@@ -102,28 +103,6 @@ class TwilioChannel:
                 await self.numbers.opt_out(number)  # Twilio knows of a STOP this server did not see
             raise
         await self.numbers.mark_sent(number, dedup_id, sid)
-
-    async def send_rpc(
-        self,
-        channel_url: str,
-        request: JsonRpcRequest,
-        *,
-        notification: str,
-        dedup_id: str,
-        recipient: str = "",
-    ) -> int | None:
-        raise ChannelSendError(
-            f"no device requests over SMS ({request.method} to {channel_url})", retryable=False
-        )
-
-    async def settle_rpc(self, channel_url: str, message_id: int, *, data: str, text: str) -> None:
-        """Nothing to settle: no request went out by SMS."""
-
-    async def typing_started(self, channel_url: str) -> bool:
-        return False
-
-    async def typing_stopped(self, channel_url: str) -> bool:
-        return False
 
     async def _post(self, number: str, body: str, *, what: str) -> str:
         """Create the Message; its SID. Retried on 429 (the wait asked for), 5xx and no answer."""
