@@ -256,17 +256,15 @@ class Services:
         with ``TRULOOP_SMS=off``: a number is a clear tool error)."""
         from .tools.agent_deps import PhoneInvites
 
-        settings = self.settings
+        settings, redis = self.settings, self.redis
         if settings.sms == "off":
             return None
-        redis, base = self.redis, settings.public_base
 
         async def link(event: Event, person: str) -> str:
-            return await link_for(redis, base, event, person)
+            return await link_for(redis, settings.public_base, event, person)
 
-        return PhoneInvites(
-            default_region=settings.default_region, link=link, unreachable=SmsNumbers(redis).unreachable
-        )
+        unreachable = SmsNumbers(redis).unreachable
+        return PhoneInvites(default_region=settings.default_region, link=link, unreachable=unreachable)
 
     def streaming(self) -> Streaming | None:
         """How answers stream into the channel (``TRULOOP_STREAM``); None: each is sent whole."""
