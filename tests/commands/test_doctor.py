@@ -14,6 +14,7 @@ import pytest
 from tests.fakes.mcp_server import CrmServer
 from tests.fakes.notion import NOTION_TOKEN, FakeNotion
 from tests.fakes.sendbird import FakeSendbird
+from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FROM_NUMBER, FakeTwilio
 from tests.support import API_TOKEN, BOT, served
 from truloop_assistant.commands.doctor import RedisUnreachable, ping_redis
 from truloop_assistant.local.embedded_redis import free_port
@@ -317,3 +318,31 @@ async def test_secrets_from_files(tmp_path: Path, redis_url: str, sendbird: Fake
     assert lines[1].startswith("ok    redis:")
     assert lines[-1] == f"FAIL  sendbird: {unreadable}"
     assert all(API_TOKEN not in line and SECRET not in line for line in lines)
+
+
+async def test_twilio_is_checked_when_sms_is_on(tmp_path: Path, redis_url: str) -> None:
+    async with served(FakeTwilio()) as twilio:
+        sms = {
+            "TRULOOP_REDIS_URL": redis_url,
+            "TRULOOP_CHANNEL": "local",
+            "TRULOOP_JWT_SECRET": SECRET,
+            "TRULOOP_SMS": "twilio",
+            "TRULOOP_TWILIO_ACCOUNT_SID": ACCOUNT_SID,
+            "TRULOOP_TWILIO_FROM": FROM_NUMBER,
+            "TRULOOP_TWILIO_API_URL": twilio.url,
+            "TRULOOP_PUBLIC_URL": "https://assistant.example.com",
+        }
+        code, lines = await doctor(tmp_path, **sms, TRULOOP_TWILIO_AUTH_TOKEN=AUTH_TOKEN)
+        [line] = [x for x in lines if " twilio:" in x]
+        assert code == 0 and line == (
+            "ok    twilio: the account 'Truloop guests' is active; set its number's incoming-message "
+            "webhook to https://assistant.example.com/api/v1/webhooks/twilio"
+        )
+        code, lines = await doctor(tmp_path, **sms, TRULOOP_TWILIO_AUTH_TOKEN="another-token-0123456789")
+        [line] = [x for x in lines if " twilio:" in x]
+        assert code == 1 and line.startswith("FAIL  twilio: the account SID and auth token are refused (401)")
+        twilio.account_status = "suspended"
+        code, lines = await doctor(tmp_path, **sms, TRULOOP_TWILIO_AUTH_TOKEN=AUTH_TOKEN)
+        [line] = [x for x in lines if " twilio:" in x]
+        suspended = "FAIL  twilio: the account 'Truloop guests' is suspended: Twilio sends no texts for it"
+        assert code == 1 and line == suspended

@@ -131,13 +131,38 @@ class FakeTwilio:
     """Every request to the Messages API, in arrival order."""
     failures: list[tuple[int, float]] = field(default_factory=list)
     """(status, Retry-After seconds) to answer the next creations with: 429, 500 or 503."""
+    account_status: str = "active"
+    """The account's ``status``: ``active``, or ``suspended`` / ``closed`` (it sends nothing then)."""
     opted_out: set[str] = field(default_factory=set)
     """Numbers that texted STOP (see :meth:`inbound`): a send to them is refused with 21610."""
     _changed: asyncio.Condition | None = None
 
     def app(self) -> Starlette:
         path = "/2010-04-01/Accounts/{account}/Messages.json"
-        return Starlette(routes=[Route(path, self._create, methods=["POST"])])
+        return Starlette(
+            routes=[
+                Route(path, self._create, methods=["POST"]),
+                Route("/2010-04-01/Accounts/{account}.json", self._account, methods=["GET"]),
+            ]
+        )
+
+    async def _account(self, request: Request) -> JSONResponse:
+        """The Account resource (https://www.twilio.com/docs/iam/api/account: ``sid``, ``friendly_name``,
+        ``status`` one of active, suspended, closed); 401 (20003) for credentials Twilio refuses, 404
+        (20404) for an account the credentials do not own."""
+        if request.path_params["account"] != self.account_sid:
+            return _error(404, 20404, "The requested resource was not found")
+        if not self._authorized(request):
+            return _error(401, 20003, "Authenticate")
+        return JSONResponse(
+            {
+                "sid": self.account_sid,
+                "friendly_name": "Truloop guests",
+                "status": self.account_status,
+                "type": "Full",
+                "owner_account_sid": self.account_sid,
+            }
+        )
 
     async def _create(self, request: Request) -> JSONResponse:
         form = dict(parse_qsl((await request.body()).decode(), keep_blank_values=True))

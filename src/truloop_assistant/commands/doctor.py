@@ -19,6 +19,7 @@ from .checks.notion_check import check_notion
 from .checks.outcome import Check
 from .checks.redis_check import RedisProblem, RedisUnreachable, check_redis, ping_redis
 from .checks.sendbird_check import check_sendbird
+from .checks.twilio_check import check_twilio
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -73,6 +74,13 @@ def checks() -> Iterator[Check]:
     if embedding_model := value("embedding_model"):
         yield check_embedding(str(embedding_model))
     yield check_notion(value("notion_token"), str(value("notion_api_url")))
+    if str(value("sms")) == "twilio":  # (SMS off: nothing to say)
+        yield check_twilio(
+            account_sid=value("twilio_account_sid"),
+            auth_token=value("twilio_auth_token"),
+            api_url=str(value("twilio_api_url")),
+            public_url=value("public_url"),
+        )
     if channel != "sendbird":
         yield Check("sendbird", "skip", f"TRULOOP_CHANNEL={channel}: Sendbird is not used")
     else:
