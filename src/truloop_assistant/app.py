@@ -26,6 +26,7 @@ from .api import (
     guest_page,
     health,
     me,
+    stop,
     tool_declarations,
     tool_message,
     twilio_webhook,
@@ -126,6 +127,7 @@ def create_app(
     app.include_router(device_protocol.router)
     app.include_router(me.router)
     app.include_router(approvals.router)
+    app.include_router(stop.router)
     app.include_router(admin.router)
     app.include_router(health.router)
     app.include_router(guest_page.router)

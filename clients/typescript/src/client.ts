@@ -1,7 +1,7 @@
 import { type Answer, AnswerBubbles } from "./answers.js";
 import type { StandingApproval } from "./approvals.js";
 import { type CallInfo, type PendingRequest, type SettledCall, type SettledState, parseSettled } from "./calls.js";
-import { type DeclareToolsResult, Endpoints, type ToolMessageOutcome } from "./endpoints.js";
+import { type DeclareToolsResult, Endpoints, type StopResult, type ToolMessageOutcome } from "./endpoints.js";
 import type { AssistantClientOptions, Handler, HandleResult } from "./options.js";
 import { AgentRpcParseError, AssistantApiError, CallSettledError, ConflictError, DeviceError, isErrorOf } from "./errors.js";
 import { DEFAULT_RETRY_POLICY, type FetchLike, SYSTEM_CLOCK, Transport } from "./http.js";
@@ -437,5 +437,22 @@ export class AssistantClient<Methods extends { [K in keyof Methods]: MethodSpec 
       return Promise.reject(new TypeError("endApproval needs the tool's name, e.g. \"create_event\""));
     }
     return this.api.endApproval(tool);
+  }
+
+  /**
+   * Stop the answer the assistant is writing the user in `channelUrl` (`POST
+   * /api/v1/agent/turns/stop`), for a Stop button shown while a message's `data` is
+   * `{"streaming":true}`. Resolves `{status: "stopped"}` when a turn of the user ran there: its message
+   * keeps the text so far and its final update's `data` is `{"streaming":false,"stopped":true}`
+   * (within a second); `{status: "idle"}` when none of theirs was running (another member's answer in a
+   * group is never stopped, and a request waiting for the device is left as it is). Tools that
+   * already ran stay done. Throws {@link AssistantApiError} (401, 422, 429, ...), and a `TypeError`
+   * for an empty channel url.
+   */
+  stop(channelUrl: string): Promise<StopResult> {
+    if (typeof channelUrl !== "string" || channelUrl === "") {
+      return Promise.reject(new TypeError("stop needs the channel's url"));
+    }
+    return this.api.stop(channelUrl);
   }
 }

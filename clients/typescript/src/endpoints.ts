@@ -1,6 +1,7 @@
 /**
  * The server's device endpoints, one method each: the answer (`tool-message`), the open calls
- * (`calls`), the app's tool declaration (`client-tools`) and the standing approvals (`approvals`). Statuses become outcomes or typed
+ * (`calls`), the app's tool declaration (`client-tools`), the standing approvals (`approvals`) and
+ * stopping an answer (`turns/stop`). Statuses become outcomes or typed
  * errors here; `AssistantClient` documents them.
  */
 import { readApproval, type StandingApproval } from "./approvals.js";
@@ -36,6 +37,16 @@ const TOOL_MESSAGE_PATH = "/api/v1/agent/tool-message";
 const CLIENT_TOOLS_PATH = "/api/v1/agent/client-tools";
 const CALLS_PATH = "/api/v1/agent/calls";
 const APPROVALS_PATH = "/api/v1/agent/approvals";
+const STOP_PATH = "/api/v1/agent/turns/stop";
+
+/**
+ * `POST /api/v1/agent/turns/stop` answered 200: `stopped`, a turn of the user ran in the channel and
+ * was told to stop (its streamed message ends within a second with `data`
+ * `{"streaming":false,"stopped":true}`); `idle`, none of theirs was running there.
+ */
+export interface StopResult {
+  status: "stopped" | "idle";
+}
 
 export class Endpoints {
   constructor(
@@ -128,6 +139,15 @@ export class Endpoints {
     const answer = await this.transport.send("DELETE", `${APPROVALS_PATH}/${encodeURIComponent(tool)}`);
     if (answer.status === 204 || answer.status === 200) return;
     throw unexpected(answer, `ending the standing approval of ${tool}`);
+  }
+
+  async stop(channelUrl: string): Promise<StopResult> {
+    const answer = await this.transport.send("POST", STOP_PATH, { channel_url: channelUrl });
+    const body = answer.body as { status?: unknown } | undefined;
+    if (answer.status === 200 && (body?.status === "stopped" || body?.status === "idle")) {
+      return { status: body.status };
+    }
+    throw unexpected(answer, `stopping the answer in ${channelUrl}`);
   }
 
   /** The client-tools path, for this device when it has an id. */

@@ -18,7 +18,7 @@ export {
 } from "./calls.js";
 export { AssistantClient } from "./client.js";
 export { type AssistantClientOptions, type Handler, type HandlerContext, type HandleResult } from "./options.js";
-export { type DeclareToolsResult, type ToolMessageOutcome } from "./endpoints.js";
+export { type DeclareToolsResult, type StopResult, type ToolMessageOutcome } from "./endpoints.js";
 export {
   AgentRpcParseError,
   AssistantApiError,

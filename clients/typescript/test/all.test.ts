@@ -16,6 +16,7 @@ import "./retry.js";
 import "./tools.js";
 import "./devices.js";
 import "./answers.js";
+import "./stop.js";
 import "./react.js";
 
 let server: DevServer | undefined;

@@ -1,7 +1,8 @@
 """Runs the model for one step of a turn, within the turn's limits, and hands its end to the endings.
 
-A step ends in one of three ways: an answer, a pause (the device calls are stored), or a failure (the
-user gets a short apology instead). The model runs once per step.
+A step ends in one of four ways: an answer, a pause (the device calls are stored), a failure (the
+user gets a short apology instead), or a stop the person asked for (what was shown so far is the
+answer, :mod:`.stopping`). The model runs once per step.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any, Literal, TypeVar
 from zoneinfo import ZoneInfo
 
 from pydantic_ai import (
@@ -23,6 +25,7 @@ from pydantic_ai import (
     UsageLimits,
 )
 from pydantic_ai.messages import ModelMessage
+from redis.exceptions import RedisError
 
 from ..backends import Backends
 from ..channels.base import CHAT, Capabilities
@@ -37,6 +40,7 @@ from ..store.inbox import Consumed
 from ..store.reads import Batch
 from ..store.standing_approvals import Standing, standing_read
 from ..store.transcript import Line, Transcript
+from ..store.turn_stops import TurnStops, step_mark
 from ..tools.agent_deps import AgentDeps, Inviter, PhoneInvites, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from ..tools.event_messages import zone_of
@@ -45,11 +49,14 @@ from .context import QuotedVoices, channel_voices, reach_instructions, turn_inst
 from .ledger_calls import invalid_calls, server_calls, without_result
 from .people import Person, profile_of
 from .step_endings import StepEndings, TurnStep
+from .stopping import STOPPED, Stop, until_stopped
 from .streaming import Streaming, StreamSender, can_stream
 from .turn_limits import TurnLimits, failure_text
 from .verify import log_invalid_calls, unpaired_tool_calls
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -88,8 +95,11 @@ class ModelStep:
         text_shown: Callable[[str], None] = lambda channel_url: None,
         capabilities: Callable[[str], Capabilities] = lambda channel_url: CHAT,
         phone_invites: PhoneInvites | None = None,
+        stops: TurnStops | None = None,
     ) -> None:
         self.agents = agents
+        self.stops = stops
+        """Where a step marks itself running and reads whether the person stopped it (None: no stop)."""
         self.phone_invites = phone_invites
         """How guests are invited by phone number here (None: this server texts nobody)."""
         self.capabilities = capabilities
@@ -220,18 +230,21 @@ class ModelStep:
             if usage.requests >= self.limits.max_model_requests:
                 raise UsageLimitExceeded(f"the turn already made {usage.requests} model requests")
             async with asyncio.timeout(self.limits.turn_timeout_s):
-                result = await agent.run(
-                    prompt,
-                    message_history=history,
-                    deferred_tool_results=results,
-                    instructions=turn_instructions(deps.timezone, turn.user_id, now=deps.now(), name=name)
-                    + reach_instructions(reach),
-                    capabilities=[QuotedVoices(voices)] if voices else None,
-                    deps=deps,
-                    usage=usage,
-                    usage_limits=self.usage_limits,
-                    model_settings={"timeout": self.limits.model_timeout_s},
-                    event_stream_handler=sender.handle if sender is not None else None,
+                result = await self._stoppable(
+                    turn,
+                    agent.run(
+                        prompt,
+                        message_history=history,
+                        deferred_tool_results=results,
+                        instructions=turn_instructions(deps.timezone, turn.user_id, now=deps.now(), name=name)
+                        + reach_instructions(reach),
+                        capabilities=[QuotedVoices(voices)] if voices else None,
+                        deps=deps,
+                        usage=usage,
+                        usage_limits=self.usage_limits,
+                        model_settings={"timeout": self.limits.model_timeout_s},
+                        event_stream_handler=sender.handle if sender is not None else None,
+                    ),
                 )
         except (UsageLimitExceeded, UnexpectedModelBehavior) as exc:
             # Out of budget, or the model kept making calls it could not fix: an honest "could not".
@@ -258,6 +271,12 @@ class ModelStep:
             await endings.give_up(turn, text, consumed, recorded, await _closed(sender))
             return False
         await _closed(sender)
+        if result is STOPPED:  # the person stopped it: what was written so far is the answer
+            TURNS.labels("stopped").inc()
+            calls_run = server_calls(deps.tool_runs)
+            recorded = await endings.record(turn, "stopped", began, usage, calls_run, ended=True)
+            await endings.stopped(turn, consumed, recorded, sender)
+            return False
 
         new = result.new_messages()
         log_invalid_calls(new, deps.calls_run, turn.turn_id, turn.channel_url)
@@ -300,6 +319,20 @@ class ModelStep:
         if sender is not None:
             await sender.forget()
         return False
+
+    async def _stoppable(self, turn: TurnStep, run: Coroutine[Any, Any, T]) -> T | Literal[Stop.STOPPED]:
+        """The model run, which the person may stop while it goes on (the step is marked running)."""
+        if self.stops is None:
+            return await run
+        stops, mark = self.stops, step_mark(turn.turn_id, turn.step)
+        await stops.started(turn.channel_url, turn.user_id, mark, lasts_s=self.limits.turn_timeout_s)
+        try:
+            return await until_stopped(run, lambda: stops.asked(turn.channel_url, turn.user_id, mark))
+        finally:
+            try:
+                await stops.ended(turn.channel_url, turn.user_id, mark)
+            except RedisError as exc:  # the mark expires by itself
+                log.warning("could not clear the running mark of %s: %s", mark, exc)
 
 
 async def _closed(sender: StreamSender | None) -> StreamSender | None:

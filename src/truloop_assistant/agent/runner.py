@@ -28,6 +28,7 @@ from ..store.history import History, restored_messages
 from ..store.inbox import Consumed
 from ..store.ledger import Ledger
 from ..store.transcript import Transcript
+from ..store.turn_stops import TurnStops
 from ..store.turns import TurnStore
 from ..tools.agent_deps import Inviter, PhoneInvites, RelayWriter
 from ..tools.callbacks import ToolCallbacks
@@ -100,6 +101,7 @@ class TurnRunner:
             text_shown=lambda channel_url: self.text_shown(channel_url),
             capabilities=capabilities,
             phone_invites=phone_invites,
+            stops=TurnStops(store.redis),  # the person may stop a running step (POST .../turns/stop)
         )
         self.calls_settled: Callable[[str], None] = lambda channel_url: None
         """Told (with the channel) when a step ended calls before its own end: their requests'

@@ -159,6 +159,36 @@ class StepEndings:
         ]
         await self.answer(turn, history, said, consumed, recorded, streamed)
 
+    async def stopped(
+        self,
+        turn: TurnStep,
+        consumed: Consumed | None,
+        recorded: Write | None = None,
+        streamed: StreamSender | None = None,
+    ) -> None:
+        """End a turn the person stopped: the text the channel shows of it is its answer (its streamed
+        messages finished with what was written, the last one marked stopped); text not shown yet is
+        dropped, and a step that did not stream sends nothing. The history keeps what was shown, so
+        the next turn knows what was said."""
+        shown = streamed.shown_text() if streamed is not None else ""
+        outbox = (await streamed.ending(None, stopped=True)).items if streamed is not None else []
+        history = await self.history.load(turn.channel_url, turn.user_id)
+        history += [
+            ModelRequest(parts=[UserPromptPart(turn.prompt)]),
+            ModelResponse(parts=[TextPart(shown or _STOPPED_UNSAID)]),
+        ]
+        await self.store.finish(
+            turn.channel_url,
+            turn.user_id,
+            history,
+            turn_id=turn.turn_id,
+            paused=turn.step > 0,
+            answer=shown or None,
+            outbox=outbox,
+            consumed=consumed,
+            recorded=recorded,
+        )
+
     async def pause(
         self,
         turn: TurnStep,
@@ -254,6 +284,9 @@ class StepEndings:
         name = await self.private.name_of(turn.user_id)
         return TextOut(text=text(language, name=name), dedup_id=f"{turn.turn_id}:{turn.step}:{kind}")
 
+
+_STOPPED_UNSAID = "(The user stopped this answer before any of it was shown.)"
+"""The history's answer of a turn stopped before it showed any text (a model reads it next turn)."""
 
 _NOT_SENT = ServerFailure(
     failed="This request could not be delivered to the user's private 1:1 chat with the assistant, and "

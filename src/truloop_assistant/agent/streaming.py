@@ -288,10 +288,11 @@ class StreamSender:
         await self._stop_pump()
         self._ending = True
 
-    async def ending(self, final_text: str | None) -> Ending:
+    async def ending(self, final_text: str | None, *, stopped: bool = False) -> Ending:
         """What the step's outbox finishes: streamed messages not finished yet get their final text
-        (``final_text``, the answer or the apology, for the last ones; None: the step paused), and those
-        an earlier run of the step left over are deleted."""
+        (``final_text``, the answer or the apology, for the last ones; None: the step paused, or was
+        ``stopped``: the text so far, its last update marked stopped and sent at once), and those an
+        earlier run of the step left over are deleted."""
         runs = self._runs
         runs[-1].text = self._text
         if self._earlier is None:
@@ -307,8 +308,17 @@ class StreamSender:
             self._settled = not items
             return Ending(items, covers_text=False)
         text = final_text if final_text is not None else (last.text.rstrip() if last.messages else "")
-        items.append(self._out(text, last.messages, "end", leftover))
+        end = self._out(text, last.messages, "end", leftover)
+        if stopped:
+            end = end.model_copy(update={"stopped": True, "not_before": 0.0})
+        items.append(end)
         return Ending(items, covers_text=final_text is not None)
+
+    def shown_text(self) -> str:
+        """The text of this step the channel shows (or is to show once its end is delivered): each
+        response's that was streamed into a message, the current one as far as it was written."""
+        self._runs[-1].text = self._text
+        return "\n\n".join(run.text.strip() for run in self._runs if run.messages and run.text.strip())
 
     async def forget(self) -> None:
         """After the step's end was stored: when its messages needed nothing more from it, their ids are

@@ -100,16 +100,19 @@ class StreamingChannel(Protocol):
     """A channel whose messages can grow in place: an answer streamed while the model writes it."""
 
     async def post_streamed(
-        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool
+        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool, stopped: bool = False
     ) -> int | None:
-        """Post a plain message whose ``data`` says whether it still grows (:func:`streaming_data`);
-        the channel's id of the message. Raises :class:`ChannelSendError` as a send does."""
+        """Post a plain message whose ``data`` says whether it still grows, or was stopped
+        (:func:`streaming_data`); the channel's id of the message. Raises :class:`ChannelSendError` as a
+        send does."""
         ...
 
-    async def update_streamed(self, channel_url: str, message_id: int, text: str, *, streaming: bool) -> bool:
-        """Change a posted message's text (and its ``data``) in place. While it still grows
-        (``streaming``) the update is tried once and skipped when the budget is short: False, and
-        nothing raised. Its final update is retried as a send is, and raises :class:`ChannelSendError`."""
+    async def update_streamed(
+        self, channel_url: str, message_id: int, text: str, *, streaming: bool, stopped: bool = False
+    ) -> bool:
+        """Change a posted message's text (and its ``data``, :func:`streaming_data`) in place. While it
+        still grows (``streaming``) the update is tried once and skipped when the budget is short: False,
+        and nothing raised. Its final update is retried as a send is, and raises :class:`ChannelSendError`."""
         ...
 
     async def delete_message(self, channel_url: str, message_id: int) -> None:
@@ -147,8 +150,11 @@ class NoDevice:
         return False
 
 
-def streaming_data(streaming: bool) -> str:
-    """The ``data`` of a streamed answer's message: whether it still grows."""
+def streaming_data(streaming: bool, *, stopped: bool = False) -> str:
+    """The ``data`` of a streamed answer's message: whether it still grows, and (on its final update)
+    whether the person stopped it there."""
+    if stopped:
+        return '{"streaming":false,"stopped":true}'
     return '{"streaming":true}' if streaming else '{"streaming":false}'
 
 

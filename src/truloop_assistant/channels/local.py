@@ -64,21 +64,25 @@ class LocalChannel:
         )
 
     async def post_streamed(
-        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool
+        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool, stopped: bool = False
     ) -> int | None:
         item = await self.append(
             channel_url,
             user_id=self.bot_user_id,
             message=text,
-            data=streaming_data(streaming),
+            data=streaming_data(streaming, stopped=stopped),
             dedup_id=dedup_id,
         )
         return item.get("message_id")
 
-    async def update_streamed(self, channel_url: str, message_id: int, text: str, *, streaming: bool) -> bool:
+    async def update_streamed(
+        self, channel_url: str, message_id: int, text: str, *, streaming: bool, stopped: bool = False
+    ) -> bool:
         """Change the text and ``data`` in place (listed again as updated, ``updated_at`` bumped)."""
         try:
-            await self._change(channel_url, message_id, {"message": text, "data": streaming_data(streaming)})
+            await self._change(
+                channel_url, message_id, {"message": text, "data": streaming_data(streaming, stopped=stopped)}
+            )
         except ChannelSendError:
             if not streaming:
                 raise

@@ -75,15 +75,17 @@ class RoutingChannel:
         return channel
 
     async def post_streamed(
-        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool
+        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool, stopped: bool = False
     ) -> int | None:
         return await self._streaming(channel_url).post_streamed(
-            channel_url, text, dedup_id=dedup_id, streaming=streaming
+            channel_url, text, dedup_id=dedup_id, streaming=streaming, stopped=stopped
         )
 
-    async def update_streamed(self, channel_url: str, message_id: int, text: str, *, streaming: bool) -> bool:
+    async def update_streamed(
+        self, channel_url: str, message_id: int, text: str, *, streaming: bool, stopped: bool = False
+    ) -> bool:
         return await self._streaming(channel_url).update_streamed(
-            channel_url, message_id, text, streaming=streaming
+            channel_url, message_id, text, streaming=streaming, stopped=stopped
         )
 
     async def delete_message(self, channel_url: str, message_id: int) -> None:

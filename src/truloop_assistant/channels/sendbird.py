@@ -112,15 +112,19 @@ class SendbirdChannel:
         )
 
     async def post_streamed(
-        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool
+        self, channel_url: str, text: str, *, dedup_id: str, streaming: bool, stopped: bool = False
     ) -> int | None:
         return await self._send(
-            channel_url, {"message": text, "data": streaming_data(streaming)}, dedup_id=dedup_id
+            channel_url,
+            {"message": text, "data": streaming_data(streaming, stopped=stopped)},
+            dedup_id=dedup_id,
         )
 
-    async def update_streamed(self, channel_url: str, message_id: int, text: str, *, streaming: bool) -> bool:
+    async def update_streamed(
+        self, channel_url: str, message_id: int, text: str, *, streaming: bool, stopped: bool = False
+    ) -> bool:
         path = f"/v3/group_channels/{quote(channel_url, safe='')}/messages/{message_id}"
-        body = {"message_type": "MESG", "message": text, "data": streaming_data(streaming)}
+        body = {"message_type": "MESG", "message": text, "data": streaming_data(streaming, stopped=stopped)}
         what = f"update of message {message_id}"
         if not streaming:  # the final text: retried, never dropped
             await self._request("PUT", path, body, channel_url=channel_url, what=what)

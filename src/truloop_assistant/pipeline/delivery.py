@@ -197,9 +197,12 @@ class Deliverer:
             await asyncio.sleep(min(wait, MAX_FINAL_WAIT_S))
         parts = split_text(item.text, self.max_message_chars) if item.text else []
         for index, part in enumerate(parts):
+            stopped = item.stopped and index == len(parts) - 1  # the last message says where it stopped
             if index < len(item.message_ids):
                 try:
-                    await channel.update_streamed(channel_url, item.message_ids[index], part, streaming=False)
+                    await channel.update_streamed(
+                        channel_url, item.message_ids[index], part, streaming=False, stopped=stopped
+                    )
                     continue
                 except ChannelSendError as exc:
                     if exc.retryable:
@@ -212,7 +215,9 @@ class Deliverer:
                     )
             try:
                 sent_as = part_dedup_id(item.dedup_id, index)
-                await channel.post_streamed(channel_url, part, dedup_id=sent_as, streaming=False)
+                await channel.post_streamed(
+                    channel_url, part, dedup_id=sent_as, streaming=False, stopped=stopped
+                )
             except ChannelSendError as exc:
                 if not exc.already_delivered:
                     raise

@@ -33,9 +33,11 @@ __all__ = [
     "owner",
     "pending",
     "rpc_message",
+    "running",
     "seen",
     "seen_line",
     "settled",
+    "stop_mark",
     "streamed",
     "transcript",
     "turn",
@@ -169,6 +171,19 @@ def streamed(tag: str, turn_id: str) -> str:
     """Hash: ``"<step>:<index>"`` -> the channel's message id of each message a turn's answers streamed
     into (expires after ``STREAMED_TTL_S``): a re-run of a step updates its messages, not posts anew."""
     return _conv(tag, "streamed", turn_id)
+
+
+def running(tag: str, user_id: str) -> str:
+    """``<turn id>:<step>`` of the step of one person's turn that runs now in the channel; set at the
+    step's start, removed at its end, and it expires (``RUNNING_GRACE_S`` past the turn's time limit)
+    should the worker die in between."""
+    return _conv(tag, "running", user_id)
+
+
+def stop_mark(tag: str, user_id: str) -> str:
+    """``<turn id>:<step>`` of the running step the person asked to stop (the step polls it); lives
+    ``STOP_MARK_TTL_S``."""
+    return _conv(tag, "running", user_id, "stop")
 
 
 def seen(tag: str, message_id: str) -> str:

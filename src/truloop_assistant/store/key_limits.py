@@ -43,10 +43,12 @@ __all__ = [
     "PENDING_DELIVERY_TTL_S",
     "PHONE_GUEST_RETENTION_S",
     "REMINDER_LEASE_S",
+    "RUNNING_GRACE_S",
     "SEEN_TTL_S",
     "SETTLED_TTL_S",
     "STANDING_APPROVALS_MAX",
     "STANDING_APPROVALS_TTL_S",
+    "STOP_MARK_TTL_S",
     "STREAMED_TTL_S",
     "SUPERSEDED_TURN_TTL_S",
     "TOKENS_NOT_BEFORE_GRACE_S",
@@ -102,6 +104,10 @@ EFFECTS_TTL_S = 24 * 3600
 """The recorded results of a turn's side effects outlive any re-run of its steps."""
 STREAMED_TTL_S = 24 * 3600
 """The message ids a step's answer streamed into outlive any re-run of the step."""
+RUNNING_GRACE_S = 60
+"""The mark of a running step outlives the turn's time limit by this much (its worker may have died)."""
+STOP_MARK_TTL_S = 60
+"""A stop asked of a running step is seen by it within a second; the mark lingers no longer than this."""
 EXPIRY_GRACE_S = 120
 """A pending call's key outlives its deadline by this much, so the expiry scanner settles it (410)."""
 USER_CHANNELS_TTL_S = 8 * 24 * 3600

@@ -19,7 +19,7 @@ CallStatus = Literal["pending", "success", "failed", "denied", "expired", "super
 Decision = Literal["approved", "edited", "refused", "standing"]
 """How the person decided a call that waits for their yes: yes, yes with changes, no, or yes for good
 before (a standing approval: no dialog)."""
-TurnState = Literal["running", "paused", "answered", "failed", "limited", "superseded"]
+TurnState = Literal["running", "paused", "answered", "failed", "limited", "superseded", "stopped"]
 Flag = Literal["invalid", "no_result", "answered_while_pending"]
 
 ARG_CHARS = 300

@@ -53,6 +53,8 @@ class StreamOut(_Outgoing):
     not_before: float = 0.0
     """The last update of the growing message was at this time less the updates' interval: the final
     one waits until then (``time.time()``)."""
+    stopped: bool = False
+    """The person stopped the answer: its last message's final ``data`` says so too."""
 
 
 class RpcOut(_Outgoing):

@@ -318,14 +318,18 @@ function markWriting(holder, m) {
   const old = holder.querySelector('.writing');
   if (old) old.remove();
   const changed = m.updated_at || m.created_at || Date.now();
-  if (!isStreaming(m) || Date.now() - changed > STREAM_STALL_MS) return;
+  if (!isStreaming(m) || Date.now() - changed > STREAM_STALL_MS) return showStop();
   const mark = el('div', {className: 'writing', textContent: 'writing…'});
   mark.dataset.until = String(Date.now() + STREAM_STALL_MS);
   holder.querySelector('.bubble').after(mark);
+  showStop();
 }
 function dropStalledMarks() {
   for (const mark of log.querySelectorAll('.writing')) if (Number(mark.dataset.until) < Date.now()) mark.remove();
+  showStop();
 }
+/** The Stop button shows while an answer in the open channel is being written. */
+function showStop() { $('stop').hidden = !log.querySelector('.writing'); }
 
 function render(m) {
   $('empty').hidden = true;
@@ -731,6 +735,24 @@ $('composer').onsubmit = async e => {
   } finally {
     $('send').disabled = false;
     input.focus();
+  }
+};
+// Stop: the person's running answer here ends where it is (POST /api/v1/agent/turns/stop, as the app does).
+$('stop').onclick = async () => {
+  const body = {channel_url: S.channel};
+  $('stop').disabled = true;
+  try {
+    try {
+      await request('/api/v1/agent/turns/stop', {method: 'POST', body, token: await deviceToken(S.user)});
+    } catch (e) {
+      if (e.status !== 401) throw e;
+      await request('/api/v1/agent/turns/stop', {method: 'POST', body, token: await deviceToken(S.user, true)});
+    }
+    kick();
+  } catch (err) {
+    sendError(`Not stopped: ${err.message}`);
+  } finally {
+    $('stop').disabled = false;
   }
 };
 function grow() { input.style.height = 'auto'; input.style.height = Math.min(input.scrollHeight + 2, 140) + 'px'; }
