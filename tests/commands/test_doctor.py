@@ -17,6 +17,7 @@ from tests.fakes.sendbird import FakeSendbird
 from tests.fakes.twilio import ACCOUNT_SID, AUTH_TOKEN, FROM_NUMBER, FakeTwilio
 from tests.support import API_TOKEN, BOT, served
 from truloop_assistant.commands.doctor import RedisUnreachable, ping_redis
+from truloop_assistant.commands.sendbird import WEBHOOK_CATEGORIES
 from truloop_assistant.local.embedded_redis import free_port
 
 SECRET = "s" * 32
@@ -76,6 +77,7 @@ async def test_all_checks_pass(
     tmp_path: Path, redis_url: str, sendbird: FakeSendbird, notion: FakeNotion
 ) -> None:
     sendbird.users[BOT] = {"user_id": BOT, "nickname": "Truloop"}
+    sendbird.application.webhook["enabled_events"] = list(WEBHOOK_CATEGORIES)
     env = sendbird_env(redis_url, sendbird, **notion_env(notion))
 
     code, lines = await doctor(tmp_path, **env)
@@ -89,6 +91,7 @@ async def test_all_checks_pass(
         ["ok", "sendbird:"],
         ["ok", "sendbird"],  # sendbird token:
         ["ok", "sendbird"],  # sendbird messages:
+        ["ok", "sendbird"],  # sendbird webhook:
         ["ok", "sendbird"],  # sendbird channels:
     ]
     assert lines[1].startswith(f"ok    redis: {redis_url} answers (Redis ")
@@ -103,6 +106,10 @@ async def test_all_checks_pass(
     )
     assert lines[6] == "ok    sendbird messages: the application's max_message_length is 5000 characters"
     assert lines[7] == (
+        "ok    sendbird webhook: the webhook sends group_channel:message_send, "
+        "group_channel:message_update, group_channel:message_delete"
+    )
+    assert lines[8] == (
         f"ok    sendbird channels: bot user {BOT!r} has joined 0 of the 2,000 group channels Sendbird "
         "lets it join (0 %)"
     )
@@ -146,6 +153,29 @@ async def test_a_message_length_within_the_applications_passes(
     assert "ok    sendbird messages: the application's max_message_length is 1000 characters" in lines
 
 
+async def test_a_webhook_without_edits_and_deletions_is_a_warning(
+    tmp_path: Path, redis_url: str, sendbird: FakeSendbird
+) -> None:
+    sendbird.users[BOT] = {"user_id": BOT, "nickname": "Truloop"}
+    sendbird.application.webhook["enabled_events"] = ["group_channel:message_send"]
+    env = sendbird_env(redis_url, sendbird)
+
+    _, lines = await doctor(tmp_path, **env)
+    assert (
+        "WARN  sendbird webhook: the webhook does not send group_channel:message_update, "
+        "group_channel:message_delete: run truloop-assistant sendbird setup, or enable them in the "
+        "dashboard (Settings > Chat > Webhooks)"
+    ) in lines
+
+    sendbird.application.webhook["enabled_events"] = [
+        "group_channel:message_send",
+        "group_channel:message_update",
+        "group_channel:message_delete",
+    ]
+    _, lines = await doctor(tmp_path, **env)
+    assert any(line.startswith("ok    sendbird webhook: the webhook sends ") for line in lines)
+
+
 async def test_each_failure_says_what_to_fix(tmp_path: Path, sendbird: FakeSendbird) -> None:
     dead = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
     env = sendbird_env(dead, sendbird, TRULOOP_MODEL="openai-chat:gpt-4o-mini")
@@ -171,11 +201,12 @@ async def test_each_failure_says_what_to_fix(tmp_path: Path, sendbird: FakeSendb
 async def test_a_missing_bot_and_an_unreachable_sendbird(
     tmp_path: Path, redis_url: str, sendbird: FakeSendbird
 ) -> None:
+    sendbird.application.webhook["enabled_events"] = list(WEBHOOK_CATEGORIES)
     code, lines = await doctor(tmp_path, **sendbird_env(redis_url, sendbird))
 
     assert code == 1
-    assert lines[-3] == f"FAIL  sendbird: bot user {BOT!r} missing: run truloop-assistant sendbird setup"
-    assert all(line.startswith(("ok", "skip  notion:")) for line in lines[:-3] + lines[-2:]), lines
+    assert lines[-4] == f"FAIL  sendbird: bot user {BOT!r} missing: run truloop-assistant sendbird setup"
+    assert all(line.startswith(("ok", "skip  notion:")) for line in lines[:-4] + lines[-3:]), lines
 
     nowhere = f"http://127.0.0.1:{free_port()}"
     code, lines = await doctor(
@@ -305,7 +336,7 @@ async def test_secrets_from_files(tmp_path: Path, redis_url: str, sendbird: Fake
     code, lines = await doctor(tmp_path, **env)
 
     assert code == 0, lines
-    assert f"bot user {BOT!r} exists" in lines[-4]
+    assert f"bot user {BOT!r} exists" in lines[-5]
 
     missing = tmp_path / "no-such-file"
     code, lines = await doctor(tmp_path, **{**env, "TRULOOP_SENDBIRD_API_TOKEN_FILE": str(missing)})

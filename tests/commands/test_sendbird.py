@@ -62,6 +62,7 @@ async def test_creates_the_bot_when_missing(
     assert "created" in out
     assert f"{PUBLIC}/api/v1/webhooks/sendbird" in out
     assert "group_channel:message_send" in out
+    assert "group_channel:message_update" in out and "group_channel:message_delete" in out
     assert "master API token" in out
     assert sendbird.users[BOT]["nickname"] == "Truloop"
     assert sendbird.users[BOT]["profile_url"] == ""
@@ -80,7 +81,12 @@ async def test_turns_on_the_webhook_with_members_and_keeps_other_events(
         "enabled": True,
         "url": f"{PUBLIC}/api/v1/webhooks/sendbird",
         "include_members": True,
-        "enabled_events": ["group_channel:join", "group_channel:message_send"],
+        "enabled_events": [
+            "group_channel:join",
+            "group_channel:message_send",
+            "group_channel:message_update",
+            "group_channel:message_delete",
+        ],
     }
     out = capsys.readouterr().out
     assert "include members: on" in out
@@ -89,6 +95,8 @@ async def test_turns_on_the_webhook_with_members_and_keeps_other_events(
     assert sendbird.application.webhook["enabled_events"] == [
         "group_channel:join",
         "group_channel:message_send",
+        "group_channel:message_update",
+        "group_channel:message_delete",
     ]
 
 

@@ -24,6 +24,7 @@ WEBHOOK_PATH = "/api/v1/webhooks/sendbird"
 TOOL_LIMIT = 256 * 1024
 WEBHOOK_LIMIT = 1024 * 1024
 MESSAGE_SEND = "group_channel:message_send"
+REVISIONS = ("group_channel:message_update", "group_channel:message_delete")
 
 SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 
@@ -131,11 +132,41 @@ def tool_expectation(fz: Fuzz, body: bytes, auth: Auth) -> set[int]:
 
 REJECTED = "rejected"
 """A 400 ``invalid_webhook``; the other webhook outcomes are the ``status`` of a 200."""
-ANY_WEBHOOK_OUTCOME = frozenset({REJECTED, "queued", "duplicate", "ignored"})
+ANY_WEBHOOK_OUTCOME = frozenset({REJECTED, "queued", "duplicate", "revised", "ignored"})
 
 
 def _non_empty_str(value: Any) -> bool:
     return isinstance(value, str) and value != ""
+
+
+def _names_its_message(sender: Any, payload: Any, channel: Any) -> bool:
+    """Whether a message's sender, channel URL and message id are there, as the docs require."""
+    return (
+        isinstance(sender, dict)
+        and _non_empty_str(sender.get("user_id"))
+        and isinstance(channel, dict)
+        and _non_empty_str(channel.get("channel_url"))
+        and isinstance(payload, dict)
+        and type(payload.get("message_id")) is int  # a JSON integer: not a bool, a float or a string
+        and payload["message_id"] > 0
+        and isinstance(payload.get("message", ""), str)
+        and isinstance(payload.get("custom_type", ""), str)
+    )
+
+
+def _revision_expectation(event: dict[str, Any], category: str, custom: str) -> frozenset[str]:
+    """An edit or deletion: rejected unless it names its message; the assistant's own (its requests
+    settling), an edit of another type than text and an edit to no text are ignored; else revised."""
+    sender, payload, channel = event.get("sender"), event.get("payload"), event.get("channel")
+    if not _names_its_message(sender, payload, channel):
+        return frozenset({REJECTED})
+    own = {"agent-rpc", "agent-rpc-settled"} & {custom, payload.get("custom_type", "")}
+    if sender["user_id"] == BOT or own:
+        return frozenset({"ignored"})
+    kind = event.get("type")
+    if category == REVISIONS[0] and (kind not in (None, "MESG") or not payload.get("message", "").strip()):
+        return frozenset({"ignored"})
+    return frozenset({"revised"})
 
 
 def webhook_expectation(event: Any) -> frozenset[str]:
@@ -149,20 +180,12 @@ def webhook_expectation(event: Any) -> frozenset[str]:
         or not isinstance(custom, str)
     ):
         return ANY_WEBHOOK_OUTCOME  # not a webhook event at all: the docs do not say
+    if category in REVISIONS:
+        return _revision_expectation(event, category, custom)
     if category != MESSAGE_SEND or kind != "MESG":
         return frozenset({"ignored"})  # whatever else it holds
     sender, payload, channel = event.get("sender"), event.get("payload"), event.get("channel")
-    if not (
-        isinstance(sender, dict)
-        and _non_empty_str(sender.get("user_id"))
-        and isinstance(channel, dict)
-        and _non_empty_str(channel.get("channel_url"))
-        and isinstance(payload, dict)
-        and type(payload.get("message_id")) is int  # a JSON integer: not a bool, a float or a string
-        and payload["message_id"] > 0
-        and isinstance(payload.get("message", ""), str)
-        and isinstance(payload.get("custom_type", ""), str)
-    ):
+    if not _names_its_message(sender, payload, channel):
         return frozenset({REJECTED})
     if (
         sender["user_id"] == BOT

@@ -118,7 +118,7 @@ def contract_schema(live: dict[str, Any], call_ids: list[str]) -> dict[str, Any]
                     "schema": {
                         "type": "object",
                         "required": ["status"],
-                        "properties": {"status": {"enum": ["queued", "duplicate", "ignored"]}},
+                        "properties": {"status": {"enum": ["queued", "duplicate", "revised", "ignored"]}},
                     }
                 }
             },

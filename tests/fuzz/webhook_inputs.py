@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.fuzz.oracle import MESSAGE_SEND
+from tests.fuzz.oracle import MESSAGE_SEND, REVISIONS
 from tests.fuzz.strategies import header_bytes, json_values, texts, weighted
 from tests.support import API_TOKEN, BOT, sign, webhook_payload
 
@@ -72,13 +72,19 @@ def sendbird_events(draw: st.DrawFn) -> dict[str, Any]:
         "category": draw(
             maybe(
                 st.sampled_from(
-                    [MESSAGE_SEND, MESSAGE_SEND, "group_channel:join", "open_channel:message_send"]
+                    [
+                        MESSAGE_SEND,
+                        MESSAGE_SEND,
+                        *REVISIONS,
+                        "group_channel:join",
+                        "open_channel:message_send",
+                    ]
                 )
                 | texts
             )
         ),
         "type": draw(maybe(st.sampled_from(["MESG", "MESG", "FILE", "ADMM", "mesg"]) | st.none() | texts)),
-        "custom_type": draw(maybe(st.sampled_from(["", "agent-rpc"]) | texts)),
+        "custom_type": draw(maybe(st.sampled_from(["", "agent-rpc", "agent-rpc-settled"]) | texts)),
         "sender": draw(maybe(st.just(sender) | st.none())),
         "payload": draw(maybe(st.just(payload) | st.none())),
         "channel": draw(maybe(st.just(channel) | st.none())),

@@ -45,7 +45,7 @@ class DeviceError(BaseModel):
 
 
 class WebhookAck(BaseModel):
-    status: Literal["queued", "duplicate", "ignored"]
+    status: Literal["queued", "duplicate", "revised", "ignored"]
 
 
 RATE_HEADERS: dict[str, Any] = {
@@ -119,7 +119,8 @@ WEBHOOK: dict[str, Any] = {
     "openapi_extra": {
         **_body(
             UserMessageEvent,
-            description="a Sendbird webhook event (group_channel:message_send), at most 1 MiB",
+            description="a Sendbird webhook event (group_channel:message_send, message_update, "
+            "message_delete), at most 1 MiB",
         ),
         "parameters": [
             {
@@ -134,7 +135,8 @@ WEBHOOK: dict[str, Any] = {
     "responses": {
         200: {
             "model": WebhookAck,
-            "description": "taken: queued, a re-send (duplicate), or not a turn (ignored)",
+            "description": "taken: queued, a re-send (duplicate), a person's edit or deletion applied "
+            "(revised), or not a turn (ignored)",
         },
         400: _error("not a Sendbird webhook event"),
         401: _error("missing or wrong signature"),

@@ -1,4 +1,8 @@
-"""``POST /api/v1/webhooks/sendbird``: verify, filter, de-duplicate, queue — and answer at once."""
+"""``POST /api/v1/webhooks/sendbird``: verify, filter, de-duplicate, queue — and answer at once.
+
+A person's edit or deletion of a message goes to :mod:`~..pipeline.revisions`; the assistant's own
+(its requests are updated as their calls settle) are ignored without a word to Redis.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +14,19 @@ import time
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
 
-from ..channels.base import AGENT_RPC, InboundMessage
+from ..channels.base import AGENT_RPC, AGENT_RPC_SETTLED, InboundMessage
 from ..config import reveal
 from ..errors import BadRequest, Unauthorized, first_problem
 from ..logs import log_context
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.admission import outlived_its_mark
 from ..pipeline.audience import from_delivery, one_to_one
+from ..pipeline.revisions import Revisions
 from ..protocol.jsonrpc import load_json
 from ..protocol.webhook_payload import (
     FileMessageEvent,
+    MessageDeleteEvent,
+    MessageUpdateEvent,
     UserMessageEvent,
     WebhookEvent,
     event_errors,
@@ -91,12 +98,16 @@ def _channel_of(event: WebhookEvent) -> str | None:
     """The channel a message was sent in (what its log lines carry)."""
     if isinstance(event, (UserMessageEvent, FileMessageEvent)) and event.channel is not None:
         return event.channel.channel_url
+    if isinstance(event, (MessageUpdateEvent, MessageDeleteEvent)):
+        return event.channel.channel_url
     return None
 
 
 async def _dispatch(services: Services, event: WebhookEvent) -> dict[str, str]:
     """Hand a message to admission, or note why it is not one (a verified, parsed delivery)."""
     bot = services.settings.sendbird_bot_user_id
+    if isinstance(event, (MessageUpdateEvent, MessageDeleteEvent)):
+        return await _revise(services, event, bot_user_id=bot)
     if isinstance(event, (UserMessageEvent, FileMessageEvent)) and _too_old(event):
         WEBHOOKS.labels("too_old").inc()
         if isinstance(event, UserMessageEvent):
@@ -136,6 +147,57 @@ async def _take(
     # Never an error to Sendbird for a message we will not run (too long, over the rate limit, too
     # many waiting): it would only re-send it. The user is told in the channel instead.
     return {"status": status if status in ("queued", "duplicate") else "ignored"}
+
+
+async def _revise(
+    services: Services, event: MessageUpdateEvent | MessageDeleteEvent, *, bot_user_id: str
+) -> dict[str, str]:
+    """Apply a person's edit or deletion of their message. Sendbird may send it again: both are the
+    same change made twice (nothing is queued), so a re-send changes nothing more."""
+    message = revised_message(event, bot_user_id=bot_user_id)
+    if message is None:
+        WEBHOOKS.labels("ignored").inc()
+        return {"status": "ignored"}
+    revisions = Revisions(
+        services.redis,
+        services.history,
+        services.notices,
+        max_message_chars=services.settings.max_message_chars,
+    )
+    async with redis_budget():
+        if isinstance(event, MessageDeleteEvent):
+            where = await revisions.delete(message)
+        else:
+            where = await revisions.edit(message)
+    WEBHOOKS.labels("deleted" if isinstance(event, MessageDeleteEvent) else "edited").inc()
+    log.info("message %s in %s %s (%s)", message.message_id, message.channel_url, _done(event), where)
+    return {"status": "revised"}
+
+
+def _done(event: MessageUpdateEvent | MessageDeleteEvent) -> str:
+    return "deleted" if isinstance(event, MessageDeleteEvent) else "edited"
+
+
+def revised_message(
+    event: MessageUpdateEvent | MessageDeleteEvent, *, bot_user_id: str
+) -> InboundMessage | None:
+    """The person's message an edit or deletion is of (an edit's with its new text, a deletion's with
+    none); None for the assistant's own messages and requests, and for an edit that leaves no text (a
+    file's, another type's)."""
+    own = {AGENT_RPC, AGENT_RPC_SETTLED} & {event.custom_type, event.payload.custom_type}
+    if event.sender.user_id == bot_user_id or own:
+        return None
+    text = ""
+    if isinstance(event, MessageUpdateEvent):
+        text = event.payload.message.strip()
+        if event.type not in (None, "MESG") or not text:
+            return None
+    return InboundMessage(
+        message_id=str(event.payload.message_id),
+        channel_url=event.channel.channel_url,
+        user_id=event.sender.user_id,
+        text=text,
+    )
 
 
 async def _note(services: Services, event: UserMessageEvent, decision: Decision) -> None:

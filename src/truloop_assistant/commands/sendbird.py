@@ -1,8 +1,9 @@
 """``truloop-assistant sendbird setup``: create or update the bot user and turn the webhook on.
 
 The webhook settings (``PUT /v3/applications/settings/webhook``) get the server's URL, the event
-category it handles (added to those already enabled) and "include members", so a 1:1 message names
-its members and needs no channel lookup. The SDK has no call for them: they go through its HTTP client.
+categories it handles (messages sent, edited and deleted; added to those already enabled) and
+"include members", so a 1:1 message names its members and needs no channel lookup. The SDK has no
+call for them: they go through its HTTP client.
 
 Synchronous on purpose: it runs once from a terminal and uses the (synchronous) Sendbird Platform SDK.
 """
@@ -22,7 +23,11 @@ from ..config import ConfigError, SendbirdSettings, reveal
 from ..errors import OperatorError, validation_problems
 
 WEBHOOK_PATH = "/api/v1/webhooks/sendbird"
-WEBHOOK_CATEGORIES = ("group_channel:message_send",)
+WEBHOOK_CATEGORIES = (
+    "group_channel:message_send",
+    "group_channel:message_update",  # a person's edit: a waiting turn takes it, history shows it
+    "group_channel:message_delete",  # a person's deletion: a waiting turn is dropped, history forgets
+)
 DEFAULT_NICKNAME = "Truloop"
 
 _USER_NOT_FOUND = 400201

@@ -269,6 +269,8 @@ ADMISSION_DECISIONS = {
     "dropped": "refused: too many messages wait in the conversation's inbox",
     "too_old": "ignored: sent longer ago than a re-delivery is remembered (a replayed delivery?)",
     "from_bot": "ignored: the assistant's own message",
+    "edited": "edited by its sender (a waiting turn takes the new text; a run one, its history)",
+    "deleted": "deleted by its sender (a waiting turn is dropped; a run one leaves history)",
 }
 """What each admission decision means, as ``inspect`` shows it."""
 

@@ -1,8 +1,10 @@
 """The parts of a Sendbird webhook delivery the server reads, as one union on ``category``.
 
 A ``group_channel:message_send`` is read by its ``type``: a text message (``MESG``) must carry what a
-turn needs, a file (``FILE``) only what a short answer needs, any other type is acknowledged. Every
-other category is acknowledged and ignored.
+turn needs, a file (``FILE``) only what a short answer needs, any other type is acknowledged. A
+``group_channel:message_update`` (the changed message, as a send carries it) and a
+``group_channel:message_delete`` (the deleted message's id, its channel and its sender) must name the
+message, its channel and its sender. Every other category is acknowledged and ignored.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pydantic import (
 )
 
 MESSAGE_SEND = "group_channel:message_send"
+MESSAGE_UPDATE = "group_channel:message_update"
+MESSAGE_DELETE = "group_channel:message_delete"
 
 # Sendbird sends a message id as a JSON integer: a string ("123"), a bool or a float is not one.
 MessageId = Annotated[int, Field(strict=True, gt=0)]
@@ -131,6 +135,28 @@ class OtherMessageEvent(_MessageSend):
     type: str | None = None
 
 
+class MessageUpdateEvent(_Lenient):
+    """A ``group_channel:message_update``: a message changed in place; ``payload.message`` is its text
+    now (the assistant's own requests are updated this way as their calls settle)."""
+
+    category: Literal["group_channel:message_update"]
+    type: str | None = None
+    custom_type: str = ""
+    sender: Sender
+    payload: Payload
+    channel: Channel
+
+
+class MessageDeleteEvent(_Lenient):
+    """A ``group_channel:message_delete``: the message ``payload.message_id`` of ``sender`` is gone."""
+
+    category: Literal["group_channel:message_delete"]
+    custom_type: str = ""
+    sender: Sender
+    payload: Payload
+    channel: Channel
+
+
 class IgnoredEvent(_Lenient):
     """A delivery of any other category (a join, a channel change, …): acknowledged, never answered."""
 
@@ -148,7 +174,14 @@ def _category(value: Any) -> str | None:
     category = value.get("category") if isinstance(value, dict) else getattr(value, "category", None)
     if not isinstance(category, str):
         return None
-    return "message_send" if category == MESSAGE_SEND else "other"
+    return _CATEGORIES.get(category, "other")
+
+
+_CATEGORIES = {
+    MESSAGE_SEND: "message_send",
+    MESSAGE_UPDATE: "message_update",
+    MESSAGE_DELETE: "message_delete",
+}
 
 
 MessageSendEvent = Annotated[
@@ -163,7 +196,10 @@ MessageSendEvent = Annotated[
 ]
 
 WebhookEvent = Annotated[
-    Annotated[MessageSendEvent, Tag("message_send")] | Annotated[IgnoredEvent, Tag("other")],
+    Annotated[MessageSendEvent, Tag("message_send")]
+    | Annotated[MessageUpdateEvent, Tag("message_update")]
+    | Annotated[MessageDeleteEvent, Tag("message_delete")]
+    | Annotated[IgnoredEvent, Tag("other")],
     Discriminator(
         _category,
         custom_error_type="invalid_category",
@@ -175,7 +211,8 @@ _EVENT: TypeAdapter[WebhookEvent] = TypeAdapter(WebhookEvent)
 
 
 def parse_webhook(data: Any) -> WebhookEvent:
-    """The delivery; a user message must carry what a turn needs (``ValidationError`` otherwise)."""
+    """The delivery; a user message must carry what a turn needs, an edit or a deletion what names its
+    message (``ValidationError`` otherwise)."""
     return _EVENT.validate_python(data)
 
 
@@ -186,7 +223,7 @@ def event_errors(exc: ValidationError) -> list[dict[str, Any]]:
         loc = tuple(error["loc"])
         if loc[:1] == ("message_send",):
             loc = loc[2:] if loc[1:2] in (("MESG",), ("FILE",), ("other",)) else loc[1:]
-        elif loc[:1] == ("other",):
+        elif loc[:1] in (("other",), ("message_update",), ("message_delete",)):
             loc = loc[1:]
         errors.append({**error, "loc": loc})
     return errors

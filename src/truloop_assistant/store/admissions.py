@@ -28,6 +28,8 @@ Decision = Literal[
     "dropped",
     "too_old",
     "from_bot",
+    "edited",
+    "deleted",
 ]
 
 # Drop the entries of one person. KEYS: the list. ARGV: their user id.

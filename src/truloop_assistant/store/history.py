@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from redis.asyncio import Redis
 
@@ -52,6 +52,68 @@ class History:
             kept = shorter
             value = _adapter().dump_json(kept)
         return value
+
+    async def revise(self, channel_url: str, user_id: str, message_id: str, text: str | None) -> bool:
+        """Give the user prompt of the turn of message ``message_id`` the text ``text`` (the person
+        edited it), or take it out (None: they deleted it); False when the history holds no prompt
+        marked with that id (an older history, or the message was not a turn). Written only over the
+        very history read (a compare-and-set on its one key): a turn of the same person that ended
+        meanwhile is not overwritten, and the change is made again on what it wrote."""
+        key = keys.history(keys.conversation_tag(channel_url), user_id)
+        for _ in range(3):
+            raw = cast(bytes | None, await self.redis.get(key))
+            changed = revised(_adapter().validate_json(raw), message_id, text) if raw else None
+            if raw is None or changed is None:
+                return False
+            if await self.redis.eval(_SWAP, 1, key, raw, self.encode(changed)):
+                return True
+        return False
+
+
+# Replace a value only if it is still the one read, keeping its TTL. KEYS: the key. ARGV: old, new.
+_SWAP = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return 1
+"""
+
+
+MESSAGE_ID = "truloop_message_id"
+"""The key of a turn's request metadata that names the message the turn's user prompt was (never sent
+to the model); histories written before it was kept have none."""
+
+
+def marked(messages: list[ModelMessage], message_id: str) -> list[ModelMessage]:
+    """The messages with the latest request that holds a user prompt (the turn's own words) marked as
+    message ``message_id``'s, so that an edit or a deletion of that message finds it later."""
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) for p in message.parts):
+            if (message.metadata or {}).get(MESSAGE_ID) == message_id:
+                return messages
+            metadata = {**(message.metadata or {}), MESSAGE_ID: message_id}
+            return [*messages[:index], replace(message, metadata=metadata), *messages[index + 1 :]]
+    return messages
+
+
+def revised(messages: list[ModelMessage], message_id: str, text: str | None) -> list[ModelMessage] | None:
+    """The messages with the user prompt marked as message ``message_id``'s given ``text``, or taken
+    out (None; a request left with nothing else goes too); None when no request is marked so."""
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    for index, message in enumerate(messages):
+        if not isinstance(message, ModelRequest) or (message.metadata or {}).get(MESSAGE_ID) != message_id:
+            continue
+        parts = [
+            p if not isinstance(p, UserPromptPart) or text is None else replace(p, content=text)
+            for p in message.parts
+            if text is not None or not isinstance(p, UserPromptPart)
+        ]
+        kept = [replace(message, parts=parts)] if parts else []
+        return [*messages[:index], *kept, *messages[index + 1 :]]
+    return None
 
 
 def without_instructions(messages: list[ModelMessage]) -> list[ModelMessage]:

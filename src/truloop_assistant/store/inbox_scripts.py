@@ -176,3 +176,56 @@ for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
 end
 return gone
 """
+
+# A person edited or deleted a message (see ``inbox_revisions``). A message still waiting in the inbox
+# (not handed out yet: no start counted) gets its new text, or is taken off; one handed out is left to
+# its step. Its transcript line follows: as the inbox's event did, else as asked for a message that
+# ran. A deletion marks the message seen, so that its own delivery, should it come after, is not run.
+# Whatever was found is noted in the admission list. KEYS: inbox, attempts, transcript, seen mark,
+# admissions. ARGV: message id, new text while waiting ('' with ARGV[3] = 'drop': take it off),
+# waiting action ('edit'|'drop'), the line's new text, line action once run ('edit'|'drop'), seen ttl s
+# ('': no mark), admission entry, admissions kept, admissions ttl s. Returns {where, lines changed}:
+# where is 'waiting', 'running' or 'ran' (also for a message never seen here).
+REVISE = """
+local where = 'ran'
+for i, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local ok, event = pcall(cjson.decode, raw)
+  if ok and type(event) == 'table' and event['kind'] == 'message' and event['message_id'] == ARGV[1] then
+    if event['eid'] and redis.call('HEXISTS', KEYS[2], event['eid']) == 1 then
+      where = 'running'
+    else
+      where = 'waiting'
+      if ARGV[3] == 'drop' then
+        redis.call('LREM', KEYS[1], 1, raw)
+      else
+        event['text'] = ARGV[2]
+        redis.call('LSET', KEYS[1], i - 1, cjson.encode(event))
+      end
+    end
+    break
+  end
+end
+local action = ARGV[5]
+if where == 'waiting' then action = ARGV[3] end
+local lines = 0
+for i, raw in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+  local ok, line = pcall(cjson.decode, raw)
+  if ok and type(line) == 'table' and line['message_id'] == ARGV[1] then
+    if action == 'drop' then
+      redis.call('LREM', KEYS[3], 1, raw)
+    else
+      line['text'] = ARGV[4]
+      redis.call('LSET', KEYS[3], i - 1, cjson.encode(line))
+    end
+    lines = lines + 1
+    break
+  end
+end
+if ARGV[6] ~= '' then redis.call('SET', KEYS[4], '1', 'NX', 'EX', ARGV[6]) end
+if where ~= 'ran' or lines > 0 then
+  redis.call('LPUSH', KEYS[5], ARGV[7])
+  redis.call('LTRIM', KEYS[5], 0, tonumber(ARGV[8]) - 1)
+  redis.call('EXPIRE', KEYS[5], ARGV[9])
+end
+return {where, lines}
+"""

@@ -18,7 +18,7 @@ from . import turn_scripts as scripts
 from .answers import dump_answer
 from .call_answers import CallAnswers
 from .call_views import decode_fields
-from .history import History
+from .history import History, marked
 from .inbox import Consumed
 from .outbox import RpcOut, StreamOut, TextOut
 from .paused_record import decode_record, encode_record
@@ -231,7 +231,9 @@ class TurnStore(CallAnswers):
         """
         tag = keys.conversation_tag(channel_url)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(keys.history(tag, user_id), self.history.encode(messages), ex=keys.HISTORY_TTL_S)
+            # A message's turn marks its prompt with the message id: an edit or deletion finds it.
+            kept = marked(messages, turn_id[1:]) if turn_id.startswith("m") else messages
+            pipe.set(keys.history(tag, user_id), self.history.encode(kept), ex=keys.HISTORY_TTL_S)
             if answer is not None:
                 add_line(pipe, tag, Line(user_id=ASSISTANT, text=answer, to=user_id))
             pipe.delete(keys.effects(tag, turn_id))

@@ -1,5 +1,6 @@
 """Does Sendbird accept the API token, is it the master token, does the bot user exist, how long may
-a message be, and how close is the bot to the group channels it may join (``channel_join_check``)?
+a message be, does the webhook send the categories the server reads, and how close is the bot to the
+group channels it may join (``channel_join_check``)?
 
 Sendbird signs webhooks with the master API token, so a secondary token (which every other call
 accepts) leaves the server refusing every webhook with 401. Only the master token may list the
@@ -49,6 +50,7 @@ def check_sendbird(settings: SendbirdSettings | None) -> Iterator[Check]:
         if accepted:
             yield _check_master(client)
             yield _check_message_length(client, settings)
+            yield _check_webhook_categories(client)
         if check.status == "ok":
             yield check_channel_joins(client, settings)
 
@@ -157,6 +159,34 @@ def _check_message_length(client: httpx.Client, settings: SendbirdSettings) -> C
             "application's max_message_length",
         )
     return Check("sendbird messages", "ok", f"the application's max_message_length is {limit} characters")
+
+
+def _check_webhook_categories(client: httpx.Client) -> Check:
+    """The webhook's enabled categories (``GET /v3/applications/settings/webhook``) against those the
+    server reads: without edits and deletions, a person's changed or deleted message is run as sent."""
+    import httpx
+
+    from ..sendbird import WEBHOOK_CATEGORIES
+
+    try:
+        response = client.get("/v3/applications/settings/webhook")
+        body = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError) as exc:
+        return Check("sendbird webhook", "skip", f"cannot read the webhook settings ({exc})")
+    webhook = body.get("webhook") if isinstance(body, dict) else None
+    enabled = webhook.get("enabled_events") if isinstance(webhook, dict) else None
+    if not isinstance(enabled, list):
+        return Check(
+            "sendbird webhook", "skip", f"the webhook's categories are not known ({response.status_code})"
+        )
+    if missing := [c for c in WEBHOOK_CATEGORIES if c not in enabled and "*" not in enabled]:
+        return Check(
+            "sendbird webhook",
+            "WARN",
+            f"the webhook does not send {', '.join(missing)}: run truloop-assistant sendbird setup, or "
+            "enable them in the dashboard (Settings > Chat > Webhooks)",
+        )
+    return Check("sendbird webhook", "ok", f"the webhook sends {', '.join(WEBHOOK_CATEGORIES)}")
 
 
 def _max_message_length(body: Any) -> int | None:
