@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from ..errors import repeated
+from .file_settings import FileSettings
 from .guest_settings import GuestSettings
 from .mcp_servers import McpServer
 from .model_strings import VALID_MODELS, model_form_problem
@@ -23,7 +24,7 @@ from .urls import REDIS_SCHEMES, masked_url
 DEFAULT_KEY_PREFIX = "ta"
 
 
-class Settings(SendbirdSettings, GuestSettings):
+class Settings(SendbirdSettings, GuestSettings, FileSettings):
     """Every ``TRULOOP_`` setting of the server; the secret ones are ``SecretStr`` (see ``secret.py``)."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
