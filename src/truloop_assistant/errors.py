@@ -27,6 +27,7 @@
     │   ├── MemoryBackendError      the memory store (backends.memory)
     │   ├── KnowledgeBaseError      the knowledge base (backends.knowledge)
     │   ├── EmbeddingError          the embedding model (backends.knowledge.embedding)
+    │   ├── TranscriptionError      a voice note's transcription (backends.transcription)
     │   ├── NotionError             the Notion API (backends.knowledge.notion)
     │   ├── PlacesError             the places search (backends.places)
     │   └── RedisProblem            Redis, as a command reports it (commands.doctor)

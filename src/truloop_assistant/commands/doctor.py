@@ -1,7 +1,8 @@
 """``truloop-assistant doctor``: check the settings, Redis, the model's key and the Sendbird token.
 
 One line per check, ``ok``, ``WARN`` (works, but act soon), ``FAIL`` or ``skip``, saying what to fix;
-exit 1 when a check fails. The embedding model is asked when ``TRULOOP_EMBEDDING_MODEL`` is set, the
+exit 1 when a check fails. The embedding model is asked when ``TRULOOP_EMBEDDING_MODEL`` is set (and
+the transcription model, with no audio, when ``TRULOOP_TRANSCRIPTION_MODEL`` is), the
 Notion token is checked when one is set, and each MCP server of ``TRULOOP_MCP_SERVERS``. The checks
 themselves are in ``checks/``.
 Light to import: the command line lists it without loading the libraries the checks use.
@@ -19,6 +20,7 @@ from .checks.notion_check import check_notion
 from .checks.outcome import Check
 from .checks.redis_check import RedisProblem, RedisUnreachable, check_redis, ping_redis
 from .checks.sendbird_check import check_sendbird
+from .checks.transcription_check import check_transcription
 from .checks.twilio_check import check_twilio
 
 if TYPE_CHECKING:
@@ -73,6 +75,8 @@ def checks() -> Iterator[Check]:
     yield check_models(model, list(fallbacks))
     if embedding_model := value("embedding_model"):
         yield check_embedding(str(embedding_model))
+    if transcription_model := value("transcription_model"):
+        yield check_transcription(str(transcription_model))
     yield check_notion(value("notion_token"), str(value("notion_api_url")))
     if str(value("sms")) == "twilio":  # (SMS off: nothing to say)
         yield check_twilio(

@@ -20,11 +20,12 @@ from .secret import reveal
 from .sendbird_plans import Plan, budgets, parse_rates
 from .sendbird_settings import SendbirdSettings
 from .urls import REDIS_SCHEMES, masked_url
+from .voice_settings import VoiceSettings
 
 DEFAULT_KEY_PREFIX = "ta"
 
 
-class Settings(SendbirdSettings, GuestSettings, FileSettings):
+class Settings(SendbirdSettings, GuestSettings, FileSettings, VoiceSettings):
     """Every ``TRULOOP_`` setting of the server; the secret ones are ``SecretStr`` (see ``secret.py``)."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"

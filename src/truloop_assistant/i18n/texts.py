@@ -62,6 +62,20 @@ TEXT_ONLY = Text(
     en="I can only read text messages: please write your question. (저는 텍스트 메시지만 읽을 수 있어요.)",
 )
 """A file or picture has no language to go by: both languages, the likelier one first."""
+VOICE_NOT_READ = Text(
+    ko="음성 메시지는 아직 들을 수 없어요. 글로 적어 보내 주세요. (I can't listen to voice messages yet.)",
+    en="I can't listen to voice messages yet: please type your message. (음성 메시지는 아직 들을 수 없어요.)",
+)
+"""A voice note where none is transcribed (``TRULOOP_TRANSCRIPTION_MODEL`` unset); no text to tell the
+language by: both languages, the likelier one first."""
+VOICE_NOT_TRANSCRIBED = Text(
+    ko="음성 메시지를 알아듣지 못했어요. 다시 보내 주시거나 글로 적어 주세요. "
+    "(I couldn't make out that voice message.)",
+    en="I couldn't make out that voice message: please send it again or type it. "
+    "(음성 메시지를 알아듣지 못했어요.)",
+)
+"""A voice note whose transcription failed (a format or length not read, the provider refused or did
+not answer, no words heard); both languages, as above."""
 MESSAGE_TOO_LONG = Text(
     ko="메시지가 너무 길어요 ({length}자). {limit}자 이내로 나눠서 보내 주세요.",
     en="Your message is too long ({length} characters). Please keep it under {limit} characters.",
