@@ -8,6 +8,7 @@ from pathlib import Path
 from tests.commands.test_doctor import doctor, sendbird_env
 from tests.fakes.sendbird import FakeSendbird
 from tests.support import BOT
+from truloop_assistant.commands.sendbird import WEBHOOK_CATEGORIES
 
 
 def joined(sendbird: FakeSendbird, n: int) -> None:
@@ -28,6 +29,7 @@ async def test_well_under_the_limit_the_count_is_shown_and_nothing_more(
     tmp_path: Path, redis_url: str, sendbird: FakeSendbird
 ) -> None:
     joined(sendbird, 8)
+    sendbird.application.webhook["enabled_events"] = list(WEBHOOK_CATEGORIES)  # as `sendbird setup` sets
 
     code, lines = await doctor(tmp_path, **sendbird_env(redis_url, sendbird))
 
