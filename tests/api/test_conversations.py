@@ -31,6 +31,8 @@ class SlowEcho:
         self.max_per_conversation = 0
         self.max_overall = 0
         self.prompts: list[str] = []
+        self.started = asyncio.Event()
+        """Set once a run has begun."""
 
     def model(self) -> FunctionModel:
         async def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -39,6 +41,7 @@ class SlowEcho:
             self.in_flight[conversation] += 1
             self.max_per_conversation = max(self.max_per_conversation, self.in_flight[conversation])
             self.max_overall = max(self.max_overall, sum(self.in_flight.values()))
+            self.started.set()
             try:
                 await asyncio.sleep(self.delays.get(prompt, self.default_delay))
             finally:
@@ -49,13 +52,19 @@ class SlowEcho:
         return FunctionModel(fn)
 
 
-async def test_messages_typed_in_a_row_are_answered_one_at_a_time_in_order(start_server: Any) -> None:
-    echo = SlowEcho(delays={"a:one": 0.4, "a:two": 0.1})
+async def test_messages_typed_in_a_row_are_answered_one_turn_at_a_time_in_order(start_server: Any) -> None:
+    echo = SlowEcho(delays={"a:one": 0.4})
     async with start_server(model=echo.model()) as h:
-        for text in ("a:one", "a:two", "a:three"):
+        assert (await h.user_says("a:one", channel="a")).json() == {"status": "queued"}
+        await asyncio.wait_for(echo.started.wait(), 10)
+        for text in ("a:two", "a:three"):  # written while the first runs: they wait, then go together
             assert (await h.user_says(text, channel="a")).json() == {"status": "queued"}
+        replies = await h.replies(2, channel="a")
+        assert [r.text for r in replies] == ["echo a:one", "echo a:two\na:three"]
+        assert echo.max_per_conversation == 1
+        assert (await h.user_says("a:four", channel="a")).json() == {"status": "queued"}
         replies = await h.replies(3, channel="a")
-        assert [r.text for r in replies] == ["echo a:one", "echo a:two", "echo a:three"]
+        assert [r.text for r in replies][2:] == ["echo a:four"]
         assert echo.max_per_conversation == 1
 
 

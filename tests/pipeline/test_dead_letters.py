@@ -27,7 +27,9 @@ class Broken:
     def __init__(self) -> None:
         self.runs = 0
 
-    async def handle_message(self, message: InboundMessage, consumed: Any = None) -> None:
+    async def handle_message(
+        self, message: InboundMessage, consumed: Any = None, follow_ups: Any = ()
+    ) -> None:
         self.runs += 1
         raise RuntimeError("the step broke")
 
@@ -74,7 +76,9 @@ class BrokenMidAnswer(Broken):
         self.channel = channel
         self.streamed = streamed
 
-    async def handle_message(self, message: InboundMessage, consumed: Any = None) -> None:
+    async def handle_message(
+        self, message: InboundMessage, consumed: Any = None, follow_ups: Any = ()
+    ) -> None:
         if self.runs == 0:
             message_id = await self.channel.post_streamed(
                 message.channel_url, "The first sentence of", dedup_id="m41:0:stream:0", streaming=True

@@ -37,6 +37,8 @@ class StepRecord:
     state: TurnState
     usage: RunUsage
     calls: list[LedgerCall]
+    message_ids: tuple[str, ...] = ()
+    """The messages the turn answers (empty: the record keeps those it noted)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class LedgerWriter:
                     "model_requests": step.usage.requests,
                     "input_tokens": step.usage.input_tokens,
                     "output_tokens": step.usage.output_tokens,
+                    "message_ids": list(step.message_ids) or record.message_ids,
                 }
             )
             return self.ledger.save_write(step.channel_url, merged)

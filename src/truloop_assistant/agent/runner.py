@@ -1,7 +1,9 @@
 """Runs one turn of a conversation: a new user message, or the resume of a paused run.
 
 A new message from someone whose own turn waits for the device cuts that turn short first; a
-resume runs once every call of its pause has an answer (or expired). Each step is run by
+resume runs once every call of its pause has an answer (or expired). A person's messages that
+waited in a row are one turn, the first one's (the inbox gathers them): the model reads their texts
+in order, one per line, as one user message, and the history keeps them so. Each step is run by
 :class:`~.model_step.ModelStep` and ends in :class:`~.step_endings.StepEndings`: what it sends goes
 to the conversation's outbox in the same transaction that records the step and takes its event off
 the inbox, and delivery (retried for as long as the channel is down) is the drain's job.
@@ -10,7 +12,7 @@ the inbox, and delivery (retried for as long as the channel is down) is the drai
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -109,11 +111,22 @@ class TurnRunner:
         self.text_shown: Callable[[str], None] = lambda channel_url: None
         """Told (with the channel) when a streamed answer first shows (the typing indicator stops)."""
 
-    async def handle_message(self, message: InboundMessage, consumed: Consumed | None = None) -> None:
+    async def handle_message(
+        self,
+        message: InboundMessage,
+        consumed: Consumed | None = None,
+        *,
+        follow_ups: Sequence[InboundMessage] = (),
+    ) -> None:
         """Answer a user message (or pause for the device); ``consumed`` is the inbox event it ends.
+        ``follow_ups``: the same person's messages that waited right behind it, answered in the same
+        turn (``consumed`` holds their events too).
 
-        Safe to run again for the same message: a turn that already paused is not run twice.
+        Safe to run again for the same message: a turn that already paused is not run twice, and it
+        consumes only the messages it answered then (any gathered since wait for the next turn).
         """
+        prompt = "\n".join([message.text, *(m.text for m in follow_ups)])
+        message_ids = (message.message_id, *(m.message_id for m in follow_ups))
         # What the step needs, in one round trip: the message's turn (run before?), the sender's own
         # paused turn, their history, and the model run's inputs.
         batch = self.store.batch()
@@ -125,6 +138,8 @@ class TurnRunner:
         lookup = PersonLookup(self.backends.users, batch, message.user_id, membership=True)
         await batch.run()
         if (snapshot := found.value) is not None:
+            if consumed is not None:  # its messages are its first and those it gathered then
+                consumed.keep(len(snapshot.turn.message_ids) - 1)
             # Run before, up to a pause whose requests are in the outbox; or every call of that pause
             # was failed by the server itself and the resume did not get to its end.
             if is_resuming(snapshot):
@@ -136,10 +151,15 @@ class TurnRunner:
             0,
             message.channel_url,
             message.user_id,
-            message.text,
+            prompt,
             person.membership,
             ledger=record(),
+            message_ids=message_ids,
         )
+        if follow_ups:
+            log.info(
+                "turn %s in %s answers %d messages in a row", turn.turn_id, turn.channel_url, len(message_ids)
+            )
         # Only the sender's own paused turn is cut short: other people in the channel pause apart.
         if active.value is not None:
             if await self._supersede(turn, active.value, history.value, consumed):
@@ -150,7 +170,7 @@ class TurnRunner:
             inputs = self.model_step.read_inputs(again, message.channel_url, message.user_id)
             await again.run()
         turn = replace(turn, history_len=len(history.value))
-        await self._run(turn, history.value, consumed, prompt=message.text, person=person, inputs=inputs())
+        await self._run(turn, history.value, consumed, prompt=prompt, person=person, inputs=inputs())
 
     async def _supersede(
         self, turn: TurnStep, active_id: str, stored: list[ModelMessage], consumed: Consumed | None
@@ -239,6 +259,7 @@ class TurnRunner:
             used,
             known,
             history_len,
+            tuple(paused.message_ids),
         )
         person = Person(await lookup.profile(), paused.agent)
         await self._run(turn, history, consumed, results=results, person=person, inputs=inputs())

@@ -57,6 +57,9 @@ class TurnStep:
     """The turn's ledger record as the step found it, when it was read (or written) at its start."""
     history_len: int = 0
     """How many of the messages the step starts from are the person's stored history."""
+    message_ids: tuple[str, ...] = ()
+    """The messages the turn answers, in order (its own first; then those of the same person
+    gathered behind it): ``prompt`` is their texts, one per line."""
 
 
 class StepEndings:
@@ -96,7 +99,9 @@ class StepEndings:
     ) -> Write | None:
         """The step's calls and usage for the ledger; ``ended``: the turn answered or gave up. Returns
         the record's write, which goes in the step's own transaction (:meth:`answer`, :meth:`give_up`)."""
-        step = StepRecord(turn.turn_id, turn.channel_url, turn.user_id, began, state, usage, calls)
+        step = StepRecord(
+            turn.turn_id, turn.channel_url, turn.user_id, began, state, usage, calls, turn.message_ids
+        )
         log.info(
             "step %d of turn %s: %s after %.0f ms; %d tool calls, %d model requests in the turn",
             turn.step,
@@ -242,6 +247,7 @@ class StepEndings:
             user_id=turn.user_id,
             created_at=time.time(),
             prompt=turn.prompt,
+            message_ids=list(turn.message_ids),
             agent=turn.agent,
             added=messages,
             history_len=turn.history_len,

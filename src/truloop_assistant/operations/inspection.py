@@ -201,6 +201,8 @@ def as_text(report: ConversationReport) -> str:
             f"  {turn.turn_id}  {turn.user_id}  {turn.state}  {iso(turn.started_at)}{took}  "
             f"{turn.model_requests} model requests, {turn.input_tokens} in / {turn.output_tokens} out tokens"
         )
+        if len(turn.message_ids) > 1:  # several messages in a row, answered as one turn
+            lines.append(f"    answers {len(turn.message_ids)} messages: {', '.join(turn.message_ids)}")
         for call in turn.calls:
             ms = "" if call.duration_ms is None else f"  {call.duration_ms:g} ms"
             error = f"  {call.error}" if call.error else ""

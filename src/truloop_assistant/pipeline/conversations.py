@@ -1,4 +1,7 @@
-"""Draining a conversation's inbox: its events run one at a time, in arrival order."""
+"""Draining a conversation's inbox: its events run one at a time, in arrival order.
+
+A person's messages waiting in a row are handed out together (``store.inbox``): one turn, the first's.
+"""
 
 from __future__ import annotations
 
@@ -103,7 +106,7 @@ class ConversationDrainer:
                 # The keeper only refreshes; re-taking a lapsed claim happens here, between events.
                 if lost.is_set():
                     if done is not None:
-                        await self.inbox.pop(channel_url, done.raw, done.eid)
+                        await self.inbox.pop(channel_url, done.raw, done.eid, more=done.more)
                         done = None
                     if (claim := await self.inbox.claim(channel_url, owner)) is None:
                         log.warning("lost the claim on %s; another worker took over", channel_url)
@@ -119,7 +122,7 @@ class ConversationDrainer:
                 step, peeked = None, None
                 if delivery.retry_in is not None and delivery.blocking:
                     if done is not None:
-                        await self.inbox.pop(channel_url, done.raw, done.eid)
+                        await self.inbox.pop(channel_url, done.raw, done.eid, more=done.more)
                     await self.drains.watch(channel_url, after_s=delivery.retry_in)
                     await self.inbox.release(channel_url, owner)
                     return
@@ -143,8 +146,9 @@ class ConversationDrainer:
                             return
                         # An event came in since (a device's last answer): it does not wait for them.
                     continue
-                done, wait_until = Consumed(nxt.raw, nxt.eid), None
+                done, wait_until = Consumed(nxt.raw, nxt.eid, more=nxt.more), None
                 if nxt.starts > MAX_EVENT_ATTEMPTS:
+                    done.more = ()  # the messages gathered behind it run on, without it
                     await self._give_up(channel_url, nxt.eid, nxt.raw)
                     continue
                 event = EVENT.validate_json(nxt.raw)
@@ -289,7 +293,8 @@ class ConversationDrainer:
                     message = InboundMessage(
                         message_id=message_id, channel_url=channel_url, user_id=user_id, text=text
                     )
-                    await self.runner.handle_message(message, consumed)
+                    follow_ups = _follow_ups(channel_url, consumed)
+                    await self.runner.handle_message(message, consumed, follow_ups=follow_ups)
         return step
 
     async def _turn_step(
@@ -333,3 +338,13 @@ class ConversationDrainer:
                 if finished.is_set():
                     return
                 log.exception("heartbeat for %s failed", channel_url)
+
+
+def _follow_ups(channel_url: str, consumed: Consumed) -> list[InboundMessage]:
+    """The same person's messages gathered behind the event, in order (only messages are gathered)."""
+    events = (EVENT.validate_json(raw) for raw, _ in consumed.more)
+    return [
+        InboundMessage(message_id=e.message_id, channel_url=channel_url, user_id=e.user_id, text=e.text)
+        for e in events
+        if isinstance(e, MessageEvent)
+    ]

@@ -8,6 +8,15 @@ job takes over. So one run at a time per conversation, in order, many conversati
 An owner that has just asked a device for something may keep its claim a moment longer, marked as
 waiting: a push into its inbox then rings its bell (a one-element list it blocks on) instead of
 queuing a job, and the resume runs in the drain that asked.
+
+Several messages in a row: when the event handed out is a person's message, the messages of the
+same person directly behind it are handed out with it (:attr:`Next.more`), and the drain runs them
+as one turn, the first message's. Gathering stops at the first event of someone else, a resume or an
+undecided message (the order across people is kept), and within ``keys.BURST_MAX_MESSAGES``
+messages and ``keys.BURST_MAX_CHARS`` characters of text; what is left runs as the next turn. Each
+gathered event has its own start counted, and the step takes them all off in its transaction (or,
+after a crash, none: a retry hands out the same head, and since an inbox only grows behind it, it
+gathers the same messages again, or more, never fewer).
 """
 
 from __future__ import annotations
@@ -17,13 +26,16 @@ import socket
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Annotated, Final, Literal, cast
 
 from pydantic import BaseModel, Field, TypeAdapter
 from redis.asyncio import Redis
 
 from . import keys
+from .inbox_handouts import Claim as Claim
+from .inbox_handouts import Consumed as Consumed
+from .inbox_handouts import Gathered as Gathered
+from .inbox_handouts import Next as Next
 from .inbox_scripts import (
     CLAIM,
     FORGET,
@@ -42,19 +54,6 @@ from .transcript import Line, append_args, encode_line
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 """This process, as the drain note names the worker of a drain (its host and process id)."""
-
-
-@dataclass
-class Consumed:
-    """The inbox event a step ran, taken off the inbox in the transaction that records the step.
-
-    That transaction also reads the outbox's oldest message (``outbox``): what the drain delivers next.
-    """
-
-    raw: bytes
-    eid: str
-    outbox: Peeked | None = None
-    """The outbox's oldest message once the step committed (None: no step committed with it)."""
 
 
 class _Event(BaseModel):
@@ -98,29 +97,6 @@ def seen_read(channel_url: str, message_id: str) -> Read[bool]:
 def _pushed(found: list[bytes]) -> tuple[PushStatus, str | None]:
     status, owner = found
     return cast(PushStatus, status.decode()), owner.decode() or None
-
-
-@dataclass(frozen=True)
-class Next:
-    """The event a drain runs next, and how many times a worker has started on it (this one included)."""
-
-    raw: bytes
-    eid: str
-    starts: int
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A drain's claim on a conversation, with the oldest message its outbox held then, or (when it
-    held none) the event to run first: None with both empty, and then the claim is given up."""
-
-    outbox: Peeked
-    first: Next | None = None
-
-    @property
-    def idle(self) -> bool:
-        """Nothing to deliver or run: the claim was given up at once."""
-        return self.outbox.raw is None and self.first is None
 
 
 DELIVER: Final = "deliver"
@@ -239,8 +215,8 @@ class Inbox:
         match found:
             case [1, oldest]:
                 return Claim(Peeked(oldest))
-            case [2, raw, eid, starts]:
-                return Claim(Peeked(None), Next(raw=raw, eid=eid.decode(), starts=int(starts)))
+            case [2, *handed]:
+                return Claim(Peeked(None), Next.handed_out(handed))
             case [3]:
                 return Claim(Peeked(None))
         return None
@@ -253,9 +229,12 @@ class Inbox:
     async def head(self, channel_url: str) -> bytes | None:
         return cast(bytes | None, await self.redis.lindex(keys.inbox(keys.conversation_tag(channel_url)), 0))
 
-    async def pop(self, channel_url: str, raw: bytes, eid: str) -> None:
+    async def pop(self, channel_url: str, raw: bytes, eid: str, *, more: Gathered = ()) -> int:
+        """Take an event (and the events gathered behind it) off the inbox if it is still its head;
+        how many went."""
         tag = keys.conversation_tag(channel_url)
-        await self._pop(keys=[keys.inbox(tag), keys.inbox_attempts(tag)], args=[raw, eid])
+        args = [part for event in ((raw, eid), *more) for part in event]
+        return int(await self._pop(keys=[keys.inbox(tag), keys.inbox_attempts(tag)], args=args))
 
     async def next(
         self,
@@ -287,6 +266,7 @@ class Inbox:
                 keys.INBOX_TTL_S,
                 int(wait_s * 1000),
                 1 if back else 0,
+                *(part for event in (done.more if done else ()) for part in event),
             ],
         )
         if found is None:
@@ -295,8 +275,7 @@ class Inbox:
             return DELIVER
         if found == 1:
             return WAIT
-        raw, eid, starts = found
-        return Next(raw=raw, eid=eid.decode(), starts=int(starts))
+        return Next.handed_out(found)
 
     async def wait(self, channel_url: str, timeout_s: float) -> bool:
         """Wait (after :data:`WAIT`) until a push rings the conversation's bell; False after ``timeout_s``."""

@@ -3,6 +3,7 @@ within one conversation's hash tag."""
 
 from __future__ import annotations
 
+from . import keys
 from .transcript import APPEND_LINE
 
 # Wakes a drain that waits for a device's answer (see ``NEXT``): a push, or an update for its outbox.
@@ -15,15 +16,41 @@ local function ring_if_waiting(waiting, bell, ttl_ms)
 end
 """
 
-# Hands out the inbox's head with its start counted: {event, eid, starts}.
+# Hands out the inbox's head with its start counted: {event, eid, starts, ...}. Behind a person's
+# message (a decided one) it gathers the messages of the same person that directly follow it, each
+# with its start counted too, and adds them as {..., event, eid} pairs: one turn (see ``inbox.py``).
+# It stops at the first event that is someone else's, a resume or undecided, and within
+# BURST_MAX_MESSAGES messages and BURST_MAX_CHARS characters of text (counted as Python counts them:
+# code points, not bytes). Reads the followers one by one: most heads have none.
 HAND_OUT = """
-local function hand_out(attempts, head, ttl)
-  local eid = cjson.decode(head)['eid']
-  local starts = redis.call('HINCRBY', attempts, eid, 1)
-  redis.call('EXPIRE', attempts, ttl)
-  return {head, eid, starts}
+local function chars(text)
+  if type(text) ~= 'string' then return 0 end
+  local _, continuation = string.gsub(text, '[\\128-\\191]', '')
+  return #text - continuation
 end
-"""
+local function hand_out(inbox, attempts, head, ttl)
+  local first = cjson.decode(head)
+  local out = {head, first['eid'], redis.call('HINCRBY', attempts, first['eid'], 1)}
+  if first['kind'] == 'message' and first['undecided'] ~= true then
+    local total = chars(first['text'])
+    for i = 1, MAX_MESSAGES - 1 do
+      local raw = redis.call('LINDEX', inbox, i)
+      if not raw then break end
+      local event = cjson.decode(raw)
+      if event['kind'] ~= 'message' or event['undecided'] == true or event['user_id'] ~= first['user_id'] then
+        break
+      end
+      total = total + chars(event['text'])
+      if total > MAX_CHARS then break end
+      redis.call('HINCRBY', attempts, event['eid'], 1)
+      out[#out + 1] = raw
+      out[#out + 1] = event['eid']
+    end
+  end
+  redis.call('EXPIRE', attempts, ttl)
+  return out
+end
+""".replace("MAX_MESSAGES", str(keys.BURST_MAX_MESSAGES)).replace("MAX_CHARS", str(keys.BURST_MAX_CHARS))
 
 # KEYS: seen mark (or the inbox when unused), inbox, owner, transcript, waiting drain, its bell
 # ARGV: event, candidate owner, owner ttl ms, seen ttl s, use seen (0/1), inbox max, inbox ttl s,
@@ -63,7 +90,7 @@ return 1
 # A claim taken by an owner the drain note does not name yet notes it, with its worker and the time
 # (for ``inspect``). KEYS: owner, outbox, inbox, attempts, drain note. ARGV: owner, ttl ms, attempts
 # ttl s, worker, now. Returns {0} (not ours), {1, oldest message} (deliver first), {2, event, eid,
-# starts} (run it) or {3} (nothing; released).
+# starts, gathered event, eid, ...} (run it) or {3} (nothing; released).
 CLAIM = (
     HAND_OUT
     + """
@@ -88,8 +115,9 @@ if not head then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 note()
-local out = hand_out(KEYS[4], head, ARGV[3])
-return {2, out[1], out[2], out[3]}
+local out = hand_out(KEYS[3], KEYS[4], head, ARGV[3])
+table.insert(out, 1, 2)
+return out
 """
 )
 
@@ -120,13 +148,18 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
+# Take a step's events off the inbox if they are still at its head, in order: the event it ran and
+# the ones gathered behind it. KEYS: inbox, attempts. ARGV: event, eid, event, eid... Returns how
+# many were taken off.
 POP_IF_HEAD = """
-if redis.call('LINDEX', KEYS[1], 0) == ARGV[1] then
+local gone = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('LINDEX', KEYS[1], 0) ~= ARGV[i] then break end
   redis.call('LPOP', KEYS[1])
-  redis.call('HDEL', KEYS[2], ARGV[2])
-  return 1
+  redis.call('HDEL', KEYS[2], ARGV[i + 1])
+  gone = gone + 1
 end
-return 0
+return gone
 """
 
 # The drain's step to its next event, in one round trip: take the event it just ran off the inbox
@@ -134,9 +167,11 @@ return 0
 # claim up — unless something was put in the outbox meanwhile (a request's update), which the drain
 # delivers first, or the drain asked to wait for a device's answer (ARGV[5] ms): then it keeps the
 # claim and is marked waiting, so that a push rings its bell. A drain back from waiting (ARGV[6]) is
-# unmarked first. KEYS: inbox, attempts, owner, outbox, waiting, bell. ARGV: the event just run (''
-# for none), its eid, owner, attempts ttl, wait ms (0: none), back from waiting (0/1). Returns
-# {event, eid, starts}; 0 to deliver first; 1 to wait; nil once released.
+# unmarked first. The events gathered behind the one just run go with it (a step takes them all off
+# in its transaction, or none). KEYS: inbox, attempts, owner, outbox, waiting, bell. ARGV: the event
+# just run ('' for none), its eid, owner, attempts ttl, wait ms (0: none), back from waiting (0/1),
+# then the gathered events' event, eid pairs. Returns {event, eid, starts, gathered event, eid, ...};
+# 0 to deliver first; 1 to wait; nil once released.
 NEXT = (
     HAND_OUT
     + """
@@ -146,6 +181,12 @@ if ARGV[1] ~= '' and head == ARGV[1] then
   redis.call('LPOP', KEYS[1])
   redis.call('HDEL', KEYS[2], ARGV[2])
   head = redis.call('LINDEX', KEYS[1], 0)
+  for i = 7, #ARGV, 2 do
+    if head ~= ARGV[i] then break end
+    redis.call('LPOP', KEYS[1])
+    redis.call('HDEL', KEYS[2], ARGV[i + 1])
+    head = redis.call('LINDEX', KEYS[1], 0)
+  end
 end
 if not head then
   if redis.call('LLEN', KEYS[4]) > 0 then return 0 end
@@ -157,7 +198,7 @@ if not head then
   if mine then redis.call('DEL', KEYS[3]) end
   return nil
 end
-return hand_out(KEYS[2], head, ARGV[4])
+return hand_out(KEYS[1], KEYS[2], head, ARGV[4])
 """
 )
 

@@ -4,6 +4,8 @@ __all__ = [
     "ADMIN_ROLE_TTL_S",
     "ADMISSIONS_MAX",
     "ADMISSIONS_TTL_S",
+    "BURST_MAX_CHARS",
+    "BURST_MAX_MESSAGES",
     "CLIENT_FAILURES_TTL_S",
     "CLIENT_TOOLS_DEVICES_MAX",
     "CLIENT_TOOLS_TTL_S",
@@ -76,6 +78,11 @@ INBOX_TTL_S = 24 * 3600
 """Events waiting for a conversation's worker; refreshed by every push."""
 INBOX_MAX = 200
 """More waiting events than this in one conversation are refused (the sender is flooding)."""
+BURST_MAX_MESSAGES = 20
+"""At most this many messages of one person, waiting in a row, are one turn (the rest wait for the next)."""
+BURST_MAX_CHARS = 8000
+"""A turn gathers a person's waiting messages while their texts come to at most this many characters
+together (the first message alone may be longer: it runs by itself)."""
 OUTBOX_MAX = 200
 """More undelivered messages than this in one conversation are not kept (the oldest go first)."""
 LOCAL_MESSAGES_TTL_S = 7 * 24 * 3600

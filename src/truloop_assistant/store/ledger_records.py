@@ -85,6 +85,9 @@ class LedgerTurn(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     calls: list[LedgerCall] = Field(default_factory=list)
+    message_ids: list[str] = Field(default_factory=list)
+    """The ids of the messages the turn answers, in order: several when a person wrote several in a
+    row (empty for records kept before turns noted them)."""
 
     def with_calls(self, calls: list[LedgerCall]) -> LedgerTurn:
         """The record with ``calls`` added, or replacing the entries with the same ``call_id``."""

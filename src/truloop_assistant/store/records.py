@@ -37,7 +37,10 @@ class PausedTurn(BaseModel):
     user_id: str
     created_at: float
     prompt: str
-    """The user message that started the turn."""
+    """The user message that started the turn (several messages in a row, one per line)."""
+    message_ids: list[str] = []
+    """The ids of the messages the turn answers, in order (empty in records kept before turns
+    gathered messages: the turn's own message only)."""
     agent: Membership = "member"
     """Which agent runs the turn."""
     added: str = ""

@@ -22,9 +22,10 @@ def end_step(
     recorded: Write | None = None,
 ) -> None:
     """In the step's transaction: write its ledger record (``recorded``), queue what it sends, and
-    take the event it ran off the inbox (and, last, read the outbox's oldest message for the drain:
-    see :func:`ended_step`). The record commits with the step, so a step run again after a crash
-    finds it as it left it, and the ledger never tells of a step that did not happen."""
+    take the events it ran off the inbox (its first and the messages gathered behind it; and, last,
+    read the outbox's oldest message for the drain: see :func:`ended_step`). The record commits with
+    the step, so a step run again after a crash finds it as it left it, and the ledger never tells of
+    a step that did not happen."""
     if recorded is not None:
         recorded(pipe)
     if outbox:
@@ -32,8 +33,9 @@ def end_step(
         pipe.rpush(keys.outbox(tag), *(item.model_dump_json() for item in outbox))
         pipe.expire(keys.outbox(tag), keys.INBOX_TTL_S)
     if consumed is not None:
-        pipe.lrem(keys.inbox(tag), 1, consumed.raw.decode())
-        pipe.hdel(keys.inbox_attempts(tag), consumed.eid)
+        for raw, eid in consumed.events:
+            pipe.lrem(keys.inbox(tag), 1, raw.decode())
+            pipe.hdel(keys.inbox_attempts(tag), eid)
         pipe.lindex(keys.outbox(tag), 0)
 
 
