@@ -29,11 +29,13 @@ async def test_a_waiting_message_takes_its_edit_or_leaves_and_a_handed_out_one_i
 ) -> None:
     inbox, transcript, revisions = Inbox(redis, owner_ttl_s=5), Transcript(redis), InboxRevisions(redis)
     first, owner = await _queued(inbox, "1", "first")
-    await _queued(inbox, "2", "meet at 3")
-    await _queued(inbox, "3", "never mind")
     assert owner is not None
     claim = await inbox.claim("ch-1", owner)  # "first" is handed out: its step runs
     assert claim is not None and claim.first is not None
+    # Written while that step runs: they wait (messages waiting together when a step starts would be
+    # handed out with it, as one turn).
+    await _queued(inbox, "2", "meet at 3")
+    await _queued(inbox, "3", "never mind")
 
     edit = await revisions.revise(
         "ch-1", "2", "jeff", waiting="meet at 4", ran="meet at 4", decision="edited"

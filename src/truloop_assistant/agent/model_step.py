@@ -331,8 +331,8 @@ class ModelStep:
         finally:
             try:
                 await stops.ended(turn.channel_url, turn.user_id, mark)
-            except RedisError as exc:  # the mark expires by itself
-                log.warning("could not clear the running mark of %s: %s", mark, exc)
+            except RedisError as exc:  # the mark expires by itself: nothing for an operator to do
+                log.info("could not clear the running mark of %s: %s", mark, exc)
 
 
 async def _closed(sender: StreamSender | None) -> StreamSender | None:
