@@ -60,6 +60,18 @@ def test_a_small_picture_of_a_model_type_passes_unchanged() -> None:
     assert (result.data, result.media_type, result.width, result.height) == (data, "image/png", 640, 480)
 
 
+def test_where_a_photo_was_taken_does_not_reach_the_model() -> None:
+    exif = Image.Exif()
+    exif[0x8825] = {2: (37.0, 30.0, 0.0), 4: (127.0, 2.0, 0.0)}  # GPSLatitude, GPSLongitude
+    buffer = io.BytesIO()
+    photo(640, 480).save(buffer, "JPEG", exif=exif)
+    placed = buffer.getvalue()
+    assert 0x8825 in Image.open(io.BytesIO(placed)).getexif()
+    result = prepare(placed, "image/jpeg")
+    assert isinstance(result, Picture) and (result.width, result.height) == (640, 480)
+    assert 0x8825 not in opened(result).getexif()
+
+
 def test_transparency_stays_in_a_png() -> None:
     clear = Image.new("RGBA", (2500, 1000), (0, 0, 0, 0))
     result = prepare(encoded(clear, "PNG"), "image/png")

@@ -30,6 +30,8 @@ JPEG_QUALITY = 85
 _FORMATS = ("JPEG", "PNG", "GIF", "WEBP", "HEIF")
 """The decoders ``Image.open`` may try: no other of Pillow's parsers sees a person's bytes."""
 _ORIENTATION = 0x0112
+_GPS_IFD = 0x8825
+"""Where EXIF keeps where a photo was taken: a picture that says so is re-encoded, without it."""
 
 _ready = threading.Event()
 _ready_lock = threading.Lock()
@@ -84,8 +86,9 @@ def prepare(data: bytes, media_type: str) -> Picture | Refused:
             width, height = image.size
             if width * height > MAX_PIXELS:
                 return Refused("too_big", f"{width}x{height} pixels > {MAX_PIXELS}")
-            upright = image.getexif().get(_ORIENTATION, 1) == 1
-            if media_type in MODEL_IMAGES and max(width, height) <= MAX_SIDE and upright:
+            exif = image.getexif()
+            upright, placed = exif.get(_ORIENTATION, 1) == 1, _GPS_IFD in exif
+            if media_type in MODEL_IMAGES and max(width, height) <= MAX_SIDE and upright and not placed:
                 return Picture(data, media_type, width, height)
             return _scaled(image)
     except Image.DecompressionBombError:
