@@ -63,7 +63,7 @@ describe("standing approvals", () => {
     await client.endApproval("create_event"); // from an earlier run of this server
     assert.deepEqual(await client.approvals(), []);
 
-    const saidAlwaysAt = Date.now();
+    const approvedAt = Date.now();
     const asked = await dev().post(channel, "sarah", "내일 오후 3시에 팀 회의 잡아줘");
     const rpc = await dev().nextRpc(channel, asked);
     assert.equal((await client.handleMessage(rpc)).status, "resuming");
@@ -76,7 +76,7 @@ describe("standing approvals", () => {
     assert.equal(approval.until!.getTime() - approval.since.getTime(), 30 * 24 * 3600 * 1000);
     const since = approval.since;
     // `since` is a Date no earlier than the "always" (a second allowed for the clocks' rounding).
-    assert.ok(since instanceof Date && since.getTime() >= saidAlwaysAt - 1000, `since: ${since}`);
+    assert.ok(since instanceof Date && since.getTime() >= approvedAt - 1000, `since: ${since}`);
 
     const again = await dev().post(channel, "sarah", "schedule a design review tomorrow at 10:30 am");
     const unasked = await nextFromAssistant(channel, again);
