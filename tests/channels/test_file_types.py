@@ -9,7 +9,7 @@ import pillow_heif
 import pytest
 from PIL import Image
 
-from truloop_assistant.channels.file_types import detect
+from truloop_assistant.protocol.file_types import detect
 
 
 def picture(fmt: str) -> bytes:

@@ -21,8 +21,8 @@ from typing import Literal
 
 import httpx
 
+from ..protocol.file_types import SNIFF_BYTES, FileType, detect
 from .file_hosts import allowed
-from .file_types import SNIFF_BYTES, FileType, detect
 
 MAX_REDIRECTS = 3
 """Redirects followed for one file (each to a listed host); a fourth is a failed fetch."""

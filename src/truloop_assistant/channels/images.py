@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from ..protocol.file_types import MODEL_IMAGES
 from .file_fetch import Refused
-from .file_types import MODEL_IMAGES
 
 MAX_SIDE = 2048
 """The longest side (px) of a picture sent to a model."""

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...protocol import file_types
+from ...protocol.file_types import detect
+
 
 @dataclass(frozen=True)
 class AudioFormat:
@@ -29,30 +32,22 @@ ACCEPTED = (M4A, MP3, OGG, WAV, WEBM)
 """Every format a voice note is read in."""
 NAMES = "m4a, mp3, ogg/opus, wav, webm"
 """How a message names them."""
+_BY_MEDIA_TYPE = {
+    file_types.MP4_AUDIO.media_type: M4A,
+    file_types.MP3.media_type: MP3,
+    file_types.OGG.media_type: OGG,
+    file_types.WAV.media_type: WAV,
+    file_types.WEBM.media_type: WEBM,
+}
 
 
 def audio_format(audio: bytes) -> AudioFormat | None:
-    """The format ``audio``'s first bytes show, or None for anything else (a picture, a document)."""
-    head = audio[:16]
-    if head[4:8] == b"ftyp":  # the ISO base media file: m4a, mp4
-        return M4A
-    if head.startswith(b"OggS"):  # Ogg pages: opus or vorbis
-        return OGG
-    if head.startswith(b"RIFF") and head[8:12] == b"WAVE":
-        return WAV
-    if head.startswith(b"\x1a\x45\xdf\xa3"):  # EBML: webm (a Matroska profile)
-        return WEBM
-    if head.startswith(b"ID3") or (len(head) > 1 and head[0] == 0xFF and _mpeg_audio(head[1])):
-        return MP3  # an ID3 tag, or an MPEG audio frame's sync bits
-    return None
+    """The format ``audio``'s first bytes show (``protocol.file_types``), or None for anything else
+    (a picture, a document, AAC's ADTS)."""
+    found = detect(audio)
+    return None if found is None else _BY_MEDIA_TYPE.get(found.media_type)
 
 
 def plain_media_type(media_type: str) -> str:
     """``audio/ogg; codecs=opus`` as ``audio/ogg``."""
     return media_type.partition(";")[0].strip().lower()
-
-
-def _mpeg_audio(second: int) -> bool:
-    """The second byte of an MPEG audio frame: the rest of its 11 sync bits, and a layer that is not
-    ``00`` (``00`` is AAC's ADTS, which the endpoint does not take)."""
-    return second & 0xE0 == 0xE0 and second & 0x06 != 0
