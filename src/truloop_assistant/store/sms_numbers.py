@@ -121,26 +121,23 @@ class SmsNumbers:
         await self._redis.delete(keys.sms_failure(number))
 
     async def last_failure(self, number: str) -> Failure | None:
-        raw = cast(dict[bytes, bytes], await self._redis.hgetall(keys.sms_failure(number)))
-        if not raw:
-            return None
-        code = raw.get(b"error_code", b"").decode()
-        return Failure(
-            status=raw.get(b"status", b"").decode(),
-            error_code=int(code) if code.isdigit() else None,
-            at=float(raw.get(b"at", b"0").decode() or 0),
-            message_sid=raw.get(b"message_sid", b"").decode(),
-        )
+        return _failure(cast(dict[bytes, bytes], await self._redis.hgetall(keys.sms_failure(number))))
 
     async def unreachable(self, people: list[str]) -> dict[str, str]:
         """Of ``people`` (``tel:`` and a number), those texts no longer reach, and why: they opted out
-        (STOP), or Twilio could not deliver the last text (its status and error code)."""
+        (STOP), or Twilio could not deliver the last text (its status and error code); one round trip."""
+        numbers = [person.removeprefix("tel:") for person in people]
+        async with self._redis.pipeline(transaction=False) as pipe:  # (numbers' keys: many slots)
+            for number in numbers:
+                pipe.exists(keys.sms_opted_out(number))
+                pipe.hgetall(keys.sms_failure(number))
+            answers = await pipe.execute()
         found: dict[str, str] = {}
-        for person in people:
-            number = person.removeprefix("tel:")
-            if await self.opted_out(number):
+        for i, person in enumerate(people):
+            opted_out, failure = answers[2 * i], _failure(answers[2 * i + 1])
+            if opted_out:
                 found[person] = "opted out of text messages (STOP); nothing more is sent to them"
-            elif (failure := await self.last_failure(number)) is not None:
+            elif failure is not None:
                 code = f" (Twilio error {failure.error_code})" if failure.error_code else ""
                 found[person] = f"the last text to them was {failure.status}{code}"
         return found
@@ -150,3 +147,16 @@ class SmsNumbers:
         message went, and lapse within ``SMS_SENT_TTL_S``). Twilio's own block of a number that texted
         STOP stays: a send is still refused there with 21610, which notes the opt-out again."""
         await self._redis.delete(keys.sms_opted_out(number), keys.sms_failure(number))
+
+
+def _failure(raw: dict[bytes, bytes]) -> Failure | None:
+    """A failure as its hash keeps it; None for none."""
+    if not raw:
+        return None
+    code = raw.get(b"error_code", b"").decode()
+    return Failure(
+        status=raw.get(b"status", b"").decode(),
+        error_code=int(code) if code.isdigit() else None,
+        at=float(raw.get(b"at", b"0").decode() or 0),
+        message_sid=raw.get(b"message_sid", b"").decode(),
+    )
