@@ -114,7 +114,9 @@ async def test_two_processes_sending_the_same_message_send_it_once(sms: Open, tw
         )
     assert len(twilio.messages) == 1
     [refused] = [r for r in results if isinstance(r, ChannelSendError)]
-    assert refused.retryable  # "being sent": tried later, it finds the message went (already_delivered)
+    # "Being sent" (tried later, it finds the message went), or, when the first send was done before
+    # the second asked (a loaded machine), "sent before": either way not sent twice.
+    assert refused.retryable or refused.already_delivered
 
 
 async def test_a_429_is_waited_out_as_twilio_asks(sms: Open, twilio: FakeTwilio) -> None:
