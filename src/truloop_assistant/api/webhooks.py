@@ -20,7 +20,7 @@ from ..errors import BadRequest, Unauthorized, first_problem
 from ..logs import log_context
 from ..metrics import WEBHOOK_ACK_SECONDS, WEBHOOKS
 from ..pipeline.admission import outlived_its_mark
-from ..pipeline.audience import from_delivery, one_to_one
+from ..pipeline.audience import from_delivery
 from ..pipeline.revisions import Revisions
 from ..protocol.jsonrpc import load_json
 from ..protocol.webhook_payload import (
@@ -119,19 +119,22 @@ async def _dispatch(services: Services, event: WebhookEvent) -> dict[str, str]:
             return await _take(services, event, message, bot_user_id=bot)
         if event.sender.user_id == bot:
             await _note(services, event, "from_bot")
-    elif isinstance(event, FileMessageEvent):
-        async with redis_budget():
-            await _text_only(services, event, bot_user_id=bot)
+    elif isinstance(event, FileMessageEvent) and (message := file_message(event, bot_user_id=bot)):
+        return await _take(services, event, message, bot_user_id=bot)
     WEBHOOKS.labels("ignored").inc()
     return {"status": "ignored"}
 
 
 async def _take(
-    services: Services, event: UserMessageEvent, message: InboundMessage, *, bot_user_id: str
+    services: Services,
+    event: UserMessageEvent | FileMessageEvent,
+    message: InboundMessage,
+    *,
+    bot_user_id: str,
 ) -> dict[str, str]:
     """Queue a user message when it is addressed to the assistant, or when only a look-up of its
     channel can say (the worker looks, without holding up Sendbird's delivery)."""
-    listed, supergroup = event.member_ids(), event.channel.is_super
+    listed, supergroup = event.member_ids(), event.channel is not None and event.channel.is_super
     heard = from_delivery(
         listed=listed, mentioned=event.mentions(bot_user_id), supergroup=supergroup, bot_user_id=bot_user_id
     )
@@ -227,26 +230,6 @@ def _too_old(event: UserMessageEvent | FileMessageEvent) -> bool:
     return True
 
 
-async def _text_only(services: Services, event: FileMessageEvent, *, bot_user_id: str) -> None:
-    """A file or picture in a 1:1 channel gets a short answer instead of silence (once per message)."""
-    sender, channel, payload = event.sender, event.channel, event.payload
-    if sender is None or channel is None or payload is None or sender.user_id == bot_user_id:
-        return
-    if channel.is_super:
-        return  # a group
-    note = InboundMessage(
-        message_id=str(payload.message_id), channel_url=channel.channel_url, user_id=sender.user_id, text=""
-    )
-    listed = event.member_ids()
-    if listed is None:  # looked up in the background: the answer to Sendbird does not wait for it
-        members, url = services.members, channel.channel_url
-        services.notices.send_if(
-            note, "text_only", lambda: one_to_one(members, url, listed=None, bot_user_id=bot_user_id)
-        )
-    elif await one_to_one(services.members, channel.channel_url, listed=listed, bot_user_id=bot_user_id):
-        await services.notices.send(note, "text_only")
-
-
 def to_message(event: UserMessageEvent, *, bot_user_id: str) -> InboundMessage | None:
     """The turn this user message is, or None when it is not one the assistant answers."""
     if event.sender.user_id == bot_user_id or AGENT_RPC in (event.custom_type, event.payload.custom_type):
@@ -259,4 +242,21 @@ def to_message(event: UserMessageEvent, *, bot_user_id: str) -> InboundMessage |
         channel_url=event.channel.channel_url,
         user_id=event.sender.user_id,
         text=text,
+    )
+
+
+def file_message(event: FileMessageEvent, *, bot_user_id: str) -> InboundMessage | None:
+    """The turn a file message is (its files, with its text as their caption), or None: not one the
+    assistant answers (its own, a request's, one that names no file it can fetch)."""
+    sender, channel, payload = event.sender, event.channel, event.payload
+    if sender is None or channel is None or payload is None or not payload.files:
+        return None
+    if sender.user_id == bot_user_id or AGENT_RPC == payload.custom_type:
+        return None
+    return InboundMessage(
+        message_id=str(payload.message_id),
+        channel_url=channel.channel_url,
+        user_id=sender.user_id,
+        text=payload.message.strip(),
+        files=tuple(payload.files),
     )

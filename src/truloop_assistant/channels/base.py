@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..errors import ServiceError
+from ..protocol.files import Attachment
 from ..protocol.jsonrpc import JsonRpcRequest
 
 AGENT_RPC = "agent-rpc"
@@ -21,6 +22,8 @@ class InboundMessage:
     channel_url: str
     user_id: str
     text: str
+    files: tuple[Attachment, ...] = ()
+    """The pictures, documents and voice notes it carries (``text`` is then their caption, or empty)."""
 
     @property
     def turn_id(self) -> str:
@@ -35,7 +38,8 @@ class Capabilities:
     device tool is offered and nothing asks for a dialog. ``streams``: an answer may grow in place.
     ``updates``: a message can be changed after it went (``settle_rpc``). ``typing``: a typing
     indicator shows. ``max_chars``: the longest message; ``max_segments``: for SMS, how many segments
-    an answer may take (None: not counted in segments).
+    an answer may take (None: not counted in segments). ``files``: a person can send pictures,
+    documents and voice notes through it (Sendbird's FILE messages, the local channel's uploads).
     """
 
     devices: bool = True
@@ -44,6 +48,7 @@ class Capabilities:
     typing: bool = True
     max_chars: int = 5000
     max_segments: int | None = None
+    files: bool = True
 
 
 CHAT = Capabilities()

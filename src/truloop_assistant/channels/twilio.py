@@ -65,7 +65,8 @@ class TwilioChannel(NoDevice):
         self.backoff_cap_s = backoff_cap_s
 
     def capabilities(self, channel_url: str) -> Capabilities:
-        """Plain text only, within the segments an answer may take (counted as UCS-2: Korean)."""
+        """Plain text only, within the segments an answer may take (counted as UCS-2: Korean); no
+        files (MMS is not read)."""
         return Capabilities(
             devices=False,
             streams=False,
@@ -73,6 +74,7 @@ class TwilioChannel(NoDevice):
             typing=False,
             max_chars=self.max_segments * MULTIPART["UCS-2"],
             max_segments=self.max_segments,
+            files=False,
         )
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:

@@ -23,6 +23,7 @@ from ..store.ledger import Ledger
 from ..store.outbox import Peeked, StreamOut
 from ..store.streamed import StreamedMessages
 from .delivery import Deliverer, Delivery
+from .intake import message_of
 from .typing_indicator import Typing
 
 log = logging.getLogger(__name__)
@@ -279,22 +280,18 @@ class ConversationDrainer:
         An undecided message is run only once its channel's look-up says it is a turn.
         """
         if isinstance(event, MessageEvent) and event.undecided and self.audience is not None:
-            message = InboundMessage(
-                message_id=event.message_id, channel_url=channel_url, user_id=event.user_id, text=event.text
-            )
-            if not await self.audience(message):
+            if not await self.audience(message_of(channel_url, event)):
                 return None  # taken off the inbox by the next step of the drain
         with await self._turn_step(channel_url, event) as step:
             self.typing.start(channel_url)  # in the background: the step does not wait for it
             match event:
                 case ResumeEvent(turn_id=turn_id):
                     await self.runner.resume(channel_url, turn_id, consumed)
-                case MessageEvent(message_id=message_id, user_id=user_id, text=text):
-                    message = InboundMessage(
-                        message_id=message_id, channel_url=channel_url, user_id=user_id, text=text
-                    )
+                case MessageEvent():
                     follow_ups = _follow_ups(channel_url, consumed)
-                    await self.runner.handle_message(message, consumed, follow_ups=follow_ups)
+                    await self.runner.handle_message(
+                        message_of(channel_url, event), consumed, follow_ups=follow_ups
+                    )
         return step
 
     async def _turn_step(
@@ -343,8 +340,4 @@ class ConversationDrainer:
 def _follow_ups(channel_url: str, consumed: Consumed) -> list[InboundMessage]:
     """The same person's messages gathered behind the event, in order (only messages are gathered)."""
     events = (EVENT.validate_json(raw) for raw, _ in consumed.more)
-    return [
-        InboundMessage(message_id=e.message_id, channel_url=channel_url, user_id=e.user_id, text=e.text)
-        for e in events
-        if isinstance(e, MessageEvent)
-    ]
+    return [message_of(channel_url, e) for e in events if isinstance(e, MessageEvent)]

@@ -27,6 +27,17 @@ def line_of(message: InboundMessage, *, turn: bool = False) -> Line:
     return Line(user_id=message.user_id, text=message.text, turn=turn, message_id=message.message_id)
 
 
+def message_of(channel_url: str, event: MessageEvent) -> InboundMessage:
+    """The message a queued event is, with the files it carries."""
+    return InboundMessage(
+        message_id=event.message_id,
+        channel_url=channel_url,
+        user_id=event.user_id,
+        text=event.text,
+        files=tuple(event.files or ()),
+    )
+
+
 class Intake:
     def __init__(self, inbox: Inbox, drains: Drains, queue: TurnQueue) -> None:
         self.inbox = inbox
@@ -41,6 +52,7 @@ class Intake:
             message_id=message.message_id,
             user_id=message.user_id,
             text=message.text,
+            files=list(message.files) or None,
             trace=current_traceparent(),
             undecided=undecided,
         )

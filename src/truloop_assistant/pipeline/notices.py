@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 _TEXTS = {
     "rate_limited": texts.SENDING_TOO_FAST,
     "too_long": texts.MESSAGE_TOO_LONG,
-    "text_only": texts.TEXT_ONLY,
 }
 
 

@@ -24,7 +24,10 @@ from pydantic import (
     ValidationError,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_validator,
 )
+
+from .files import MAX_FILES_PER_MESSAGE, Attachment
 
 MESSAGE_SEND = "group_channel:message_send"
 MESSAGE_UPDATE = "group_channel:message_update"
@@ -112,12 +115,55 @@ class UserMessageEvent(_MessageSend):
     channel: Channel
 
 
+class FilePayload(Payload):
+    """A ``FILE`` message's payload: the message's own fields, and the file(s) it carries.
+
+    Read as Sendbird's file message defines them: ``url``, ``name``, ``type``, ``size`` and
+    ``require_auth`` (the chat SDKs' ``FileMessage``, the Platform API's file message resource); the
+    same under ``file`` (the Platform API's message resource nests them so), and the names of its
+    "Send a message" request (``file_name``, ``file_size``, ``file_type``) too. A message of several
+    files (the SDKs' ``MultipleFilesMessage``) lists them in ``files``. A file without a URL is none.
+    """
+
+    files: list[Attachment] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        items = value.get("files") if isinstance(value.get("files"), list) else [value]
+        found = [a for item in items if isinstance(item, dict) and (a := _attachment(item)) is not None]
+        return {**value, "files": found[:MAX_FILES_PER_MESSAGE]}
+
+
+def _attachment(item: dict[str, Any]) -> Attachment | None:
+    nested = item.get("file") if isinstance(item.get("file"), dict) else {}
+    merged = {**item, **nested}
+
+    def first(*names: str) -> Any:
+        return next((merged[n] for n in names if merged.get(n) not in (None, "")), None)
+
+    url, name = first("url", "file_url"), first("name", "file_name", "filename")
+    kind, size = first("type", "file_type"), first("size", "file_size")
+    try:
+        return Attachment(
+            url=url if isinstance(url, str) else "",
+            name=name[:255] if isinstance(name, str) else "",
+            stated_type=kind[:127] if isinstance(kind, str) else "",
+            size=size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
+            require_auth=merged.get("require_auth") is True,
+        )
+    except ValidationError:
+        return None  # no URL (or one too long): not a file the server can fetch
+
+
 class FileMessageEvent(_MessageSend):
     """A file or picture sent in a channel; a part that cannot be read is ``None`` (no answer then)."""
 
     type: Literal["FILE"]
     sender: Sender | None = None
-    payload: Payload | None = None
+    payload: FilePayload | None = None
     channel: Channel | None = None
 
     @field_validator("sender", "payload", "channel", mode="wrap")

@@ -41,6 +41,7 @@ __all__ = [
     "streamed",
     "transcript",
     "turn",
+    "upload",
     "waiting",
 ]
 
@@ -228,3 +229,9 @@ def dead_letters(tag: str) -> str:
 def last_failure(tag: str) -> str:
     """The conversation's last step that raised (JSON: when, which event, the error), for ``inspect``."""
     return _conv(tag, "failure")
+
+
+def upload(tag: str, upload_id: str) -> str:
+    """A file put through the local channel (``/dev``): its bytes, as a person's phone would have
+    uploaded them to the chat's file host (``LOCAL_MESSAGES_TTL_S``, as the messages it is sent in)."""
+    return _conv(tag, "upload", upload_id)

@@ -31,6 +31,7 @@ from typing import Annotated, Final, Literal, cast
 from pydantic import BaseModel, Field, TypeAdapter
 from redis.asyncio import Redis
 
+from ..protocol.files import Attachment
 from . import keys
 from .inbox_handouts import Claim as Claim
 from .inbox_handouts import Consumed as Consumed
@@ -70,6 +71,9 @@ class MessageEvent(_Event):
     message_id: str
     user_id: str
     text: str
+    files: list[Attachment] | None = None
+    """The pictures, documents and voice notes the message carries; None (left out of the JSON) when
+    it carries none: the inbox's scripts re-encode events, and an empty list would come back ``{}``."""
     undecided: bool = False
     """The delivery did not say whom it is for: the worker looks the channel up before running it."""
 
@@ -166,7 +170,7 @@ class Inbox:
         self, event: MessageEvent | ResumeEvent, dedup_id: str | None, said: Line | None
     ) -> list[str | int]:
         return [
-            event.model_dump_json(),
+            event.model_dump_json(exclude_none=True),
             f"drain:{uuid.uuid4().hex}",  # the owner this push makes, if the inbox has none
             self.owner_ttl_ms,
             keys.SEEN_TTL_S,
@@ -188,7 +192,7 @@ class Inbox:
         await self._undo(
             keys=self._keys(channel_url, dedup_id),
             args=[
-                event.model_dump_json(),
+                event.model_dump_json(exclude_none=True),
                 owner or "",
                 1 if dedup_id else 0,
                 "" if said is None else encode_line(said),
