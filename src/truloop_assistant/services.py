@@ -177,9 +177,8 @@ class Services:
 
     @cached_property
     def mcp_servers(self) -> list[tuple[McpServerTools, AbstractToolset[AgentDeps]]]:
-        """The MCP servers' toolsets (``TRULOOP_MCP_SERVERS``), one set per process: their tool lists
-        are kept between turns. The MCP client (a second or more to import) is loaded only when
-        servers are configured."""
+        """The MCP servers' toolsets (``TRULOOP_MCP_SERVERS``), one set per process (tool lists kept
+        between turns); the MCP client (a second or more to import) is loaded only when configured."""
         if not self.settings.mcp_servers:
             return []
         from .tools import tool_names
@@ -190,6 +189,7 @@ class Services:
     def runner(self, *, model: Model | None = None, agent: MemberAgent | None = None) -> TurnRunner:
         """The turn runner; ``model``/``agent`` replace the configured ones (tests, embedding)."""
         from .agent.agents import Agents, build_guest_agent, build_member_agent, build_notification_agent
+        from .agent.file_setup import turn_files_for
         from .agent.models import resolve_model
         from .agent.notifier import Notifier
         from .agent.private_requests import PrivateRequests
@@ -243,6 +243,7 @@ class Services:
             streaming=self.streaming(),
             capabilities=self.channel.capabilities,
             phone_invites=self.phone_invites(),
+            files=turn_files_for(settings, self.redis, self._stack, agents.member.model or chosen),
             private=PrivateRequests(
                 members=self.members,
                 relay=self.relay,
@@ -252,8 +253,7 @@ class Services:
         )
 
     def phone_invites(self) -> PhoneInvites | None:
-        """How guests are invited by phone number: by SMS with a link to their guest page (None
-        with ``TRULOOP_SMS=off``: a number is a clear tool error)."""
+        """How guests are invited by number: SMS with a guest page link (None: ``TRULOOP_SMS=off``)."""
         from .tools.agent_deps import PhoneInvites
 
         settings, redis = self.settings, self.redis
@@ -263,8 +263,9 @@ class Services:
         async def link(event: Event, person: str) -> str:
             return await link_for(redis, settings.public_base, event, person)
 
-        unreachable = SmsNumbers(redis).unreachable
-        return PhoneInvites(default_region=settings.default_region, link=link, unreachable=unreachable)
+        return PhoneInvites(
+            default_region=settings.default_region, link=link, unreachable=SmsNumbers(redis).unreachable
+        )
 
     def streaming(self) -> Streaming | None:
         """How answers stream into the channel (``TRULOOP_STREAM``); None: each is sent whole."""

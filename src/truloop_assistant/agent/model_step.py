@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -24,7 +24,7 @@ from pydantic_ai import (
     UsageLimitExceeded,
     UsageLimits,
 )
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, UserContent
 from redis.exceptions import RedisError
 
 from ..backends import Backends
@@ -136,7 +136,7 @@ class ModelStep:
         history: list[ModelMessage],
         consumed: Consumed | None,
         *,
-        prompt: str | None = None,
+        prompt: str | Sequence[UserContent] | None = None,
         results: DeferredToolResults | None = None,
         person: Person | None = None,
         inputs: StepInputs | None = None,
@@ -217,7 +217,7 @@ class ModelStep:
         inputs: StepInputs,
         voices: str | None,
         *,
-        prompt: str | None,
+        prompt: str | Sequence[UserContent] | None,
         results: DeferredToolResults | None,
         name: str | None,
         reach: Capabilities = CHAT,

@@ -12,13 +12,14 @@ the inbox, and delivery (retried for as long as the channel is down) is the drai
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from pydantic_ai import DeferredToolResults, RunUsage
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, UserContent
 
 from ..backends import Backends
 from ..channels.base import CHAT, Capabilities, InboundMessage
@@ -27,6 +28,7 @@ from ..metrics import TURNS
 from ..store.device_declarations import ClientTools
 from ..store.effects import Effects
 from ..store.history import History, restored_messages
+from ..store.history_files import with_bytes
 from ..store.inbox import Consumed
 from ..store.ledger import Ledger
 from ..store.transcript import Transcript
@@ -42,6 +44,7 @@ from .recorder import LedgerWriter, ToolLabels, settling
 from .results import EXPIRED_TEXT, SUPERSEDED_TEXT, deferred_results, device_outcomes
 from .step_endings import StepEndings, TurnStep
 from .streaming import Streaming
+from .turn_files import TurnFiles
 from .turn_limits import TurnLimits
 
 log = logging.getLogger(__name__)
@@ -72,8 +75,11 @@ class TurnRunner:
         streaming: Streaming | None = None,
         capabilities: Callable[[str], Capabilities] = lambda channel_url: CHAT,
         phone_invites: PhoneInvites | None = None,
+        files: TurnFiles | None = None,
     ) -> None:
         self.store = store
+        self.files = files or TurnFiles(None)
+        """Reads the files a turn's messages carry (None: no file is read, each is named as sent)."""
         self.history = history
         self.backends = backends
         self.ledger = LedgerWriter(ledger, callbacks, labels=ToolLabels(lambda: tool_descriptions().keys()))
@@ -125,7 +131,6 @@ class TurnRunner:
         Safe to run again for the same message: a turn that already paused is not run twice, and it
         consumes only the messages it answered then (any gathered since wait for the next turn).
         """
-        prompt = "\n".join([message.text, *(m.text for m in follow_ups)])
         message_ids = (message.message_id, *(m.message_id for m in follow_ups))
         # What the step needs, in one round trip: the message's turn (run before?), the sender's own
         # paused turn, their history, and the model run's inputs.
@@ -146,23 +151,34 @@ class TurnRunner:
                 await self.resume(message.channel_url, message.turn_id, consumed)
             return
         person = await lookup.person()
+        said = await self.files.read([message, *follow_ups])
         turn = TurnStep(
             message.turn_id,
             0,
             message.channel_url,
             message.user_id,
-            prompt,
+            said.prompt,
             person.membership,
             ledger=record(),
             message_ids=message_ids,
+            files=said.files,
+            refusals=said.refusals,
         )
+        if not said.readable:  # only files it could not take: their short answers are the answer
+            turn, endings = (
+                replace(turn, refusals=(), history_len=len(history.value)),
+                self.model_step.endings,
+            )
+            recorded = await endings.record(turn, "answered", time.time(), RunUsage(), [], ended=True)
+            await endings.reply(turn, "\n".join(said.refusals), consumed, recorded)
+            return
         if follow_ups:
             log.info(
                 "turn %s in %s answers %d messages in a row", turn.turn_id, turn.channel_url, len(message_ids)
             )
         # Only the sender's own paused turn is cut short: other people in the channel pause apart.
         if active.value is not None:
-            if await self._supersede(turn, active.value, history.value, consumed):
+            if await self._supersede(turn, active.value, history.value, consumed, said.sent()):
                 return
             # That turn was resumed to its end first: the history and the channel's lines grew.
             again = self.store.batch()
@@ -170,10 +186,15 @@ class TurnRunner:
             inputs = self.model_step.read_inputs(again, message.channel_url, message.user_id)
             await again.run()
         turn = replace(turn, history_len=len(history.value))
-        await self._run(turn, history.value, consumed, prompt=prompt, person=person, inputs=inputs())
+        await self._run(turn, history.value, consumed, prompt=said.sent(), person=person, inputs=inputs())
 
     async def _supersede(
-        self, turn: TurnStep, active_id: str, stored: list[ModelMessage], consumed: Consumed | None
+        self,
+        turn: TurnStep,
+        active_id: str,
+        stored: list[ModelMessage],
+        consumed: Consumed | None,
+        prompt: str | Sequence[UserContent],
     ) -> bool:
         """The user wrote while a turn waited for the device: close that turn, then answer.
 
@@ -205,7 +226,7 @@ class TurnRunner:
             cut = snapshot.turn  # the new message is answered on top of the cut turn's messages
             history, history_len = restored_messages(stored, cut.history_len, cut.rest)
             turn = replace(turn, history_len=history_len)
-            await self._run(turn, history, consumed, prompt=turn.prompt, results=results)
+            await self._run(turn, history, consumed, prompt=prompt, results=results)
             return True
         # Every call was answered just before the new message: finish that turn first.
         await self.resume(turn.channel_url, active_id)
@@ -249,6 +270,7 @@ class TurnRunner:
         history, history_len = restored_messages(
             stored.value if stored is not None else [], paused.history_len, paused.rest
         )
+        history = with_bytes(history, await self.files.again(channel_url, paused.files))
         turn = TurnStep(
             turn_id,
             paused.step + 1,
@@ -260,6 +282,7 @@ class TurnRunner:
             known,
             history_len,
             tuple(paused.message_ids),
+            tuple(paused.files),
         )
         person = Person(await lookup.profile(), paused.agent)
         await self._run(turn, history, consumed, results=results, person=person, inputs=inputs())
@@ -270,7 +293,7 @@ class TurnRunner:
         history: list[ModelMessage],
         consumed: Consumed | None,
         *,
-        prompt: str | None = None,
+        prompt: str | Sequence[UserContent] | None = None,
         results: DeferredToolResults | None = None,
         person: Person | None = None,
         inputs: StepInputs | None = None,

@@ -21,6 +21,7 @@ from ..deferred.approvals import CONFIRM_METHOD, ApprovalContext
 from ..i18n import Language, Text, language_of, texts
 from ..logs import log_context
 from ..protocol.declarations import DeclaredTool
+from ..protocol.files import MessageFile
 from ..store.answers import ServerFailure
 from ..store.history import History
 from ..store.inbox import Consumed
@@ -60,6 +61,17 @@ class TurnStep:
     message_ids: tuple[str, ...] = ()
     """The messages the turn answers, in order (its own first; then those of the same person
     gathered behind it): ``prompt`` is their texts, one per line."""
+    files: tuple[MessageFile, ...] = ()
+    """The pictures, documents and voice notes of those messages (read again when it resumes)."""
+    refusals: tuple[str, ...] = ()
+    """Short answers for the files the step could not take, sent with what the step sends."""
+
+    def refusal_outs(self) -> list[TextOut]:
+        """The refusals as messages of the step (each sent once, whatever retries the step)."""
+        return [
+            TextOut(text=said, dedup_id=f"{self.turn_id}:{self.step}:file{index}")
+            for index, said in enumerate(self.refusals)
+        ]
 
 
 class StepEndings:
@@ -124,7 +136,7 @@ class StepEndings:
     ) -> None:
         """Keep the run's messages and send its answer (``recorded``: the step's ledger record;
         ``streamed``: the messages the answer was streamed into, which the outbox finishes with it)."""
-        outbox: list[TextOut | StreamOut] = []
+        outbox: list[TextOut | StreamOut] = [*turn.refusal_outs()]
         if streamed is not None:
             ending = await streamed.ending(answer)
             outbox += ending.items
@@ -156,7 +168,17 @@ class StepEndings:
     ) -> None:
         """End the turn with a short apology instead of silence, keeping the history valid (a message
         the answer was being streamed into is finished with the apology)."""
-        said = text(language_of(turn.prompt))
+        await self.reply(turn, text(language_of(turn.prompt)), consumed, recorded, streamed)
+
+    async def reply(
+        self,
+        turn: TurnStep,
+        said: str,
+        consumed: Consumed | None,
+        recorded: Write | None = None,
+        streamed: StreamSender | None = None,
+    ) -> None:
+        """End the turn with ``said``, the server's own words (no model run), keeping the history valid."""
         history = await self.history.load(turn.channel_url, turn.user_id)
         history += [
             ModelRequest(parts=[UserPromptPart(turn.prompt)]),
@@ -239,7 +261,7 @@ class StepEndings:
                 log.warning("no 1:1 channel with %s for turn %s: %s", turn.user_id, turn.turn_id, exc)
                 failed |= {ref.call_id: _NOT_SENT for ref in refs if ref.call_id not in failed}
                 notes = [await self._note(turn, texts.NOT_SENT_PRIVATELY, language, "not-sent")]
-        notes = [*finishing, *notes]
+        notes = [*turn.refusal_outs(), *finishing, *notes]
         paused = PausedTurn(
             turn_id=turn.turn_id,
             step=turn.step,
@@ -248,6 +270,7 @@ class StepEndings:
             created_at=time.time(),
             prompt=turn.prompt,
             message_ids=list(turn.message_ids),
+            files=list(turn.files),
             agent=turn.agent,
             added=messages,
             history_len=turn.history_len,

@@ -76,6 +76,25 @@ VOICE_NOT_TRANSCRIBED = Text(
 )
 """A voice note whose transcription failed (a format or length not read, the provider refused or did
 not answer, no words heard); both languages, as above."""
+FILE_TOO_BIG = Text(
+    ko="{name} 파일이 너무 커서 열지 못했어요 ({limit_mb} MB까지 받아요). 더 작게 보내 주세요.",
+    en="I couldn't open {name}: it's too big (I take files up to {limit_mb} MB). Please send a smaller one.",
+)
+FILE_NOT_READ = Text(
+    ko="{name} 파일은 읽을 수 없는 형식이에요. "
+    "사진(JPEG, PNG, WebP, GIF, HEIC), PDF, 음성 메시지를 보내 주세요.",
+    en="I can't read {name}: I read pictures (JPEG, PNG, WebP, GIF, HEIC), PDFs and voice notes.",
+)
+FILE_UNREACHABLE = Text(
+    ko="{name} 파일을 가져오지 못했어요. 잠시 후 다시 보내 주세요.",
+    en="I couldn't get {name} from the chat. Please send it again in a moment.",
+)
+FILE_NOT_SEEN = Text(
+    ko="{name} 파일을 받았지만 지금 쓰는 모델은 사진이나 문서를 볼 수 없어요. 내용을 글로 적어 주세요.",
+    en="I got {name}, but the model I run on can't look at pictures or documents. "
+    "Please tell me what it says.",
+)
+"""A file the server fetched, but the configured model reads no such input (the offline model)."""
 MESSAGE_TOO_LONG = Text(
     ko="메시지가 너무 길어요 ({length}자). {limit}자 이내로 나눠서 보내 주세요.",
     en="Your message is too long ({length} characters). Please keep it under {limit} characters.",

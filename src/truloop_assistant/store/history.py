@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 from redis.asyncio import Redis
 
 from . import keys
+from .history_files import without_bytes
 from .reads import Read
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class History:
 
     def encode(self, messages: list[ModelMessage]) -> bytes:
         """The history as stored: at most ``max_messages``, and at most ``HISTORY_MAX_BYTES``."""
-        kept = trim_history(without_instructions(messages), self.max_messages)
+        kept = trim_history(without_bytes(without_instructions(messages)), self.max_messages)
         value = _adapter().dump_json(kept)
         while len(value) > keys.HISTORY_MAX_BYTES and len(kept) > 1:
             shorter = trim_history(kept, len(kept) - 1)  # drop the oldest turn, then measure again
@@ -129,8 +130,8 @@ def without_instructions(messages: list[ModelMessage]) -> list[ModelMessage]:
 
 
 def dump_messages(messages: list[ModelMessage]) -> str:
-    """A run's messages as kept while it is paused (JSON, without instructions)."""
-    return _adapter().dump_json(without_instructions(messages)).decode()
+    """A run's messages as kept while it is paused (JSON, without instructions or files' bytes)."""
+    return _adapter().dump_json(without_bytes(without_instructions(messages))).decode()
 
 
 def paused_messages(

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..protocol.files import MessageFile
 from .answers import ServerFailure, StoredAnswer
 
 CallState = Literal["pending", "answered", "expired", "superseded", "cancelled"]
@@ -41,6 +42,9 @@ class PausedTurn(BaseModel):
     message_ids: list[str] = []
     """The ids of the messages the turn answers, in order (empty in records kept before turns
     gathered messages: the turn's own message only)."""
+    files: list[MessageFile] = []
+    """The pictures, documents and voice notes of its messages: a resume reads the pictures and
+    documents again (the record keeps none of their bytes)."""
     agent: Membership = "member"
     """Which agent runs the turn."""
     added: str = ""

@@ -35,4 +35,4 @@ class Uploads:
         if not url.startswith(UPLOAD_SCHEME) or not upload_id.replace("-", "").replace("_", "").isalnum():
             return None
         raw = await self.redis.get(keys.upload(keys.conversation_tag(channel_url), upload_id))
-        return bytes(raw) if raw is not None else None
+        return raw if isinstance(raw, bytes) else None
