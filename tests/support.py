@@ -123,6 +123,26 @@ def webhook_payload(
     }
 
 
+def file_payload(
+    url: str,
+    *,
+    name: str = "photo.jpg",
+    media_type: str = "image/jpeg",
+    size: int | None = None,
+    require_auth: bool = False,
+    text: str = "",
+    **where: Any,
+) -> dict[str, Any]:
+    """A ``group_channel:message_send`` of a ``FILE`` message (``tests/fakes/files.py`` says what its
+    payload holds and where Sendbird says so); ``text``: the message's caption."""
+    payload = webhook_payload(text, **where)
+    payload["type"] = "FILE"
+    payload["payload"].update(
+        url=url, name=name, type=media_type, size=size or 0, require_auth=require_auth, thumbnails=[]
+    )
+    return payload
+
+
 class _Fake(Protocol):
     url: str
 

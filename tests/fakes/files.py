@@ -13,6 +13,16 @@ What it copies from Sendbird, and where Sendbird says so:
 - Thumbnails (``thumbnail_sizes`` of the SDKs' "Generate thumbnails of a file message") are plain
   files on the same hosts: put them as any other path.
 
+- The ``FILE`` message's webhook (``tests.support.file_payload``) names the file in its ``payload`` as
+  the chat SDKs' ``FileMessage`` names it: ``url``, ``name``, ``type`` (the sender's stated media
+  type), ``size`` (bytes), ``require_auth`` and ``thumbnails`` (``SBDFileMessage.h``: "This class
+  doesn't include a binary data for the file. It is just a URL."; the .NET SDK's ``FileMessage``:
+  ``Url``, ``Name``, ``Size``, ``Type``; the Flutter SDK's ``requireAuth``, ``secureUrl``). The
+  Platform API's message resource nests the same under ``file``, and its "Send a message" request
+  names them ``file_name``/``file_size``/``file_type`` (sendbird-platform-sdk-python's
+  ``SendAMessageRequest.md``): the server reads all three shapes, and a multiple-files message's
+  ``files`` list (the SDKs' ``MultipleFilesMessage``).
+
 What is plain HTTP rather than Sendbird: redirects (``redirect``; a CDN in front of a file host),
 a ``Content-Length`` that is wrong or missing (``content_length``), and a host that is slow
 (``delay_s`` before each piece of the body).

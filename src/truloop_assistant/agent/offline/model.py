@@ -31,6 +31,7 @@ from ...i18n import offline as say
 from ...tools.marks import from_mcp, is_declared
 from ..context import zone_named_in
 from .events import follow_up
+from .files import files_not_seen, without_files
 from .intents import choose, without_addressee
 from .phrasing import describe
 
@@ -46,11 +47,14 @@ def build_offline_model(*, timezone: ZoneInfo, clock: Callable[[], datetime] | N
 
     def offline(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         """Answer from the last tool results, or pick a tool (or a capability reply) from the prompt."""
-        prompt = _latest_prompt(messages)
+        prompt, files = without_files(_latest_prompt(messages))
         lang = language_of(prompt)
+        last = messages[-1] if messages else None
+        asked = isinstance(last, ModelRequest) and any(p.part_kind == "user-prompt" for p in last.parts)
+        if files and not prompt and asked:
+            return ModelResponse(parts=[TextPart(files_not_seen(files, lang))])
         zone = zone_named_in(info.instructions) or timezone  # the person's zone, when the server says it
         tools = {t.name for t in info.function_tools}
-        last = messages[-1] if messages else None
         # A new message that arrived while the phone still owed answers comes with the cut calls'
         # results: it is the message that needs answering.
         if isinstance(last, ModelRequest) and not any(p.part_kind == "user-prompt" for p in last.parts):
