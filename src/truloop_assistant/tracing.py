@@ -17,7 +17,8 @@ of ours; phones; browsers) could otherwise join a trace of its choosing or put w
 and in the headers of our own calls. Each request starts a trace of the server's, and a valid
 inbound trace id is only noted on the request's span (``truloop.inbound_trace_id``). Message
 contents (prompts, answers, tool arguments and results, request bodies) stay out of the spans
-unless ``TRULOOP_TRACE_CONTENT=true``.
+unless ``TRULOOP_TRACE_CONTENT=true``. The bytes of a person's pictures and documents stay out of
+them even then: a file sent to the model is recorded by its media type alone.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CONTENT_ENV = "TRULOOP_TRACE_CONTENT"
-"""``true`` records message contents in the spans (prompts, answers, tool arguments and results)."""
+"""``true`` records message contents in the spans (prompts, answers, tool arguments and results),
+never the bytes of a file."""
 
 NOT_TRACED_PATHS = ("/healthz", "/readyz", "/metrics")
 """Probes and scrapes: frequent, and nothing to follow."""
@@ -102,7 +104,8 @@ def configure(service_name: str) -> bool:
             add_baggage_to_attributes=False,  # the server sets no baggage; none is an attribute
         )
         set_global_textmap(_OutboundOnly(get_global_textmap()))
-        logfire.instrument_pydantic_ai(include_content=_content, include_binary_content=_content)
+        # A photo or a PDF in a message is the person's, and megabytes of base64 in a span: never sent.
+        logfire.instrument_pydantic_ai(include_content=_content, include_binary_content=False)
         logfire.instrument_httpx(capture_headers=False)
         logfire.instrument_aiohttp_client(capture_headers=False)
         # Only commands that belong to a trace (a request, a turn): the queue's polling, heartbeats

@@ -3,12 +3,15 @@ though its messages and tools skip the SDK's walk over them (``agent.models.with
 
 Both models talk to one local fake provider that keeps the raw bytes of every request; the history
 holds every kind of part a conversation of ours can carry (text, an image link, image bytes, a
-document, tool calls and their results, a retried call, a thinking part, an earlier answer).
+document, tool calls and their results, a retried call, a thinking part, an earlier answer), and the
+new message may bring a photo and a PDF of the person's.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +32,7 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContent,
     UserPromptPart,
 )
 from pydantic_ai.models.openai import OpenAIChatModel
@@ -117,7 +121,7 @@ async def sent(
     fake: RawChat,
     *,
     plain: bool,
-    prompt: str = "Thanks!",
+    prompt: str | Sequence[UserContent] = "Thanks!",
     settings: ModelSettings | None = None,
     tools: bool = True,
 ) -> bytes:
@@ -149,6 +153,31 @@ async def test_the_request_is_the_one_the_sdk_would_send(settings: ModelSettings
     body = json.loads(plain)
     assert len(body["messages"]) == 7  # system, user, assistant, two tool results, assistant, user
     assert ("tools" in body) is tools
+
+
+# A photo's bytes as a phone sends them (JPEG markers, then every byte value, so that the base64 has
+# "+" and "/" in it), and a PDF with a name of the person's that is not ASCII.
+PHOTO = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(range(256)) * 64 + b"\xff\xd9"
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj << /Title (\xea\xb3\xb5\xec\xa7\x80) >> endobj\n%%EOF\n"
+WITH_FILES: list[UserContent] = [
+    "이 사진이랑 PDF 일정 등록해줘 🙂",
+    BinaryContent(PHOTO, media_type="image/jpeg", identifier="photo-1"),
+    BinaryContent(PDF, media_type="application/pdf", identifier="공지.pdf"),
+]
+
+
+@pytest.mark.parametrize("tools", [True, False], ids=["with tools", "without tools"])
+async def test_a_message_with_a_photo_and_a_pdf_is_the_one_the_sdk_would_send(tools: bool) -> None:
+    async with served(RawChat()) as fake:
+        usual = await sent(fake, plain=False, prompt=WITH_FILES, tools=tools)
+        plain = await sent(fake, plain=True, prompt=WITH_FILES, tools=tools)
+
+    assert plain == usual
+    parts = json.loads(plain)["messages"][-1]["content"]
+    sent_urls = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
+    sent_files = [p["file"]["file_data"] for p in parts if p["type"] == "file"]
+    assert sent_urls == [f"data:image/jpeg;base64,{base64.b64encode(PHOTO).decode()}"]
+    assert sent_files == [f"data:application/pdf;base64,{base64.b64encode(PDF).decode()}"]
 
 
 async def test_a_callers_extra_body_still_has_the_last_word() -> None:

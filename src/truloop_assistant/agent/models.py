@@ -192,8 +192,10 @@ def with_plain_bodies(model: Model) -> Model:
     conversation's history that walk costs more than the rest of the request. No type of a Chat
     Completions request declares an alias or a format, so the walk changes nothing: the messages and
     the tools go as the request's ``extra_body`` instead, which the SDK merges into the body as it
-    is, in the same place. The body is then encoded by orjson (:func:`encode_body`) instead of the
-    json module. ``tests/agent/test_plain_bodies.py`` compares the bytes sent.
+    is, in the same place. A picture or a PDF of the person's is no exception: pydantic-ai sends it
+    as a ``data:`` URL string (``image_url.url``, ``file.file_data``), already base64, which the SDK
+    leaves as it is. The body is then encoded by orjson (:func:`encode_body`) instead of the json
+    module. ``tests/agent/test_plain_bodies.py`` compares the bytes sent, with and without files.
     """
     if isinstance(model, OpenAIChatModel) and isinstance(client := model.client, AsyncOpenAI):
         chat = client.chat
