@@ -7,7 +7,7 @@ import json
 from importlib import resources
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field, ValidationError
 
@@ -19,9 +19,11 @@ from ..channels.members import LocalMembers
 from ..channels.relay import local_direct_channel_url
 from ..errors import BadRequest, NotFound
 from ..logs import log_context
+from ..protocol.files import MAX_FILES_PER_MESSAGE
 from ..store import keys
 from .budget import redis_budget
 from .deps import ServicesDep
+from .dev_files import UPLOAD_ID, PostedFile, attachments, keep, served
 
 router = APIRouter(prefix="/dev", tags=["dev"])
 
@@ -33,7 +35,17 @@ DEV_TOKEN_TTL_S = 24 * 3600
 
 class PostMessage(BaseModel):
     user_id: str = Field(min_length=1, max_length=128, examples=["jeff"])
-    message: str = Field(min_length=1, max_length=MAX_POSTED_CHARS, examples=["이번 주 일정 알려줘"])
+    message: str = Field(
+        default="",
+        max_length=MAX_POSTED_CHARS,
+        examples=["이번 주 일정 알려줘"],
+        description="The text; with files, their caption (empty for none). Text, files, or both.",
+    )
+    files: list[PostedFile] = Field(
+        default_factory=list,
+        max_length=MAX_FILES_PER_MESSAGE,
+        description="Pictures, PDFs and voice notes kept for the channel (POST …/uploads), in order",
+    )
     mentioned_user_ids: list[Annotated[str, Field(max_length=128)]] = Field(
         default_factory=list,
         max_length=50,
@@ -84,19 +96,24 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
     """Write in the channel as a user; the message is taken as a Sendbird webhook's would be.
 
     Everyone who wrote in a channel is a member of it, with the assistant. With one person every
-    message is a turn; with more, only messages that mention the assistant.
+    message is a turn; with more, only messages that mention the assistant. A message may carry
+    ``files`` (each kept first with ``POST …/uploads``): its text is then their caption, or empty;
+    with neither text nor files it is 400 ``empty_message``.
 
     ``status``: ``queued``; ``duplicate``; ``not_addressed`` (a group message without a mention:
     kept as context, not answered); ``too_long`` or ``rate_limited`` (the user is told why in the
     channel); or ``dropped`` (the conversation has too many waiting messages).
     """
     channel = _local(services)
+    if not body.message and not body.files:
+        raise BadRequest("a message has text, files, or both", code="empty_message")
     bot = services.settings.sendbird_bot_user_id
     dedup_id = None if body.dedup_id is None else f"in:{body.user_id}:{body.dedup_id}"
     with log_context(channel=channel_url):
+        files = await attachments(services, channel_url, body.files)
         async with redis_budget():
             item = await channel.append(
-                channel_url, user_id=body.user_id, message=body.message, dedup_id=dedup_id
+                channel_url, user_id=body.user_id, message=body.message, dedup_id=dedup_id, files=list(files)
             )
             if not item:
                 return {"status": "duplicate", "message_id": None}
@@ -107,12 +124,42 @@ async def post_message(channel_url: str, body: PostMessage, services: ServicesDe
                 channel_url=channel_url,
                 user_id=body.user_id,
                 text=body.message,
+                files=files,
             )
             mentioned = bot in body.mentioned_user_ids or f"@{bot}" in body.message
             if not await services.admission.addressed(message, listed=None, mentioned=mentioned):
                 return {"status": "not_addressed", "message_id": message.message_id}
             status = await services.admission.queue(message)
         return {"status": status, "message_id": message.message_id}
+
+
+@router.post("/api/channels/{channel_url}/uploads", status_code=201)
+async def upload(
+    channel_url: str,
+    request: Request,
+    services: ServicesDep,
+    name: str = Query(
+        default="", max_length=255, description="The file's name, as the person's device gave it"
+    ),
+) -> dict[str, Any]:
+    """Keep a file for a message of the channel: the body is its bytes, ``Content-Type`` its stated type.
+
+    At most ``TRULOOP_MAX_FILE_BYTES`` (``GET /dev/api/info`` says how many): a bigger one is 413
+    ``file_too_large`` and nothing is kept. Answers ``file``, to post in the message's ``files``
+    (with the text as its caption, or none), and ``media_type``: the type its bytes show, or null for
+    one the assistant does not read (kept all the same, as a chat service keeps any file).
+    """
+    _local(services)
+    return await keep(request, channel_url, name, services)
+
+
+@router.get("/api/channels/{channel_url}/uploads/{upload_id}")
+async def uploaded(
+    channel_url: str, services: ServicesDep, upload_id: str = Path(pattern=f"^{UPLOAD_ID}$")
+) -> Response:
+    """A file kept for the channel (``upload:<upload_id>``), typed by its bytes, to show in the chat."""
+    _local(services)
+    return await served(services, channel_url, upload_id)
 
 
 WAIT_STEP_S = 0.1
@@ -194,15 +241,17 @@ async def calls(
 
 
 @router.get("/api/info")
-async def info(services: ServicesDep) -> dict[str, str]:
+async def info(services: ServicesDep) -> dict[str, Any]:
     """What the page needs to know: the assistant's user id, how a person's direct channel is named,
-    and the time zone of people without one in the directory (``TRULOOP_TIMEZONE``)."""
+    the time zone of people without one in the directory (``TRULOOP_TIMEZONE``), and the largest
+    file a message may carry (``TRULOOP_MAX_FILE_BYTES``)."""
     _local(services)
     bot = services.settings.sendbird_bot_user_id
     return {
         "bot_user_id": bot,
         "direct_channel_url": local_direct_channel_url(bot, "{user_id}"),
         "timezone": services.settings.timezone,
+        "max_file_bytes": services.settings.max_file_bytes,
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 from redis.exceptions import WatchError
 
+from ..protocol.files import Attachment
 from ..protocol.jsonrpc import JsonRpcRequest
 from ..store import keys
 from .base import AGENT_RPC, AGENT_RPC_SETTLED, CHAT, Capabilities, ChannelSendError, streaming_data
@@ -156,8 +157,14 @@ class LocalChannel:
         data: str = "",
         dedup_id: str | None = None,
         mentioned_user_ids: list[str] | None = None,
+        files: list[Attachment] | None = None,
     ) -> dict[str, Any]:
-        """Add a message to the channel and return it (as Sendbird would show it)."""
+        """Add a message to the channel and return it (as Sendbird would show it).
+
+        A message with ``files`` (a person's pictures, PDFs, voice notes: ``upload:`` URLs of
+        ``store.uploads``) lists them under ``files``, so the page shows what was sent; ``message`` is
+        then their caption, or empty. A message without files has no ``files`` key.
+        """
         tag = keys.conversation_tag(channel_url)
         if dedup_id is not None:
             # Like Sendbird's dedup_id: a retried send is not shown twice.
@@ -174,6 +181,8 @@ class LocalChannel:
             "mentioned_users": [{"user_id": u} for u in mentioned_user_ids or []],
             "created_at": int(time.time() * 1000),
         }
+        if files:
+            item["files"] = [f.model_dump(exclude={"require_auth"}) for f in files]
         key = keys.local_messages(tag)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.rpush(key, json.dumps(item, ensure_ascii=False))

@@ -8,7 +8,7 @@ const el = (tag, props = {}, ...children) => {
   return node;
 };
 
-const POLL_MS = 700, OFFLINE_POLL_MS = 1500, REQUEST_TIMEOUT_MS = 10000;
+const POLL_MS = 700, OFFLINE_POLL_MS = 1500, REQUEST_TIMEOUT_MS = 10000, UPLOAD_TIMEOUT_MS = 120000;
 const BROWSER_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 const GUESTS = ['kim'];  // sample people outside the directory
 const SUGGESTIONS = ['이번 주 일정 알려줘', 'What is my current location?', 'Schedule a lunch tomorrow at noon with @mina',
@@ -48,6 +48,9 @@ const S = {
   asked: new Map(),  // call id -> {rpc, text}: the request as it came (its message is rewritten once it settles)
   token: null, tokenUser: null, online: true, infoLoaded: false, pendingSend: null, pollTimer: null,
   dialogCall: null, dialogDismissed: new Set(),
+  maxFileBytes: 20 * 1024 * 1024,  // TRULOOP_MAX_FILE_BYTES, as /dev/api/info says
+  attached: [],  // files to send with the next message: {blob, name, preview, uploaded: {channel, file}}
+  recording: null,  // {recorder, stream, started, timer, cancelled} while a voice note is recorded
 };
 
 // ---- small helpers ------------------------------------------------------------------------------
@@ -56,16 +59,18 @@ class HttpError extends Error {
   constructor(status, code, message) { super(message); this.status = status; this.code = code; }
 }
 
-async function request(path, {method = 'GET', body, token} = {}) {
+/** A call to the server: ``body`` is sent as JSON, ``raw`` (a Blob: a file) as it is, typed as it says. */
+async function request(path, {method = 'GET', body, raw, token, timeout = REQUEST_TIMEOUT_MS} = {}) {
   const headers = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
+  if (raw !== undefined) headers['content-type'] = raw.type || 'application/octet-stream';
   if (token) headers.authorization = 'Bearer ' + token;
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), REQUEST_TIMEOUT_MS);
+  const timer = setTimeout(() => abort.abort(), timeout);
   let r;
   try {
     r = await fetch(path, {method, headers, signal: abort.signal,
-                           body: body === undefined ? undefined : JSON.stringify(body)});
+                           body: raw !== undefined ? raw : body === undefined ? undefined : JSON.stringify(body)});
   } catch (e) {
     throw new HttpError(0, 'network', e.name === 'AbortError' ? 'the server did not answer in time'
                                                                : 'the server cannot be reached');
@@ -242,7 +247,7 @@ async function answer(rpc, body, label) {
 // ---- the log ------------------------------------------------------------------------------------
 
 const log = $('log');
-const nearBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 120;
+const nearBottom = (grown = 0) => log.scrollHeight - log.scrollTop - log.clientHeight < 120 + grown;
 const toBottom = () => { log.scrollTop = log.scrollHeight; };
 function timeOf(ms) { return new Date(ms).toLocaleTimeString([], {hour: '2-digit', minute: '2-digit'}); }
 function dayOf(ms) {
@@ -372,7 +377,50 @@ function nameLine(userId, kind) {
 
 function bodyOf(m) {
   const req = requestOf(m);
-  return req ? requestCard(m, req.id) : el('div', {className: 'bubble', textContent: m.message});
+  if (req) return requestCard(m, req.id);
+  if (!m.files || !m.files.length) return el('div', {className: 'bubble', textContent: m.message});
+  const channel = m.channel_url || S.channel;
+  return el('div', {className: 'bubble with-files'},
+            el('div', {className: 'files'}, ...m.files.map(f => fileView(channel, f))),
+            m.message ? el('div', {className: 'caption', textContent: m.message}) : null);
+}
+
+// ---- files in messages --------------------------------------------------------------------------
+
+const uploadPath = (channel, url) =>
+  `/dev/api/channels/${encodeURIComponent(channel)}/uploads/${encodeURIComponent(url.replace(/^upload:/, ''))}`;
+function sizeText(bytes) {
+  if (typeof bytes !== 'number') return '';
+  if (bytes < 1024) return `${bytes} B`;
+  return bytes < 1024 * 1024 ? `${Math.round(bytes / 1024)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+/** What a file looks like it is, by its stated type, else its name: how the chat shows it (not what the server reads it as). */
+function fileKind(type, name) {
+  const t = (type || '').toLowerCase(), n = (name || '').toLowerCase();
+  if (t.startsWith('image/') || /\.(jpe?g|png|gif|webp|hei[cf])$/.test(n)) return 'image';
+  if (t.startsWith('audio/') || /\.(webm|ogg|oga|opus|m4a|mp3|wav)$/.test(n)) return 'audio';
+  if (t === 'application/pdf' || n.endsWith('.pdf')) return 'pdf';
+  return 'file';
+}
+/** A picture as a thumbnail (one the browser cannot show, such as HEIC, as a chip), a voice note as a player, a PDF as a chip. */
+function fileView(channel, f) {
+  const src = uploadPath(channel, f.url), kind = fileKind(f.stated_type, f.name);
+  if (kind === 'image') {
+    const link = el('a', {className: 'thumb-link', href: src, target: '_blank', rel: 'noopener', title: f.name || ''});
+    const img = el('img', {className: 'thumb', src, alt: f.name || 'picture', loading: 'lazy'});
+    img.onerror = () => link.replaceWith(fileChip(src, f, 'IMG'));
+    img.onload = () => { if (nearBottom(img.clientHeight)) toBottom(); };  // the log grew under the reader
+    link.append(img);
+    return link;
+  }
+  if (kind === 'audio') return el('audio', {controls: true, preload: 'metadata', src, title: f.name || 'voice note'});
+  return fileChip(src, f, kind === 'pdf' ? 'PDF' : 'FILE');
+}
+function fileChip(src, f, label) {
+  return el('a', {className: 'file-chip', href: src, target: '_blank', rel: 'noopener', title: f.name || ''},
+            el('span', {className: 'file-kind', textContent: label}),
+            el('span', {className: 'file-name', textContent: f.name || label.toLowerCase()}),
+            el('span', {className: 'file-size', textContent: sizeText(f.size)}));
 }
 
 function parseRpc(data) {
@@ -711,20 +759,26 @@ function sendError(text) {
   $('send-error').hidden = !text;
   $('send-error').textContent = text || '';
 }
+const sameFiles = (a, b) => a.length === b.length && a.every((f, i) => f === b[i]);
 $('composer').onsubmit = async e => {
   e.preventDefault();
-  const text = input.value.trim();
-  if (!text) return;
+  const text = input.value.trim(), files = S.attached.slice();
+  if (!text && !files.length) return;
   // A retry of the same text carries the same dedup_id: if the first try did arrive, it is not shown twice.
-  if (!S.pendingSend || S.pendingSend.text !== text || S.pendingSend.channel !== S.channel || S.pendingSend.user !== S.user) {
-    S.pendingSend = {text, channel: S.channel, user: S.user, dedup: crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2)};
+  const before = S.pendingSend;
+  if (!before || before.text !== text || before.channel !== S.channel || before.user !== S.user || !sameFiles(before.files, files)) {
+    S.pendingSend = {text, files, channel: S.channel, user: S.user, dedup: crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2)};
   }
   const attempt = S.pendingSend;
   $('send').disabled = true;
   try {
-    const {data} = await request(`/dev/api/channels/${encodeURIComponent(attempt.channel)}/messages`, {
-      method: 'POST', body: {user_id: attempt.user, message: attempt.text, dedup_id: attempt.dedup}});
+    const body = {user_id: attempt.user, message: attempt.text, dedup_id: attempt.dedup};
+    if (attempt.files.length) body.files = await uploadAll(attempt.channel, attempt.files);
+    const {data} = await request(`/dev/api/channels/${encodeURIComponent(attempt.channel)}/messages`, {method: 'POST', body});
     if (input.value.trim() === text) { input.value = ''; grow(); }
+    S.attached = S.attached.filter(a => !attempt.files.includes(a));
+    for (const a of attempt.files) if (a.preview) URL.revokeObjectURL(a.preview);
+    showAttached();
     S.pendingSend = null;
     sendError('');
     if (data.status !== 'queued' && data.status !== 'duplicate') note((STATUS[data.status] || (() => data.status))());
@@ -737,6 +791,123 @@ $('composer').onsubmit = async e => {
     input.focus();
   }
 };
+
+// ---- attaching and recording --------------------------------------------------------------------
+
+/** Keep each file for the channel (once: a retry sends what was kept); the message's ``files``. */
+async function uploadAll(channel, files) {
+  const kept = [];
+  for (const a of files) {
+    if (!a.uploaded || a.uploaded.channel !== channel) {
+      const path = `/dev/api/channels/${encodeURIComponent(channel)}/uploads?name=${encodeURIComponent(a.name)}`;
+      const {data} = await request(path, {method: 'POST', raw: a.blob, timeout: UPLOAD_TIMEOUT_MS});
+      a.uploaded = {channel, file: data.file};
+    }
+    kept.push(a.uploaded.file);
+  }
+  return kept;
+}
+const MAX_FILES = 10;  // a message carries at most 10 files (MAX_FILES_PER_MESSAGE)
+/** Add files to the next message: a file over the server's limit (or past the tenth) is refused here, with why. */
+function attach(blobs) {
+  const refused = [];
+  for (const blob of blobs) {
+    const name = (blob.name || 'file').slice(0, 255);
+    if (blob.size > S.maxFileBytes) { refused.push(`${name} is larger than ${sizeText(S.maxFileBytes)}`); continue; }
+    if (S.attached.length >= MAX_FILES) { refused.push(`a message carries at most ${MAX_FILES} files`); break; }
+    const preview = fileKind(blob.type, name) === 'image' ? URL.createObjectURL(blob) : null;
+    S.attached.push({blob, name, preview, uploaded: null});
+  }
+  sendError(refused.length ? `Not attached: ${refused.join('; ')}.` : '');
+  showAttached();
+}
+function showAttached() {
+  const tray = $('attached');
+  const chips = S.attached.map(a => {
+    const kind = fileKind(a.blob.type, a.name);
+    const remove = el('button', {type: 'button', textContent: '×', title: 'Remove', ariaLabel: `Remove ${a.name}`, onclick: () => {
+      S.attached = S.attached.filter(x => x !== a);
+      if (a.preview) URL.revokeObjectURL(a.preview);
+      showAttached();
+    }});
+    const look = a.preview ? el('img', {src: a.preview, alt: ''})
+      : el('span', {className: 'file-kind', textContent: {audio: '♪', pdf: 'PDF'}[kind] || 'FILE'});
+    return el('div', {className: 'pending-file', role: 'listitem', title: `${a.name} · ${sizeText(a.blob.size)}`},
+              look, el('span', {className: 'file-name', textContent: a.name}), remove);
+  });
+  const rec = S.recording;
+  if (rec) {
+    const seconds = Math.floor((Date.now() - rec.started) / 1000);
+    chips.push(el('div', {className: 'pending-file recording', role: 'listitem'},
+      el('span', {textContent: `● Recording ${Math.floor(seconds / 60)}:${pad(seconds % 60)}`}),
+      el('button', {type: 'button', textContent: '×', title: 'Discard the recording', ariaLabel: 'Discard the recording',
+                    onclick: () => stopRecording(false)})));
+  }
+  tray.replaceChildren(...chips);
+  tray.hidden = !chips.length;
+}
+$('attach').onclick = () => $('file-input').click();
+$('file-input').onchange = e => { attach([...e.target.files]); e.target.value = ''; input.focus(); };
+input.addEventListener('paste', e => {  // a picture pasted into the message is attached
+  const files = [...((e.clipboardData && e.clipboardData.files) || [])];
+  if (files.length) { e.preventDefault(); attach(files); }
+});
+
+// A voice note: recorded in the browser (webm or ogg Opus; Safari records mp4), sent when recording stops.
+const VOICE_TYPES = ['audio/webm;codecs=opus', 'audio/ogg;codecs=opus', 'audio/webm', 'audio/ogg', 'audio/mp4'];
+const MAX_VOICE_MS = 5 * 60 * 1000;
+const canRecord = !!(window.MediaRecorder && navigator.mediaDevices && navigator.mediaDevices.getUserMedia);
+if (!canRecord) {
+  $('record').disabled = true;
+  $('record').title = 'Recording needs a browser with MediaRecorder, on localhost or https';
+}
+async function startRecording() {
+  let stream;
+  try {
+    stream = await navigator.mediaDevices.getUserMedia({audio: true});
+  } catch (e) {
+    sendError(`Cannot record: ${e.name === 'NotAllowedError' ? 'the microphone is not allowed for this page' : e.message}.`);
+    return;
+  }
+  const mimeType = VOICE_TYPES.find(t => MediaRecorder.isTypeSupported(t));
+  const recorder = new MediaRecorder(stream, mimeType ? {mimeType} : {});
+  const rec = {recorder, stream, started: Date.now(), chunks: [], keep: true, timer: null};
+  recorder.ondataavailable = e => { if (e.data && e.data.size) rec.chunks.push(e.data); };
+  recorder.onstop = () => {
+    clearInterval(rec.timer);
+    stream.getTracks().forEach(t => t.stop());
+    S.recording = null;
+    $('record').classList.remove('recording');
+    $('record').setAttribute('aria-pressed', 'false');
+    showAttached();
+    if (!rec.keep || !rec.chunks.length) return;
+    const type = (recorder.mimeType || rec.chunks[0].type || 'audio/webm').split(';')[0];
+    const ext = {'audio/ogg': 'ogg', 'audio/mp4': 'm4a'}[type] || 'webm';
+    const stamp = new Date(rec.started);
+    const name = `voice-note-${stamp.getFullYear()}${pad(stamp.getMonth() + 1)}${pad(stamp.getDate())}-${pad(stamp.getHours())}${pad(stamp.getMinutes())}${pad(stamp.getSeconds())}.${ext}`;
+    const before = S.attached.length;
+    attach([new File(rec.chunks, name, {type})]);
+    if (S.attached.length > before) $('composer').requestSubmit();
+  };
+  S.recording = rec;
+  recorder.start(1000);
+  rec.timer = setInterval(() => {
+    if (Date.now() - rec.started >= MAX_VOICE_MS) stopRecording(true); else showAttached();
+  }, 1000);
+  $('record').classList.add('recording');
+  $('record').setAttribute('aria-pressed', 'true');
+  sendError('');
+  showAttached();
+}
+/** Stop the voice note: ``send`` it (with the text typed, as its caption), or discard it. */
+function stopRecording(send) {
+  const rec = S.recording;
+  if (!rec || rec.recorder.state === 'inactive') return;
+  rec.keep = send;
+  rec.recorder.stop();
+}
+$('record').onclick = () => (S.recording ? stopRecording(true) : startRecording());
+
 // Stop: the person's running answer here ends where it is (POST /api/v1/agent/turns/stop, as the app does).
 $('stop').onclick = async () => {
   const body = {channel_url: S.channel};
@@ -899,6 +1070,7 @@ async function loadInfo() {
   const [info, users] = await Promise.all([request('/dev/api/info'), request('/dev/api/users')]);
   S.bot = info.data.bot_user_id;
   S.serverZone = info.data.timezone || null;
+  if (info.data.max_file_bytes) S.maxFileBytes = info.data.max_file_bytes;
   for (const p of users.data.users) S.users.set(p.user_id, p);
   S.infoLoaded = true;
   $('bot-name').textContent = S.bot;
