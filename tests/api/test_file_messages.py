@@ -23,7 +23,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.fakes.files import FILES_TOKEN, FakeFiles
 from tests.fakes.transcription import FakeTranscription, voice_note
-from tests.support import Harness, file_payload, served
+from tests.support import BOT, JWT_SECRET, Harness, file_payload, served
+from truloop_assistant.auth import issue_token
 from truloop_assistant.store.history import History
 
 
@@ -46,7 +47,7 @@ class SeeingModel:
         def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             last = messages[-1]
             assert isinstance(last, ModelRequest)
-            prompt = next(p for p in last.parts if isinstance(p, UserPromptPart))
+            prompt = next(p for p in reversed(last.parts) if isinstance(p, UserPromptPart))
             content = [prompt.content] if isinstance(prompt.content, str) else list(prompt.content)
             self.sent.append(content)
             text = " ".join(c for c in content if isinstance(c, str))
@@ -205,3 +206,79 @@ async def test_a_voice_note_without_a_transcriber_gets_a_short_answer(
         ).status_code == 200
         [said] = await _answered(h)
     assert "voice" in said and model.sent == []
+
+
+async def test_a_picture_sent_again_by_sendbird_is_one_turn(start_server: Any, files: FakeFiles) -> None:
+    model = SeeingModel()
+    url = files.put("/photo.jpg", picture(64, 64))
+    async with start_server(model=model.model(), sendbird_file_hosts=_host(files)) as h:
+        payload = file_payload(url, message_id=31)
+        statuses = [(await h.post_webhook(payload)).json()["status"] for _ in range(2)]
+        await _answered(h)
+    assert statuses == ["queued", "duplicate"] and len(model.sent) == 1 and len(files.requests) == 1
+
+
+async def test_in_a_group_a_picture_goes_only_to_its_senders_next_mention(
+    start_server: Any, files: FakeFiles
+) -> None:
+    model = SeeingModel()
+    url = files.put("/poster.jpg", picture(300, 400))
+    group = {"members": ["jeff", "mina", BOT], "channel": "g-1"}
+    async with start_server(model=model.model(), sendbird_file_hosts=_host(files)) as h:
+        unmentioned = file_payload(url, name="poster.jpg", message_id=500, **group)
+        assert (await h.post_webhook(unmentioned)).json() == {"status": "ignored"}
+        assert (
+            await h.user_says("@bot what is on?", user="mina", mentions=[BOT], **group)
+        ).status_code == 200
+        await h.replies(1, "g-1")
+        assert model.binaries() == []  # mina's turn never sees jeff's picture
+        assert (await h.user_says("@bot add this", mentions=[BOT], **group)).status_code == 200
+        await h.replies(2, "g-1")
+        await h.idle()
+        [image] = model.binaries()
+        assert image.is_image and "add this" in model.sent[-1][0] and "poster.jpg" in model.sent[-1][0]
+        assert (await h.user_says("@bot and now?", mentions=[BOT], **group)).status_code == 200
+        await h.replies(3, "g-1")
+        assert model.binaries() == []  # taken once
+
+
+async def test_the_offline_model_says_what_it_was_sent_and_that_it_cannot_look_at_it(
+    start_server: Any, files: FakeFiles
+) -> None:
+    url = files.put("/poster.png", picture(200, 200, "PNG"))
+    async with start_server(sendbird_file_hosts=_host(files)) as h:  # the offline model
+        assert (
+            await h.post_webhook(file_payload(url, name="poster.png", media_type="image/png"))
+        ).status_code == 200
+        [said] = await _answered(h)
+    assert "poster.png" in said and "can't look at pictures" in said
+
+
+async def test_erasing_me_forgets_the_files_i_sent(start_server: Any, files: FakeFiles) -> None:
+    url = files.put("/secret-receipt.jpg", picture(100, 100))
+    group = {"members": ["jeff", "mina", BOT], "channel": "g-2"}
+    async with start_server(model=SeeingModel().model(), sendbird_file_hosts=_host(files)) as h:
+        assert (await h.post_webhook(file_payload(url, name="secret-receipt.jpg"))).status_code == 200
+        await _answered(h)
+        await h.post_webhook(file_payload(url, name="secret-receipt.jpg", message_id=600, **group))
+        token = issue_token(JWT_SECRET, "jeff")
+        r = await h.http.delete("/api/v1/agent/me", headers={"authorization": f"Bearer {token}"})
+        assert r.status_code == 204
+        left = [key async for key in h.redis.scan_iter() if await _holds(h, key, b"secret-receipt")]
+    assert left == []
+
+
+async def _holds(h: Harness, key: bytes, needle: bytes) -> bool:
+    kind = await h.redis.type(key)
+    if kind == b"string":
+        value = await h.redis.get(key)
+        return value is not None and needle in value
+    if kind == b"list":
+        return any(needle in item for item in await h.redis.lrange(key, 0, -1))
+    if kind == b"hash":
+        return any(needle in v for v in (await h.redis.hgetall(key)).values())
+    if kind == b"zset":
+        return any(needle in m for m in await h.redis.zrange(key, 0, -1))
+    if kind == b"set":
+        return any(needle in m for m in await h.redis.smembers(key))
+    return False

@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.api.test_limits import echo
 from tests.fakes.sendbird import FakeSendbird
-from tests.support import BOT, webhook_payload
+from tests.support import BOT
 
 NOTES = 3
 """Notes a person gets per ten minutes (``keys.NOTICES_PER_WINDOW``)."""
@@ -68,21 +68,6 @@ async def test_an_over_long_message_counts_against_the_senders_rate(start_server
         assert r.json() == {"status": "ignored"}
         await h.idle()
         assert "ok" not in h.texts("mallory-0")
-
-
-async def test_files_in_one_to_one_channels_get_a_few_notes_not_one_each(start_server: Any) -> None:
-    async with start_server(model=echo()) as h:
-        for n in range(10):
-            picture = {
-                **webhook_payload(
-                    "", user="mallory", channel=f"mallory-{n}", message_id=500 + n, members=["mallory", BOT]
-                ),
-                "type": "FILE",
-            }
-            assert (await h.post_webhook(picture)).status_code == 200
-        await h.idle()
-        await asyncio.sleep(0.5)
-    assert len(notes_to(h.sendbird, "mallory-")) == NOTES
 
 
 async def test_a_note_goes_only_from_spare_budget(start_server: Any, sendbird: FakeSendbird) -> None:

@@ -217,19 +217,6 @@ async def test_members_and_mentions_are_read_whatever_else_their_lists_hold(star
         assert prompts == ["lunch with @bot?", "hi again"]
 
 
-async def test_a_picture_in_a_one_to_one_channel_gets_a_short_text_only_answer(start_server: Any) -> None:
-    prompts: list[str] = []
-    async with start_server(model=echo_model(prompts)) as h:
-        picture = {**webhook_payload("", message_id=31), "type": "FILE"}
-        for _ in range(2):  # Sendbird re-sends: still one answer
-            r = await h.post_webhook(picture)
-            assert r.status_code == 200 and r.json() == {"status": "ignored"}
-        [notice] = await h.replies(1)
-        await h.idle()
-        assert "text" in notice.text and "텍스트" in notice.text
-        assert prompts == [] and len(h.sendbird.messages) == 1
-
-
 async def test_a_signed_message_older_than_the_de_duplication_window_is_not_run_again(
     start_server: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -12,7 +12,8 @@ from ..backends.transcription import transcriber_for
 from ..channels.file_reader import FileReader
 from ..config import Settings
 from ..store.uploads import Uploads
-from .turn_files import FileInputs, TurnFiles
+from .model_inputs import reads_files
+from .turn_files import EVERY_FILE, TurnFiles
 
 
 def turn_files_for(settings: Settings, redis: Redis, stack: AsyncExitStack, model: Model | str) -> TurnFiles:
@@ -32,4 +33,5 @@ def turn_files_for(settings: Settings, redis: Redis, stack: AsyncExitStack, mode
     transcriber = transcriber_for(settings)
     if transcriber is not None:
         stack.push_async_callback(transcriber.aclose)
-    return TurnFiles(reader, transcriber, inputs=FileInputs())
+    inputs = reads_files(model) if not isinstance(model, str) else EVERY_FILE
+    return TurnFiles(reader, transcriber, inputs=inputs)

@@ -33,19 +33,14 @@ from ..channels.file_reader import FileReader
 from ..channels.images import prepare
 from ..i18n import Language, language_of, texts
 from ..protocol.files import Attachment, MessageFile
+from .model_inputs import FileInputs
 
 log = logging.getLogger(__name__)
 
+EVERY_FILE = FileInputs(images=True, pdfs=True)
+"""A model that reads pictures and PDFs (what tests' function models are taken to read)."""
 VOICE_NOTE = "(voice note)"
 """How the prompt marks a voice note's words (the history keeps them so)."""
-
-
-@dataclass(frozen=True)
-class FileInputs:
-    """What the model reads besides text."""
-
-    images: bool = True
-    documents: bool = True
 
 
 @dataclass(frozen=True)
@@ -61,10 +56,9 @@ class TurnInput:
     refusals: tuple[str, ...] = ()
     """Short answers, in the person's language, for the files not taken."""
 
-    @property
-    def readable(self) -> bool:
-        """Whether there is anything for the model: text, or a file it was sent."""
-        return bool(self.content) or any(not line.startswith("[") for line in self.prompt.splitlines())
+    readable: bool = True
+    """Whether there is anything for the model: words, or a file it was sent or told of (not only
+    files it could not take, whose short answers are then the turn's answer)."""
 
     def sent(self) -> str | Sequence[UserContent]:
         """What ``agent.run`` is given as the user prompt."""
@@ -87,7 +81,7 @@ class TurnFiles:
         reader: FileReader | None,
         transcriber: Transcriber | None = None,
         *,
-        inputs: FileInputs = FileInputs(),
+        inputs: FileInputs = EVERY_FILE,
     ) -> None:
         self.reader = reader
         """Where files are read from (None: nowhere; each file is named as sent, and not read)."""
@@ -108,12 +102,13 @@ class TurnFiles:
                 await self._one(reading, message.channel_url, ident, attachment)
         prompt = "\n".join(reading.lines)
         content = (prompt, *reading.parts) if reading.parts else ()
-        return TurnInput(prompt, content, tuple(files), tuple(reading.refusals))
+        readable = any(m.text for m in messages) or len(reading.refusals) < len(files)
+        return TurnInput(prompt, content, tuple(files), tuple(reading.refusals), readable)
 
     async def again(self, channel_url: str, files: Sequence[MessageFile]) -> dict[str, BinaryContent]:
         """The pictures and documents of a paused turn, read again for its resume (by their ids);
         one that cannot be read now is left out (the model sees its line)."""
-        if not files or not (self.inputs.images or self.inputs.documents):
+        if not files or not (self.inputs.images or self.inputs.pdfs):
             return {}
         found: dict[str, BinaryContent] = {}
         for position, sent in enumerate(files):
@@ -138,7 +133,7 @@ class TurnFiles:
         if kind == "audio":
             await self._voice(reading, ident, name, result)
             return
-        reads = self.inputs.images if kind == "image" else self.inputs.documents
+        reads = self.inputs.images if kind == "image" else self.inputs.pdfs
         if not reads:
             reading.lines.append(f"[{_LABELS[kind]} {ident} {name}: sent; this model cannot look at it]")
             return

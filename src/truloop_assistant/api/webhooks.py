@@ -145,7 +145,7 @@ async def _take(
             WEBHOOKS.labels("not_addressed").inc()
             return {"status": "ignored"}
         else:
-            status = await services.admission.queue(message)
+            status = await services.admission.queue(message, group=supergroup or len(listed or ()) > 2)
     WEBHOOKS.labels(status).inc()
     # Never an error to Sendbird for a message we will not run (too long, over the rate limit, too
     # many waiting): it would only re-send it. The user is told in the channel instead.

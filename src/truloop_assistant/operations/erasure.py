@@ -16,7 +16,9 @@ conversation others share:
 - admission decisions: those on their messages go;
 - dead letters: their given-up messages and resumes of their turns go (and the conversation's last
   failure when it was one of those); a replay started meanwhile skips them (``keys.erased``);
-- their turns keep only their state (no paused run, answers or recorded effects), their history goes.
+- their turns keep only their state (no paused run, answers or recorded effects), their history goes
+  (with the lines naming the pictures and files they sent), and so do the files they sent in a group
+  for their next mention of the assistant.
 
 What the assistant passed on for the person in other people's 1:1 channels with it (a message it
 relayed for them, an invitation to their event, a change or a reminder of it) goes too: the places
@@ -153,6 +155,7 @@ async def _erase_in(
     await redis.delete(
         keys.history(tag, user_id),
         keys.active_turn(tag, user_id),
+        keys.recent_files(tag, user_id),
         keys.members(tag),  # a cache of the channel's members (the person among them), read again
     )
     await stores.transcript.forget_user(channel_url, user_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from redis.asyncio import Redis
@@ -18,11 +18,13 @@ from redis.asyncio import Redis
 from ..backends.users import DirectoryReads, UserDirectory
 from ..channels.base import InboundMessage
 from ..channels.members import Members
+from ..protocol.files import MAX_FILES_PER_MESSAGE
 from ..ratelimit import RateLimiter
-from ..store import keys
+from ..store import keys, recent_files
 from ..store.admissions import Decision, decision_writes
 from ..store.inbox import seen_read
 from ..store.reads import Batch, Read, Write, run_writes
+from ..store.recent_files import keep_writes
 from ..store.transcript import Transcript
 from ..store.turn_writes import channel_writes
 from .audience import Heard, hear, unmentioned
@@ -87,6 +89,11 @@ class Admission:
                     self.transcript.add_write(message.channel_url, line),
                     *channel_writes(message.user_id, message.channel_url),
                     *self.decided(message, "not_addressed", noted=True),
+                    *(
+                        keep_writes(message.channel_url, message.user_id, message.files)
+                        if message.files
+                        else []
+                    ),
                 ],
             )
         elif heard == "elsewhere":
@@ -103,12 +110,16 @@ class Admission:
         :meth:`queue`'s answers."""
         return await self.queue(message)
 
-    async def queue(self, message: InboundMessage, *, undecided: bool = False) -> str:
+    async def queue(self, message: InboundMessage, *, undecided: bool = False, group: bool = False) -> str:
         """Queue the turn unless it is refused: ``queued``, ``dropped`` or why it was refused.
 
         ``undecided``: nobody knows yet whether the message is for the assistant; the worker finds
         out (:meth:`late`) and only then applies the rules that answer the person (length, rate).
+        ``group``: a message that mentions the assistant in a group, which takes the files its sender
+        sent there right before without a mention (``store.recent_files``).
         """
+        if group and (earlier := await recent_files.take(self.redis, message.channel_url, message.user_id)):
+            message = replace(message, files=(*earlier, *message.files)[:MAX_FILES_PER_MESSAGE])
         # Writes nobody waits for, sent together once the message is queued or refused (without a
         # transaction: their keys may be in several slots; none is needed for recovery).
         later = Batch(self.redis)

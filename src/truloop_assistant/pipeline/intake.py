@@ -23,8 +23,10 @@ log = logging.getLogger(__name__)
 
 def line_of(message: InboundMessage, *, turn: bool = False) -> Line:
     """The person's message as a line of its channel's transcript, with its message id (so that a
-    deletion can take it out again)."""
-    return Line(user_id=message.user_id, text=message.text, turn=turn, message_id=message.message_id)
+    deletion can take it out again); the files it carries are named, never shown."""
+    sent = ", ".join(f.name or "a file" for f in message.files)
+    text = f"{message.text} (sent {sent})".strip() if sent else message.text
+    return Line(user_id=message.user_id, text=text, turn=turn, message_id=message.message_id)
 
 
 def message_of(channel_url: str, event: MessageEvent) -> InboundMessage:

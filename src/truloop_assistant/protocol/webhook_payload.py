@@ -132,14 +132,15 @@ class FilePayload(Payload):
     def _gather(cls, value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        items = value.get("files") if isinstance(value.get("files"), list) else [value]
+        listed = value.get("files")
+        items: list[Any] = listed if isinstance(listed, list) else [value]
         found = [a for item in items if isinstance(item, dict) and (a := _attachment(item)) is not None]
         return {**value, "files": found[:MAX_FILES_PER_MESSAGE]}
 
 
 def _attachment(item: dict[str, Any]) -> Attachment | None:
-    nested = item.get("file") if isinstance(item.get("file"), dict) else {}
-    merged = {**item, **nested}
+    nested = item.get("file")
+    merged: dict[str, Any] = {**item, **nested} if isinstance(nested, dict) else item
 
     def first(*names: str) -> Any:
         return next((merged[n] for n in names if merged.get(n) not in (None, "")), None)

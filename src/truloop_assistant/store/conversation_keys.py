@@ -32,6 +32,7 @@ __all__ = [
     "outbox_failures",
     "owner",
     "pending",
+    "recent_files",
     "rpc_message",
     "running",
     "seen",
@@ -235,3 +236,9 @@ def upload(tag: str, upload_id: str) -> str:
     """A file put through the local channel (``/dev``): its bytes, as a person's phone would have
     uploaded them to the chat's file host (``LOCAL_MESSAGES_TTL_S``, as the messages it is sent in)."""
     return _conv(tag, "upload", upload_id)
+
+
+def recent_files(tag: str, user_id: str) -> str:
+    """List: the files a person sent in a group without mentioning the assistant, for their next
+    message that does (``RECENT_FILES_TTL_S``); erased with their data."""
+    return _conv(tag, "recent_files", user_id)

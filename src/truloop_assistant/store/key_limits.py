@@ -44,6 +44,8 @@ __all__ = [
     "PENDING_DELIVERY_RETRY_S",
     "PENDING_DELIVERY_TTL_S",
     "PHONE_GUEST_RETENTION_S",
+    "RECENT_FILES",
+    "RECENT_FILES_TTL_S",
     "REMINDER_LEASE_S",
     "RUNNING_GRACE_S",
     "SEEN_TTL_S",
@@ -196,3 +198,9 @@ KB_PASSAGES_MAX = 50_000
 """Passages the knowledge base holds at most (each a few hundred characters): some 50 MB in Redis."""
 ADMIN_ROLE_TTL_S = 60
 """How long a chat turn's admission remembers whether the directory calls a person an admin."""
+
+RECENT_FILES_TTL_S = 10 * 60
+"""How long a file sent in a group without a mention waits for the sender's next message that mentions
+the assistant ("this one, @assistant"): a later mention is about something else."""
+RECENT_FILES = 5
+"""Files kept so at most, per person and group (the newest)."""
