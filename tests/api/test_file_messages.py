@@ -17,13 +17,15 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPart,
+    ToolCallPart,
+    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.fakes.files import FILES_TOKEN, FakeFiles
 from tests.fakes.transcription import FakeTranscription, voice_note
-from tests.support import BOT, JWT_SECRET, Harness, file_payload, served
+from tests.support import BOT, CALENDAR_ARGS, JWT_SECRET, Harness, file_payload, served
 from truloop_assistant.auth import issue_token
 from truloop_assistant.store.history import History
 
@@ -282,3 +284,38 @@ async def _holds(h: Harness, key: bytes, needle: bytes) -> bool:
     if kind == b"set":
         return any(needle in m for m in await h.redis.smembers(key))
     return False
+
+
+async def test_a_turn_that_waits_for_the_phone_sees_its_picture_again_when_it_resumes(
+    start_server: Any, files: FakeFiles
+) -> None:
+    seen: list[int] = []  # pictures in each model request's messages
+
+    def fn(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(
+            sum(
+                1
+                for m in messages
+                if isinstance(m, ModelRequest)
+                for p in m.parts
+                if isinstance(p, UserPromptPart) and not isinstance(p.content, str)
+                for c in p.content
+                if isinstance(c, BinaryContent)
+            )
+        )
+        if any(isinstance(p, ToolReturnPart) for p in messages[-1].parts):
+            return ModelResponse(parts=[TextPart("free then")])
+        return ModelResponse(parts=[ToolCallPart("get_calendar_events", CALENDAR_ARGS)])
+
+    url = files.put("/poster.jpg", picture(800, 600))
+    async with start_server(model=FunctionModel(fn), sendbird_file_hosts=_host(files)) as h:
+        assert (
+            await h.post_webhook(file_payload(url, name="poster.jpg", text="am I free?"))
+        ).status_code == 200
+        [rpc] = await h.rpc_requests(1)
+        paused = [await h.redis.hgetall(k) async for k in h.redis.scan_iter(match="*:turn:*")]
+        assert paused and not any(b"base64" in v or len(v) > 100_000 for t in paused for v in t.values())
+        assert (await h.answer(rpc["id"], result={"events": []})).status_code == 202
+        [answer] = await _answered(h)
+    assert seen == [1, 1] and answer == "free then"  # the resume read the picture again
+    assert len(files.requests) == 2
