@@ -53,6 +53,12 @@ def test_a_large_photo_keeps_its_shape_at_2048() -> None:
     assert opened(result).size == (2048, 1365)
 
 
+def test_a_phone_photo_is_decoded_at_half_scale_within_2048() -> None:
+    result = prepare(encoded(photo(4032, 3024), "JPEG"), "image/jpeg")
+    assert isinstance(result, Picture)
+    assert (result.width, result.height) == (2016, 1512) == opened(result).size  # 4:3 kept, no resampling
+
+
 def test_a_small_picture_of_a_model_type_passes_unchanged() -> None:
     data = encoded(photo(640, 480), "PNG")
     result = prepare(data, "image/png")

@@ -31,16 +31,16 @@ class FileSettings(LogSettings):
     """Pictures, documents and voice notes people send: fetched by the server, from listed hosts only."""
 
     sendbird_file_hosts: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["*.sendbird.com"])
-    """Not yet read in this release (a picture or a file still gets the short text-only answer):
-    comma-separated hosts the server will fetch files people send from (anything else is never
-    fetched, and neither is a redirect off the list): ``*.sendbird.com`` matches its subdomains only
+    """Comma-separated hosts the server fetches the pictures, PDFs and voice notes people send from
+    (anything else is never fetched, and neither is a redirect off the list; the person is told
+    the file could not be had): ``*.sendbird.com`` matches its subdomains only
     (never ``sendbird.com.evil.com``), a plain host matches itself; a pattern without a port means
     the scheme's own (443). Files are fetched over HTTPS only; plain HTTP only to a loopback address
     a pattern names with its port (``127.0.0.1:8080``, for a local test server)."""
     max_file_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
-    """Not yet read in this release (as ``TRULOOP_SENDBIRD_FILE_HOSTS``): the largest file (bytes) the
-    server will take from a person (20 MiB): a larger one is refused without reading past this,
-    whatever its ``Content-Length`` says, and the person is told so."""
+    """The largest file (bytes) the server takes from a person (20 MiB): a larger one is refused
+    without reading past this (or at all, when its message or ``Content-Length`` says it is larger),
+    and the person is told so. ``/dev`` uploads are held to it too."""
 
     @field_validator("sendbird_file_hosts", mode="before")
     @classmethod

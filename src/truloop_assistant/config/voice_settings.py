@@ -18,8 +18,7 @@ class VoiceSettings(LogSettings):
     """Voice notes read as the person's words."""
 
     transcription_model: str | None = None
-    """Only ``doctor`` reads it in this release (a voice note still gets the short text-only answer):
-    the model that will turn a voice note (m4a, mp3, ogg/opus, wav, webm) into text, as
+    """The model that turns a voice note (m4a, mp3, ogg/opus, wav, webm) into the person's words, as
     ``provider:model``, e.g. ``openai:gpt-4o-mini-transcribe`` or ``openai:whisper-1``, asked through the
     provider's transcription endpoint with its variables as pydantic-ai reads them (``OPENAI_API_KEY``,
     and ``OPENAI_BASE_URL`` for an OpenAI-compatible endpoint); ``doctor`` checks the key. Only
