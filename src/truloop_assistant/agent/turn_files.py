@@ -32,13 +32,15 @@ from ..channels.file_fetch import Fetched, Refused
 from ..channels.file_reader import FileReader
 from ..channels.images import prepare
 from ..i18n import Language, language_of, texts
-from ..protocol.files import Attachment, MessageFile
+from ..protocol.files import MAX_FILES_PER_MESSAGE, Attachment, MessageFile
 from .model_inputs import FileInputs
 
 log = logging.getLogger(__name__)
 
 EVERY_FILE = FileInputs(images=True, pdfs=True)
 """A model that reads pictures and PDFs (what tests' function models are taken to read)."""
+MAX_FILES_PER_TURN = MAX_FILES_PER_MESSAGE
+"""Files one turn reads (its messages' together, in order); the model is told of the rest by name."""
 VOICE_NOTE = "(voice note)"
 """How the prompt marks a voice note's words (the history keeps them so)."""
 
@@ -98,6 +100,11 @@ class TurnFiles:
                 reading.lines.append(message.text)
             for index, attachment in enumerate(message.files):
                 ident = file_id(message.message_id, index)
+                if len(files) == MAX_FILES_PER_TURN:  # several messages of files in a row
+                    reading.lines.append(
+                        f"[file {ident} {attachment.name or 'file'}: sent, not read (too many)]"
+                    )
+                    continue
                 files.append(MessageFile(message_id=message.message_id, file=attachment))
                 await self._one(reading, message.channel_url, ident, attachment)
         prompt = "\n".join(reading.lines)
