@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.channels.test_images import png_claiming
 from tests.fakes.files import FILES_TOKEN, FakeFiles
 from tests.fakes.transcription import FakeTranscription, voice_note
 from tests.support import BOT, CALENDAR_ARGS, JWT_SECRET, Harness, file_payload, served
@@ -137,8 +138,9 @@ async def test_a_pdf_reaches_the_model_as_a_document_and_history_keeps_a_line_no
     [
         ({"data": b"\x00" * (21 * 1024 * 1024), "content_type": "image/png"}, "too big"),
         ({"data": b"MZ\x90\x00" + b"\x00" * 200, "content_type": "image/png"}, "can't read"),
+        ({"data": png_claiming(100_000, 100_000), "content_type": "image/png"}, "too big"),
     ],
-    ids=["21 MiB", "an executable named .png"],
+    ids=["21 MiB", "an executable named .png", "a decompression bomb"],
 )
 async def test_a_file_it_cannot_take_gets_a_short_answer_and_the_caption_is_still_answered(
     start_server: Any, files: FakeFiles, served_as: dict[str, Any], refused_in: str

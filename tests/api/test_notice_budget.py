@@ -1,4 +1,4 @@
-"""Notes from the server itself (too long, too fast, a file) are metered: any chat user can provoke them,
+"""Notes from the server itself (too long, too fast) are metered: any chat user can provoke them,
 so they count against the sender's rate, a person gets a few at most in all their channels, and they go
 only from budget the app has to spare, never at the cost of someone's answer.
 """
