@@ -33,8 +33,9 @@ def dev_server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    """Headless Chromium at a phone's size, in UTC, with a fresh profile."""
+def browser(request: pytest.FixtureRequest) -> Iterator[webdriver.Chrome]:
+    """Headless Chromium at a phone's size, in UTC, with a fresh profile; with the flags a test module
+    names in ``CHROMIUM_FLAGS`` too (a fake microphone, say)."""
     missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not os.access(path, os.X_OK)]
     if missing:
         pytest.fail(
@@ -58,6 +59,7 @@ def browser() -> Iterator[webdriver.Chrome]:
             f"--user-data-dir={profile}",
             f"--window-size={PHONE[0]},{PHONE[1]}",
             "--lang=en-US",
+            *getattr(request.module, "CHROMIUM_FLAGS", ()),
         ):
             options.add_argument(arg)
         service = Service(executable_path=CHROMEDRIVER, env={**os.environ, "TZ": "UTC"})
