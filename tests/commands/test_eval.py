@@ -27,6 +27,7 @@ from truloop_assistant.agent.agents import build_member_agent
 from truloop_assistant.agent.models import resolve_model
 from truloop_assistant.backends.events import RedisEventStore
 from truloop_assistant.cli import main
+from truloop_assistant.commands.evaluation.case_files import Request
 from truloop_assistant.commands.evaluation.cases import (
     DEFAULT_CASES,
     Calls,
@@ -37,8 +38,9 @@ from truloop_assistant.commands.evaluation.cases import (
     load_cases,
     member_tools,
 )
-from truloop_assistant.commands.evaluation.harness import Case, Dataset, Evaluator, Verdict
+from truloop_assistant.commands.evaluation.harness import Case, Dataset, Evaluator, Skipped, Verdict
 from truloop_assistant.commands.evaluation.phone import MAX_DAYS, Phone, sample_calendar
+from truloop_assistant.commands.evaluation.played_files import NO_TRANSCRIBER
 from truloop_assistant.commands.evaluation.running import evaluate
 from truloop_assistant.commands.evaluation.scoring import (
     Answered,
@@ -87,7 +89,7 @@ def test_the_bundled_cases_cover_every_member_tool_in_both_languages(tools: dict
     assert {"multi", "steps", "none"} <= groups
     steps = [case for case in dataset.cases if case.metadata.group == "steps"]
     assert len(steps) >= 10 and all(len({c.tool for c in case.expected_output}) > 1 for case in steps)
-    korean = [c for c in dataset.cases if re.search("[가-힣]", c.inputs)]
+    korean = [c for c in dataset.cases if re.search("[가-힣]", c.inputs.text)]
     assert 0.3 < len(korean) / len(dataset.cases) < 0.7
     assert any(len(case.expected_output or []) > 1 for case in dataset.cases)
     assert any(not case.expected_output for case in dataset.cases)
@@ -97,6 +99,7 @@ def test_the_offline_model_end_to_end(
     tools: dict[str, set[str]], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("TRULOOP_MODEL", raising=False)
+    monkeypatch.delenv("TRULOOP_TRANSCRIPTION_MODEL", raising=False)
     assert main(["eval"]) == 0
     out = capsys.readouterr().out
     cases = len(load_cases(DEFAULT_CASES, tools).cases)
@@ -104,12 +107,14 @@ def test_the_offline_model_end_to_end(
     table = score_lines(out)
     groups = ["time", "people", "knowledge", "memory", "places", "relay", "events", "invitations"]
     groups += ["context", "device", "multi"]
-    groups += ["steps", "none"]
+    groups += ["steps", "files", "none"]
     assert list(table) == [*groups, "overall"]
     passed, total, percent = table["overall"]
-    assert total == cases and 0 < passed < total and percent == Score("overall", passed, total).percent
+    # The voice note is not heard without a transcriber: skipped, counted in no figure.
+    assert f'  skip  [files] "[voice note design_review.ogg]": {NO_TRANSCRIBER}' in out.splitlines()
+    assert total == cases - 1 and 0 < passed < total and percent == Score("overall", passed, total).percent
     assert passed == sum(table[g][0] for g in groups) and total == sum(table[g][1] for g in groups)
-    assert out.count("\n  miss  [") == total - passed
+    assert out.count("\n  miss  [") == total - passed and out.count("\n  skip  [") == 1
 
 
 # -- a cases file of one's own
@@ -228,12 +233,12 @@ async def test_the_evaluators_score_tools_and_key_arguments() -> None:
         "tool not needed": [],
         "unanswered": event,
     }
-    dataset = Dataset[str, Calls, Turn, CaseInfo](
+    dataset = Dataset[Request, Calls, Turn, CaseInfo](
         name="unit",
         cases=[
             Case(
                 name=f"entry {i}",
-                inputs=request,
+                inputs=Request(request),
                 metadata=CaseInfo("g", i),
                 expected_output=expected[request],
             )
@@ -242,12 +247,12 @@ async def test_the_evaluators_score_tools_and_key_arguments() -> None:
         evaluators=[ToolSelection(), KeyArguments(), Answered()],
     )
 
-    async def task(request: str) -> Turn:
-        if request == "right":  # every call of the turn counts, whatever step made it
-            return Turn(runs[request], answer="Done.", steps=3)
-        if request == "unanswered":
-            return Turn(runs[request], ended="out of model requests (8 per turn)")
-        return Turn(runs[request], answer="Done.")
+    async def task(request: Request) -> Turn:
+        if request.text == "right":  # every call of the turn counts, whatever step made it
+            return Turn(runs[request.text], answer="Done.", steps=3)
+        if request.text == "unanswered":
+            return Turn(runs[request.text], ended="out of model requests (8 per turn)")
+        return Turn(runs[request.text], answer="Done.")
 
     report = await dataset.evaluate(task)
     results = {o.request: o for o in outcomes(report)}
@@ -261,7 +266,7 @@ async def test_the_evaluators_score_tools_and_key_arguments() -> None:
     assert results["unanswered"].reason == "no answer: out of model requests (8 per turn)"
 
 
-async def test_a_failing_run_or_evaluator_fails_only_its_case() -> None:
+async def test_a_failing_run_or_evaluator_fails_only_its_case_and_a_skipped_one_counts_in_none() -> None:
     class Picky(Evaluator[Calls, Turn]):
         name = "picky"
 
@@ -270,25 +275,30 @@ async def test_a_failing_run_or_evaluator_fails_only_its_case() -> None:
                 raise KeyError("boom")
             return Verdict(bool(output.calls))
 
-    async def task(request: str) -> Turn:
-        if request == "crash":
+    async def task(request: Request) -> Turn:
+        if request.text == "crash":
             raise RuntimeError("the model is down\nTraceback ...")
-        return Turn([ToolCall(request, {})] if request else [], answer="ok")
+        if request.text == "not here":
+            raise Skipped("it cannot be played here")
+        return Turn([ToolCall(request.text, {})] if request.text else [], answer="ok")
 
-    requests = ["crash", "get_current_datetime", "boom", ""]
-    dataset = Dataset[str, Calls, Turn, CaseInfo](
+    requests = ["crash", "get_current_datetime", "boom", "", "not here"]
+    dataset = Dataset[Request, Calls, Turn, CaseInfo](
         name="unit",
-        cases=[Case(f"entry {i}", r, CaseInfo("g", i), []) for i, r in enumerate(requests)],
+        cases=[Case(f"entry {i}", Request(r), CaseInfo("g", i), []) for i, r in enumerate(requests)],
         evaluators=[Picky()],
     )
     report = await dataset.evaluate(task, max_concurrency=2)
-    assert [r.case.inputs for r in report.ran] == ["get_current_datetime", "boom", ""]
-    assert [(o.passed, o.reason) for o in outcomes(report)] == [
-        (False, "the run failed: RuntimeError: the model is down"),
-        (True, ""),
-        (False, "the picky evaluator failed: KeyError: 'boom'"),
-        (False, "picky"),
+    assert [r.case.inputs.text for r in report.ran] == ["get_current_datetime", "boom", ""]
+    found = outcomes(report)
+    assert [(o.passed, o.skipped, o.reason) for o in found] == [
+        (False, False, "the run failed: RuntimeError: the model is down"),
+        (True, False, ""),
+        (False, False, "the picky evaluator failed: KeyError: 'boom'"),
+        (False, False, "picky"),
+        (False, True, "it cannot be played here"),
     ]
+    assert scores(found) == [Score("g", 1, 4), Score("overall", 1, 4)]  # the skipped case is in neither
 
 
 def test_accuracy_per_group_and_overall() -> None:

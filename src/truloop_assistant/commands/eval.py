@@ -110,7 +110,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     print(asyncio.run(member_request_size(agent)).summary())
     for result in results:
         if not result.passed:
-            print(f"  miss  [{result.group}] {shown(result.request)}: {result.reason}")
+            what = "skip" if result.skipped else "miss"
+            print(f"  {what}  [{result.group}] {shown(result.request)}: {result.reason}")
     print()
     table = scores(results)
     print("\n".join(render(table)))

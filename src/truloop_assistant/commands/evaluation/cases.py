@@ -1,4 +1,5 @@
-"""The evaluation cases: a YAML or JSON list of requests, each with the tools the model should call."""
+"""The evaluation cases: a YAML or JSON list of requests (words, and files sent with them), each with the
+tools the model should call."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ from ...agent.agents import MemberAgent
 from ...errors import OperatorError, first_problem
 from ...protocol.methods import ApprovalResult
 from ...tools.agent_deps import AgentDeps
+from .case_files import FILE_KEYS, Request, case_files
 from .harness import Case, Dataset, Evaluator, Report
 
 DEFAULT_CASES = Path(__file__).resolve().parents[2] / "data" / "eval_cases.yaml"
 """The bundled evaluation set."""
 
 _KEYS = ("group", "request", "expect")
-_OPTIONAL_KEYS = ("phone",)
+_OPTIONAL_KEYS = ("phone", *FILE_KEYS)
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,9 @@ class CaseInfo:
     edited times as ``HH:MM`` on the call's own day); None: it confirms them as they are."""
 
 
-EvalCase = Case[str, Calls, CaseInfo]
-EvalDataset = Dataset[str, Calls, Turn, CaseInfo]
-EvalReport = Report[str, Calls, Turn, CaseInfo]
+EvalCase = Case[Request, Calls, CaseInfo]
+EvalDataset = Dataset[Request, Calls, Turn, CaseInfo]
+EvalReport = Report[Request, Calls, Turn, CaseInfo]
 
 
 class CasesFileError(OperatorError, ValueError):
@@ -106,7 +108,7 @@ def load_cases(
     cases: list[EvalCase] = []
     for index, entry in enumerate(raw):
         try:
-            cases.append(_case(entry, index, tools))
+            cases.append(_case(entry, index, tools, path.parent))
         except ValueError as exc:
             raise CasesFileError(f"{path}: {_label(entry, index)}: {exc}") from None
     return EvalDataset(name=path.stem, cases=cases, evaluators=list(evaluators))
@@ -120,14 +122,20 @@ def _label(entry: object, index: int) -> str:
     return f"entry {index}"
 
 
-def _case(entry: object, index: int, tools: dict[str, set[str]]) -> EvalCase:
+def _case(entry: object, index: int, tools: dict[str, set[str]], folder: Path) -> EvalCase:
     if not isinstance(entry, dict):
         raise ValueError(f"expected a mapping with {', '.join(_KEYS)}, got {type(entry).__name__}")
     if unknown := [str(k) for k in entry if k not in (*_KEYS, *_OPTIONAL_KEYS)]:
-        raise ValueError(f"unknown key {unknown[0]!r} (a case has {', '.join(_KEYS)}; optionally phone)")
-    for key in ("group", "request"):
-        if not isinstance(entry.get(key), str) or not entry[key].strip():
-            raise ValueError(f"{key}: a non-empty text is required")
+        has, may = ", ".join(_KEYS), ", ".join(_OPTIONAL_KEYS)
+        raise ValueError(f"unknown key {unknown[0]!r} (a case has {has}; optionally {may})")
+    if not isinstance(entry.get("group"), str) or not entry["group"].strip():
+        raise ValueError("group: a non-empty text is required")
+    files = case_files(entry, folder)
+    text = entry.get("request", "" if files else None)
+    if not isinstance(text, str) or not (text.strip() or files):
+        raise ValueError(
+            "request: a non-empty text is required (it may be left out beside a picture or voice)"
+        )
     if "expect" not in entry:
         raise ValueError("expect: required (`expect: {}` for a request that needs no tool)")
     expect = entry["expect"]
@@ -135,7 +143,7 @@ def _case(entry: object, index: int, tools: dict[str, set[str]]) -> EvalCase:
         raise ValueError("expect: expected a mapping of tool name to key arguments")
     return EvalCase(
         name=f"entry {index}",
-        inputs=entry["request"].strip(),
+        inputs=Request(text.strip(), files),
         metadata=CaseInfo(group=entry["group"].strip(), entry=index, phone=_phone(entry.get("phone"))),
         expected_output=[
             call for tool, spec in expect.items() for call in _expected_calls(tool, spec, tools)

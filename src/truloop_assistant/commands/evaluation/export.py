@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .case_files import Request
 from .cases import Calls, CaseInfo, EvalReport, Turn
 from .harness import CaseResult
 from .scoring import Outcome, Score, outcomes, scores
@@ -44,13 +45,15 @@ def _calls(calls: Calls) -> list[dict[str, Any]]:
     ]
 
 
-def _case(result: CaseResult[str, Calls, Turn, CaseInfo], outcome: Outcome) -> dict[str, Any]:
+def _case(result: CaseResult[Request, Calls, Turn, CaseInfo], outcome: Outcome) -> dict[str, Any]:
     turn = outcome.turn
     return {
         "entry": result.case.metadata.entry,
         "group": outcome.group,
-        "request": outcome.request,
+        "request": result.case.inputs.text,
+        "files": [{"kind": file.key, "name": file.name} for file in result.case.inputs.files],
         "expect": _calls(result.case.expected_output),
+        "skipped": outcome.skipped,
         "passed": outcome.passed,
         "reason": outcome.reason,
         "calls": _calls(turn.calls) if turn else [],

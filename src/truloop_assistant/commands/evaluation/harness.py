@@ -4,6 +4,8 @@ What a case expects and what the task returns may be of different types (the exp
 and the turn that made them).
 
 A failing task or evaluator never stops the run: it is recorded on its case, and the other cases go on.
+A task that cannot play a case here (:class:`Skipped`: say a voice note, and no transcriber) has it
+reported as skipped, with the reason: neither passed nor failed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ class Case(Generic[InputsT, ExpectedT, MetadataT]):
     expected_output: ExpectedT
 
 
+class Skipped(Exception):
+    """Raised by a task for a case it cannot play here; the message says why."""
+
+
 @dataclass(frozen=True)
 class Verdict:
     """An evaluator's judgement of one output; a failed one says why."""
@@ -51,17 +57,19 @@ class Evaluator(ABC, Generic[ExpectedT, OutputT]):
 
 @dataclass(frozen=True)
 class CaseResult(Generic[InputsT, ExpectedT, OutputT, MetadataT]):
-    """How one case went: its verdicts, or the task's failure (``error``) when it did not run through."""
+    """How one case went: its verdicts, or the task's failure (``error``) when it did not run through,
+    or why it was not played (``skipped``)."""
 
     case: Case[InputsT, ExpectedT, MetadataT]
     output: OutputT | None = None
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     error: str | None = None
+    skipped: str | None = None
 
     @property
     def ran(self) -> bool:
         """Whether the task returned an output for the case."""
-        return self.error is None
+        return self.error is None and self.skipped is None
 
     @property
     def failures(self) -> list[str]:
@@ -102,6 +110,8 @@ class Dataset(Generic[InputsT, ExpectedT, OutputT, MetadataT]):
             async with limit:
                 try:
                     output = await task(case.inputs)
+                except Skipped as exc:
+                    return CaseResult(case, skipped=str(exc))
                 except Exception as exc:
                     return CaseResult(case, error=_described(exc))
             verdicts = {e.name: _judge(e, case.expected_output, output) for e in self.evaluators}

@@ -26,6 +26,7 @@ from pydantic_ai import (
 )
 
 from ...agent.agents import MemberAgent
+from ...agent.turn_files import TurnInput
 from ...config import Settings
 from ...tools.agent_deps import AgentDeps
 from .cases import Calls, ToolCall, Turn
@@ -48,7 +49,7 @@ def tool_calls(messages: Sequence[ModelMessage]) -> Calls:
 
 async def play_turn(
     agent: MemberAgent,
-    request: str,
+    said: TurnInput,
     *,
     deps: Callable[[], AgentDeps],
     phone: Phone,
@@ -57,7 +58,11 @@ async def play_turn(
     max_resumes: int = MAX_RESUMES,
     decision: Mapping[str, Any] | None = None,
 ) -> Turn:
-    """Run ``request`` until the agent answers, the phone answering each pause (``deps``: new per run)."""
+    """Run the turn ``said`` until the agent answers, the phone answering each pause (``deps``: new per
+    run). Sent only files the server could not take, the turn's answer is their short answers, as the
+    server's is, and the model is not run."""
+    if not said.readable:
+        return Turn([], answer="\n".join(said.refusals), steps=0)
     usage = RunUsage()  # the turn's budget, across its resumes
     limits = UsageLimits(request_limit=settings.max_model_requests)
     history: list[ModelMessage] | None = None
@@ -67,7 +72,7 @@ async def play_turn(
             try:
                 async with asyncio.timeout(settings.turn_timeout_s):
                     result = await agent.run(
-                        None if history else request,
+                        None if history else said.sent(),
                         message_history=history,
                         deferred_tool_results=results,
                         instructions=instructions,
@@ -88,7 +93,7 @@ async def play_turn(
         if not isinstance(result.output, DeferredToolRequests):
             return Turn(tool_calls(history), answer=result.output, steps=step + 1)
         if step < max_resumes:
-            results = phone.answer(result.output, prompt=request, step=step, decision=decision)
+            results = phone.answer(result.output, prompt=said.prompt, step=step, decision=decision)
     assert history is not None  # the loop ran at least once
     ended = f"still asking the phone after {max_resumes} answers"
     return Turn(tool_calls(history), ended=ended, steps=max_resumes + 1)

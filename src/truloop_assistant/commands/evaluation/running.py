@@ -2,7 +2,8 @@
 
 Server tools really run: a confirmed event is created, a forgotten memory is gone. So that what one
 case changes is not what another finds, each case starts on a database of its own, emptied and seeded
-alike: the sample directory, two events the user organizes tomorrow and one memory.
+alike: the sample directory, two events the user organizes tomorrow and one memory. A case's files
+are read there as the server reads a person's (:mod:`.played_files`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
+import httpx
 from redis.asyncio import Redis
 
 from ...agent.agents import MemberAgent
@@ -22,13 +24,16 @@ from ...backends import Backends
 from ...backends.events import RedisEventStore
 from ...backends.knowledge import KnowledgeBase, load_knowledge_base
 from ...backends.memory import RedisMemoryStore
+from ...backends.transcription import transcriber_for
 from ...backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
 from ...config import Settings
 from ...i18n import Language
 from ...redis_client import connect
 from ...tools.agent_deps import AgentDeps, Relayed
+from .case_files import Request
 from .cases import EvalDataset, EvalReport, Turn
 from .phone import Phone
+from .played_files import CHANNEL, CaseReading
 from .played_turns import play_turn
 
 EVAL_USER = "jeff"
@@ -121,10 +126,12 @@ def agent_task(
     redis_url: str,
     settings: Settings,
     knowledge: KnowledgeBase,
-    decisions: Mapping[str, Mapping[str, Any]] | None = None,
-) -> Callable[[str], Awaitable[Turn]]:
-    """The evaluated task: a request played through to its answer, on a freshly seeded database
-    (``decisions``: request -> how the phone answers its confirmation dialogs, when not a plain yes)."""
+    reading: CaseReading,
+    decisions: Mapping[Request, Mapping[str, Any]] | None = None,
+) -> Callable[[Request], Awaitable[Turn]]:
+    """The evaluated task: a request read (``reading``) and played through to its answer, on a freshly
+    seeded database (``decisions``: request -> how the phone answers its confirmation dialogs, when
+    not a plain yes)."""
     timezone = ZoneInfo(settings.timezone)
     free = asyncio.Queue[int]()
     for db in range(CONCURRENCY):
@@ -134,18 +141,20 @@ def agent_task(
     )
     mailbox = Mailbox()
 
-    async def turn(request: str) -> Turn:
+    async def turn(request: Request) -> Turn:
+        reading.check(request)  # before a database is taken and seeded for it
         db = await free.get()
         redis = connect(database_url(redis_url, db))
         try:
             await redis.flushdb()
             backends = await eval_backends(redis, timezone, datetime.now(timezone), knowledge)
             user = await backends.users.get_profile(EVAL_USER)
+            said = await reading.read(redis, request)
 
             def deps() -> AgentDeps:
                 return AgentDeps(
                     user_id=EVAL_USER,
-                    channel_url="eval",
+                    channel_url=CHANNEL,
                     timezone=timezone,
                     backends=backends,
                     relay_writer=mailbox,
@@ -154,7 +163,7 @@ def agent_task(
 
             return await play_turn(
                 agent,
-                request,
+                said,
                 deps=deps,
                 phone=phone,
                 instructions=turn_instructions(
@@ -173,11 +182,21 @@ def agent_task(
 async def evaluate(
     dataset: EvalDataset, agent: MemberAgent, redis_url: str, settings: Settings
 ) -> EvalReport:
-    """Run every case of the dataset against the agent, each on its own database of that Redis."""
+    """Run every case of the dataset against the agent, each on its own database of that Redis; voice
+    notes are heard with ``TRULOOP_TRANSCRIPTION_MODEL`` (unset: their cases are skipped)."""
     decisions = {
         case.inputs: case.metadata.phone
         for case in dataset.cases
         if case.metadata is not None and case.metadata.phone is not None
     }
-    task = agent_task(agent, redis_url, settings, load_knowledge_base(None), decisions)
-    return await dataset.evaluate(task, max_concurrency=CONCURRENCY)
+    transcriber = transcriber_for(settings)
+    async with httpx.AsyncClient(follow_redirects=False) as client:
+        reading = CaseReading(
+            agent, EVAL_USER, max_bytes=settings.max_file_bytes, transcriber=transcriber, client=client
+        )
+        task = agent_task(agent, redis_url, settings, load_knowledge_base(None), reading, decisions)
+        try:
+            return await dataset.evaluate(task, max_concurrency=CONCURRENCY)
+        finally:
+            if transcriber is not None:
+                await transcriber.aclose()

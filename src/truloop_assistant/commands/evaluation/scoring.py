@@ -1,5 +1,5 @@
 """Scoring a case: were the expected tools called, with the key arguments, in a turn that ended with an
-answer; accuracy per group."""
+answer; accuracy per group, of the cases played (a skipped case counts in none)."""
 
 from __future__ import annotations
 
@@ -92,10 +92,13 @@ class Outcome:
 
     group: str
     request: str
+    """The request as the report shows it: its words, then its files (``[picture poster.png]``)."""
     passed: bool
     reason: str = ""
     turn: Turn | None = None
-    """What the request led to; None when its run failed."""
+    """What the request led to; None when its run failed or it was skipped."""
+    skipped: bool = False
+    """Not played here (``reason`` says why): neither passed nor failed."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,10 @@ def outcomes(report: EvalReport) -> list[Outcome]:
     """Each case of the report, in the order of the cases file; a case whose run failed did not pass."""
     found = []
     for result in report.results:
+        request = result.case.inputs.shown
+        if result.skipped is not None:
+            found.append(Outcome(result.case.metadata.group, request, False, result.skipped, skipped=True))
+            continue
         if result.error is not None:
             reasons = [f"the run failed: {(result.error.strip().splitlines() or ['?'])[0]}"]
         else:
@@ -123,7 +130,7 @@ def outcomes(report: EvalReport) -> list[Outcome]:
         found.append(
             Outcome(
                 result.case.metadata.group,
-                result.case.inputs,
+                request,
                 not reasons,
                 "; ".join(reasons),
                 result.output,
@@ -133,10 +140,11 @@ def outcomes(report: EvalReport) -> list[Outcome]:
 
 
 def scores(results: Iterable[Outcome]) -> list[Score]:
-    """One score per group (in order of first appearance), then the overall one."""
+    """One score per group (in order of first appearance), then the overall one; of the cases played."""
     groups: dict[str, list[bool]] = {}
     for result in results:
-        groups.setdefault(result.group, []).append(result.passed)
+        if not result.skipped:
+            groups.setdefault(result.group, []).append(result.passed)
     every = [p for passed in groups.values() for p in passed]
     return [Score(g, sum(p), len(p)) for g, p in groups.items()] + [Score("overall", sum(every), len(every))]
 
