@@ -35,6 +35,7 @@
     ├── EventNotFoundError          no such event (backends.events); also a ``LookupError``
     ├── SchemaTooCostly             a declared schema too costly (protocol.schema_limits); a ``ValueError``
     ├── SidePortRefused             a side port's request refused before its app (runtime.side_port_http)
+    ├── Skipped                     an evaluation case this run cannot play (commands.evaluation.harness)
     └── OperatorError               what an operator's command was given cannot be used
         ├── UsersFileError          a users file (backends.users.file); also a ``ValueError``
         ├── CasesFileError          an evaluation cases file (commands.evaluation.cases)

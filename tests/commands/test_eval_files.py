@@ -157,10 +157,10 @@ async def test_a_large_picture_reaches_the_model_scaled_as_the_server_scales_it(
     [outcome] = outcomes(report)
     assert outcome.passed, outcome.reason
     [prompt] = booker.prompts
-    assert prompt[0] == "Put this on my calendar\n[picture file:1:0 whiteboard.jpg, 2048x1536]"
+    assert prompt[0] == "Put this on my calendar\n[picture file:1:0 whiteboard.jpg, 2000x1500]"
     [sent] = pictures(prompt)
     with Image.open(io.BytesIO(sent.data)) as image:
-        assert max(image.size) <= 2048 and image.size == (2048, 1536)
+        assert max(image.size) <= 2048 and image.size == (2000, 1500)  # decoded at half scale, 4:3 kept
 
 
 @pytest.fixture

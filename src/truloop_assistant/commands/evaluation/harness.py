@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Generic, TypeVar
 
+from ...errors import TruloopError
+
 InputsT = TypeVar("InputsT")
 ExpectedT = TypeVar("ExpectedT")
 OutputT = TypeVar("OutputT")
@@ -32,7 +34,7 @@ class Case(Generic[InputsT, ExpectedT, MetadataT]):
     expected_output: ExpectedT
 
 
-class Skipped(Exception):
+class Skipped(TruloopError):
     """Raised by a task for a case it cannot play here; the message says why."""
 
 
