@@ -165,10 +165,8 @@ class TurnRunner:
             refusals=said.refusals,
         )
         if not said.readable:  # only files it could not take: their short answers are the answer
-            turn, endings = (
-                replace(turn, refusals=(), history_len=len(history.value)),
-                self.model_step.endings,
-            )
+            endings = self.model_step.endings
+            turn = replace(turn, refusals=(), history_len=len(history.value))
             recorded = await endings.record(turn, "answered", time.time(), RunUsage(), [], ended=True)
             await endings.reply(turn, "\n".join(said.refusals), consumed, recorded)
             return

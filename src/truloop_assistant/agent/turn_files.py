@@ -131,10 +131,7 @@ class TurnFiles:
         name = attachment.name or "file"
         result = await self._read(channel_url, attachment)
         if isinstance(result, Refused):
-            log.info("file %s (%s) not taken: %s, %s", ident, name, result.reason, result.detail)
-            reason = _REASONS[result.reason]
-            reading.lines.append(f"[file {ident} {name}: sent, but could not be read ({reason})]")
-            reading.refusals.append(self._refusal(result, name, reading.language))
+            self._refuse(reading, ident, name, result)
             return
         kind = result.file_type.kind
         if kind == "audio":
@@ -146,9 +143,7 @@ class TurnFiles:
             return
         ready = await self._binary(result, ident)
         if isinstance(ready, Refused):
-            reason = _REASONS[ready.reason]
-            reading.lines.append(f"[file {ident} {name}: sent, but could not be read ({reason})]")
-            reading.refusals.append(self._refusal(ready, name, reading.language))
+            self._refuse(reading, ident, name, ready)
             return
         binary, shape = ready
         reading.lines.append(f"[{_LABELS[kind]} {ident} {name}{shape}]")
@@ -165,7 +160,6 @@ class TurnFiles:
             return BinaryContent(fetched.data, media_type=fetched.media_type, identifier=ident), ""
         picture = await asyncio.to_thread(prepare, fetched.data, fetched.media_type)
         if isinstance(picture, Refused):
-            log.info("picture %s not taken: %s", ident, picture.detail)
             return picture
         binary = BinaryContent(picture.data, media_type=picture.media_type, identifier=ident)
         return binary, f", {picture.width}x{picture.height}"
@@ -187,6 +181,13 @@ class TurnFiles:
         if not reading.lines or all(line.startswith("[") for line in reading.lines):
             reading.language = language_of(words)
         reading.lines.append(f"{VOICE_NOTE} {words}")
+
+    def _refuse(self, reading: _Reading, ident: str, name: str, refused: Refused) -> None:
+        """A file not taken: a line for the model, a short answer for the person."""
+        log.info("file %s (%s) not taken: %s, %s", ident, name, refused.reason, refused.detail)
+        reason = _REASONS[refused.reason]
+        reading.lines.append(f"[file {ident} {name}: sent, but could not be read ({reason})]")
+        reading.refusals.append(self._refusal(refused, name, reading.language))
 
     def _refusal(self, refused: Refused, name: str, language: Language) -> str:
         if refused.reason == "too_big":

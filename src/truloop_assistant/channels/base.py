@@ -38,8 +38,7 @@ class Capabilities:
     device tool is offered and nothing asks for a dialog. ``streams``: an answer may grow in place.
     ``updates``: a message can be changed after it went (``settle_rpc``). ``typing``: a typing
     indicator shows. ``max_chars``: the longest message; ``max_segments``: for SMS, how many segments
-    an answer may take (None: not counted in segments). ``files``: a person can send pictures,
-    documents and voice notes through it (Sendbird's FILE messages, the local channel's uploads).
+    an answer may take (None: not counted in segments).
     """
 
     devices: bool = True
@@ -48,7 +47,6 @@ class Capabilities:
     typing: bool = True
     max_chars: int = 5000
     max_segments: int | None = None
-    files: bool = True
 
 
 CHAT = Capabilities()

@@ -86,10 +86,16 @@ async def _read(response: httpx.Response, max_bytes: int) -> FetchResult:
             file_type = detect(bytes(body))
             if file_type is None:
                 return Refused("unsupported_type", "not a type the server reads", read=len(body))
-    file_type = file_type or detect(bytes(body))
+    return typed(bytes(body), file_type)
+
+
+def typed(data: bytes, file_type: FileType | None = None) -> FetchResult:
+    """``data`` as a file of the type its bytes show (``file_type`` when already read from them), or
+    refused as a type the server does not read."""
+    file_type = file_type or detect(data)
     if file_type is None:
-        return Refused("unsupported_type", "not a type the server reads", read=len(body))
-    return Fetched(bytes(body), file_type)
+        return Refused("unsupported_type", "not a type the server reads", read=len(data))
+    return Fetched(data, file_type)
 
 
 async def _follow(

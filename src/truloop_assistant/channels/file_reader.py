@@ -12,10 +12,9 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..protocol.file_types import detect
 from ..protocol.files import UPLOAD_SCHEME, Attachment
 from ..store.uploads import Uploads
-from .file_fetch import Fetched, FetchResult, Refused, fetch
+from .file_fetch import FetchResult, Refused, fetch, typed
 
 
 @dataclass
@@ -44,7 +43,4 @@ class FileReader:
             return Refused("unreachable", "no such upload (expired, or another channel's)")
         if len(data) > self.max_bytes:
             return Refused("too_big", f"{len(data)} bytes > {self.max_bytes}", read=len(data))
-        file_type = detect(data)
-        if file_type is None:
-            return Refused("unsupported_type", "not a type the server reads", read=len(data))
-        return Fetched(data, file_type)
+        return typed(data)

@@ -71,9 +71,9 @@ def _encode(image: Image.Image) -> tuple[bytes, str]:
 
 def _scaled(image: Image.Image) -> Picture:
     if image.format == "JPEG":
-        # Decode at 1/2, 1/4 or 1/8 scale where that comes out within 3/4 of the longest side and it
-        # (a 4032x3024 photo: 2016x1512, a quarter of the work, no resampling after); else at the
-        # least reduction still at least MAX_SIDE, scaled down after.
+        # Decode at 1/2, 1/4 or 1/8 scale when the result's longest side is between 3/4 of MAX_SIDE
+        # and MAX_SIDE (a 4032x3024 photo: 2016x1512, a quarter of the work, no resampling after);
+        # else at the least reduction still at least MAX_SIDE, scaled down after.
         longest = max(image.size)
         fits = [n for n in (8, 4, 2) if MAX_SIDE * 3 / 4 <= longest / n <= MAX_SIDE]
         if fits:

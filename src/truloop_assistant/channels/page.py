@@ -18,7 +18,7 @@ from ..store import guest_link_keys as gk
 from .base import Capabilities, NoDevice
 from .parts import send_in_parts
 
-PAGE = Capabilities(devices=False, streams=False, updates=False, typing=False, max_chars=2000, files=False)
+PAGE = Capabilities(devices=False, streams=False, updates=False, typing=False, max_chars=2000)
 """A guest page: plain messages of at most 2,000 characters, nothing else."""
 
 Sender = Literal["guest", "assistant"]

@@ -36,7 +36,7 @@ class RoutingChannel:
         try:
             return self.route(channel_url).capabilities(channel_url)
         except ChannelSendError:  # nothing carries it: nothing can be done in it either
-            return Capabilities(devices=False, streams=False, updates=False, typing=False, files=False)
+            return Capabilities(devices=False, streams=False, updates=False, typing=False)
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:
         await self.route(channel_url).send_text(channel_url, text, dedup_id=dedup_id)

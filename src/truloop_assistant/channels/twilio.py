@@ -74,7 +74,6 @@ class TwilioChannel(NoDevice):
             typing=False,
             max_chars=self.max_segments * MULTIPART["UCS-2"],
             max_segments=self.max_segments,
-            files=False,
         )
 
     async def send_text(self, channel_url: str, text: str, *, dedup_id: str) -> None:

@@ -89,11 +89,7 @@ class Admission:
                     self.transcript.add_write(message.channel_url, line),
                     *channel_writes(message.user_id, message.channel_url),
                     *self.decided(message, "not_addressed", noted=True),
-                    *(
-                        keep_writes(message.channel_url, message.user_id, message.files)
-                        if message.files
-                        else []
-                    ),
+                    *keep_writes(message.channel_url, message.user_id, message.files),
                 ],
             )
         elif heard == "elsewhere":
