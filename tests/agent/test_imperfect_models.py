@@ -181,7 +181,7 @@ def relay_with_a_slow_writer(writer_s: float) -> FunctionModel:
         told = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)]
         if told:
             return ModelResponse(parts=[TextPart(told[0].model_response_str())])
-        args = {"user_id": "mina", "request": "the review moved to 3pm"}
+        args = {"user_id": "mina", "message": "the review moved to 3pm"}
         return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
 
     return FunctionModel(fn)

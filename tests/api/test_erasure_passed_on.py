@@ -111,7 +111,7 @@ async def test_a_relayed_message_no_longer_reaches_its_recipients_model_once_its
     start_server: Any, directory: Any
 ) -> None:
     model = Watcher(
-        plans={"tell mina": ToolCallPart("send_message_to_user", {"user_id": "mina", "request": RELAYED})}
+        plans={"tell mina": ToolCallPart("send_message_to_user", {"user_id": "mina", "message": RELAYED})}
     )
     async with start_server(model=model.model()) as h:
         await confirmed(h, "tell mina")

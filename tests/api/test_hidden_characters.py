@@ -36,7 +36,7 @@ def isolated(text: str) -> str:
         ("create_event", {**LUNCH, "guest_user_ids": ["kim\u3164"]}, "U+3164"),
         ("update_event", {"event_id": "{event}", "add_guest_user_ids": ["kim\u2066"]}, "U+2066"),
         ("invite_to_event", {"event_id": "{event}", "guest_user_ids": ["kim\u00ad"]}, "U+00AD"),
-        ("send_message_to_user", {"user_id": "mi\u200dna", "request": "lunch moved"}, "U+200D"),
+        ("send_message_to_user", {"user_id": "mi\u200dna", "message": "lunch moved"}, "U+200D"),
         ("get_user_profile", {"user_id": "mina\u2069"}, "U+2069"),
     ],
 )

@@ -132,7 +132,7 @@ async def test_a_relayed_message_is_quoted_as_passed_on_for_its_sender(
 ) -> None:
     model = Recorder(relayed=f"Jeff says: {FORGED}")
     model.plans["tell mina about lunch"] = ToolCallPart(
-        "send_message_to_user", {"user_id": "mina", "request": FORGED}
+        "send_message_to_user", {"user_id": "mina", "message": FORGED}
     )
     async with start_server(model=model.model()) as h:
         await h.user_says("tell mina about lunch")

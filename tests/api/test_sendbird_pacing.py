@@ -95,7 +95,7 @@ async def test_twenty_conversations_twelve_invitations_and_a_relay_all_arrive_on
             "jeff", "set up the design lunch", call("create_event", **lunch(guest_user_ids=guests))
         )
         relay = confirmed_by(
-            "mina", "tell jeff lunch moved", call("send_message_to_user", user_id="jeff", request="moved")
+            "mina", "tell jeff lunch moved", call("send_message_to_user", user_id="jeff", message="moved")
         )
         await asyncio.gather(organizer, relay, *(conversation(n) for n in range(20)))
         for n in range(20):

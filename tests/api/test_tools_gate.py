@@ -65,7 +65,7 @@ def relaying(draft: Callable[[], str]) -> FunctionModel:
         text = results_text(messages)
         if text is not None:
             return ModelResponse(parts=[TextPart(text)])
-        args = {"user_id": "mina", "request": "lunch moved to 1pm"}
+        args = {"user_id": "mina", "message": "lunch moved to 1pm"}
         return ModelResponse(parts=[ToolCallPart("send_message_to_user", args)])
 
     return FunctionModel(fn)
@@ -224,7 +224,7 @@ async def test_relayed_message_is_written_by_the_notification_agent_and_delivere
         if text is not None:
             return ModelResponse(parts=[TextPart(text)])
         return ModelResponse(
-            parts=[ToolCallPart("send_message_to_user", {"user_id": "mina", "request": "lunch moved to 1pm"})]
+            parts=[ToolCallPart("send_message_to_user", {"user_id": "mina", "message": "lunch moved to 1pm"})]
         )
 
     async with start_server(model=FunctionModel(fn)) as h:

@@ -60,7 +60,7 @@ from truloop_assistant.redis_client import connect
 
 SCORE_LINE = re.compile(r"^(?P<group>\S+)\s+(?P<passed>\d+)/(?P<total>\d+)\s+(?P<percent>\d+) %$")
 REQUEST_SIZE = re.compile(
-    r"^request size: \d+ tools in [\d,]+ chars \(at most 10,000\), "
+    r"^request size: \d+ tools in [\d,]+ chars \(at most 9,500\), "
     r"instructions [\d,]+ chars \(at most 3,500\), about [\d,]+ tokens$"
 )
 DEVICE_TOOLS = {"get_calendar_events", "confirm_interaction", "get_permission_status"}

@@ -70,7 +70,7 @@ async def test_a_failing_lookup_still_asks_with_the_plain_arguments() -> None:
     backends = Backends(users=None, events=Broken(), knowledge=None, memory=None, places=None)  # type: ignore[arg-type]
     context = ApprovalContext(language="en", timezone=SEOUL, now=NOW, backends=backends)
     params = await describe_approval(
-        ToolCallPart("invite_to_event", {"event_id": "evt_1", "user_ids": ["mina"]}), context
+        ToolCallPart("invite_to_event", {"event_id": "evt_1", "invitee_user_ids": ["mina"]}), context
     )
     assert params.title == "Allow invite to event?"
     assert "evt_1" in params.message and "mina" in params.message
@@ -118,7 +118,7 @@ async def test_guests_by_phone_number_are_shown_as_written() -> None:
     assert params.message.endswith(
         f": add guests {q('+821055505678')} (they get an invitation); remove guests {q('010-5550-1234')}."
     )
-    invite = {"event_id": "evt_1", "user_ids": ["mina"], "guest_phone_numbers": ["010-5550-1234"]}
+    invite = {"event_id": "evt_1", "invitee_user_ids": ["mina"], "guest_phone_numbers": ["010-5550-1234"]}
     params = await describe_approval(ToolCallPart("invite_to_event", invite), english)
     assert params.message.startswith(f"Invite {q('mina')}, {q('010-5550-1234')} to ")
     remembering = ApprovalContext(language="en", timezone=SEOUL, now=NOW, may_remember=True)
@@ -169,7 +169,7 @@ async def test_always_says_what_it_covers_in_the_persons_language(directory: Any
         "그룹 채팅에서는 항상 물어봐요."
     )
     english = ApprovalContext(language="en", timezone=SEOUL, backends=backends, may_remember=True)
-    relay = ToolCallPart("send_message_to_user", {"user_id": "seojun", "request": "lunch at 1"})
+    relay = ToolCallPart("send_message_to_user", {"user_id": "seojun", "message": "lunch at 1"})
     params = await describe_approval(relay, english, {"message": "Lunch is at 1.", "written": True})
     assert params.always is not None and params.always.covers.startswith(
         f"“Always”: for 30 days, messages to {q('이서준')} ({q('seojun')}) are written and sent "
@@ -180,7 +180,7 @@ async def test_always_says_what_it_covers_in_the_persons_language(directory: Any
 async def test_always_is_not_offered_for_invitations_guests_or_where_the_step_says_no() -> None:
     english = ApprovalContext(language="en", timezone=SEOUL, may_remember=True)
     for tool, args in [
-        ("invite_to_event", {"event_id": "evt_1", "user_ids": ["mina"]}),
+        ("invite_to_event", {"event_id": "evt_1", "invitee_user_ids": ["mina"]}),
         ("create_event", {**MEETING, "guest_user_ids": ["guest-kim"]}),
         ("update_event", {"event_id": "evt_1", "add_guest_user_ids": ["guest-kim"]}),
         ("cancel_event", {"event_id": "evt_1"}),

@@ -60,13 +60,13 @@ def test_an_update_approval_given_for_a_move_covers_moves_only(later: dict[str, 
 
 
 def test_a_relay_approval_covers_the_same_recipient_only() -> None:
-    approval = given("send_message_to_user", {"user_id": "mina", "request": "lunch at 1"})
-    assert covers(approval, "send_message_to_user", {"user_id": "mina", "request": "anything"})
-    assert not covers(approval, "send_message_to_user", {"user_id": "seojun", "request": "lunch at 1"})
+    approval = given("send_message_to_user", {"user_id": "mina", "message": "lunch at 1"})
+    assert covers(approval, "send_message_to_user", {"user_id": "mina", "message": "anything"})
+    assert not covers(approval, "send_message_to_user", {"user_id": "seojun", "message": "lunch at 1"})
 
 
 def test_no_always_for_invitations_guests_or_other_tools() -> None:
-    assert offered_scope("invite_to_event", {"event_id": EVENT_ID, "user_ids": ["mina"]}) is None
+    assert offered_scope("invite_to_event", {"event_id": EVENT_ID, "invitee_user_ids": ["mina"]}) is None
     assert offered_scope("create_event", {**EVENT, "guest_user_ids": ["guest-kim"]}) is None
     assert offered_scope("update_event", {"event_id": EVENT_ID, "add_guest_user_ids": ["k"]}) is None
     assert offered_scope("create_event", {**EVENT, "guest_phone_numbers": ["010-5550-1234"]}) is None

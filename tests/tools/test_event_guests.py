@@ -112,7 +112,7 @@ async def test_a_guest_who_wrote_to_the_assistant_before_is_invited_in_their_lan
     ("tool", "args", "hint"),
     [
         ("create_event", {**LUNCH, "guest_user_ids": ["guest-kim", "mina", "sarah"]}, "invitee_user_ids"),
-        ("invite_to_event", {"guest_user_ids": ["mina"]}, "user_ids"),
+        ("invite_to_event", {"guest_user_ids": ["mina"]}, "invitee_user_ids"),
         ("update_event", {"add_guest_user_ids": ["guest-park", "mina"]}, "add_invitee_user_ids"),
     ],
 )
@@ -318,7 +318,11 @@ async def test_invitees_added_later_are_invited_in_their_own_time_zone(
     event = await lunch_with_guests(backends, inviter, invitee_user_ids=["mina"])
     added = content(
         await ask(
-            backends, inviter, "invite_to_event", event_id=event["event_id"], user_ids=["mina", "sarah"]
+            backends,
+            inviter,
+            "invite_to_event",
+            event_id=event["event_id"],
+            invitee_user_ids=["mina", "sarah"],
         )
     )
     assert (added["added"], added["already_invited"]) == (["sarah"], ["mina"])

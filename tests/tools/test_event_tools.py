@@ -169,17 +169,47 @@ async def test_get_events_checks_its_range(backends: Backends) -> None:
         backends, "get_events", start_date=WEEK["start_date"], end_date="2028-01-01T00:00:00+09:00"
     )
     assert "longer than 366 days" in retried(too_long)[""]
-    naive = await ask(backends, "get_events", start_date="2026-11-30", end_date=WEEK["end_date"])
+    naive = await ask(backends, "get_events", start_date="2026-11-30T09:00", end_date=WEEK["end_date"])
     assert "has no UTC offset" in retried(naive)["start_date"]
+    backwards = await ask(backends, "get_events", start_date="2026-12-03", end_date="2026-12-02")
+    assert "swap them" in retried(backwards)[""]
+
+
+async def test_plain_dates_are_whole_days_in_the_users_zone_and_the_end_is_exclusive(
+    backends: Backends,
+) -> None:
+    late = await create(  # from 23:30 on the 1st to 00:30 on the 2nd (Seoul): it overlaps the 2nd
+        backends,
+        title="late call",
+        start_time="2026-12-01T23:30:00+09:00",
+        end_time="2026-12-02T00:30:00+09:00",
+    )
+    lunch = await create(backends)  # 12:00 on the 2nd
+    dawn = await create(  # midnight of the 3rd: past a range that ends with the 2nd
+        backends, title="dawn", start_time="2026-12-03T00:00:00+09:00", end_time="2026-12-03T01:00:00+09:00"
+    )
+    day = content(await ask(backends, "get_events", start_date="2026-12-02", end_date="2026-12-02"))
+    assert [e["event_id"] for e in day["events"]] == [late["event_id"], lunch["event_id"]]
+    # A date beside a date-time: the date is its whole day.
+    both = content(
+        await ask(backends, "get_events", start_date="2026-12-02T12:30:00+09:00", end_date="2026-12-03")
+    )
+    assert [e["event_id"] for e in both["events"]] == [lunch["event_id"], dawn["event_id"]]
+    bad = await ask(backends, "get_events", start_date="2026-02-30", end_date="2026-03-01")
+    assert "not an ISO date; use YYYY-MM-DD" in retried(bad)["start_date"]
 
 
 async def test_invite_adds_a_person_once(backends: Backends) -> None:
     event = await create(backends, invitee_user_ids=["mina"])
     first = content(
-        await ask(backends, "invite_to_event", event_id=event["event_id"], user_ids=["seojun", "mina"])
+        await ask(
+            backends, "invite_to_event", event_id=event["event_id"], invitee_user_ids=["seojun", "mina"]
+        )
     )
     assert first["added"] == ["seojun"] and first["already_invited"] == ["mina"]
-    again = content(await ask(backends, "invite_to_event", event_id=event["event_id"], user_ids=["seojun"]))
+    again = content(
+        await ask(backends, "invite_to_event", event_id=event["event_id"], invitee_user_ids=["seojun"])
+    )
     assert again["added"] == [] and again["already_invited"] == ["seojun"]
     [stored] = await listed(backends)
     assert stored["invitee_user_ids"] == ["mina", "seojun"]
@@ -187,14 +217,17 @@ async def test_invite_adds_a_person_once(backends: Backends) -> None:
 
 async def test_inviting_an_unknown_person_names_them(backends: Backends) -> None:
     event = await create(backends)
-    answer = await ask(backends, "invite_to_event", event_id=event["event_id"], user_ids=["ghost"])
+    answer = await ask(backends, "invite_to_event", event_id=event["event_id"], invitee_user_ids=["ghost"])
     assert answer.startswith("failed: ") and "'ghost'" in answer
     assert (await listed(backends))[0]["invitee_user_ids"] == []
 
 
 async def test_only_the_organizer_can_change_or_invite(backends: Backends) -> None:
     event = await create(backends, invitee_user_ids=["mina"])
-    for tool, args in (("update_event", {"title": "hijacked"}), ("invite_to_event", {"user_ids": ["david"]})):
+    for tool, args in (
+        ("update_event", {"title": "hijacked"}),
+        ("invite_to_event", {"invitee_user_ids": ["david"]}),
+    ):
         answer = await ask(backends, tool, user="mina", event_id=event["event_id"], **args)
         assert answer.startswith(f"failed: only the organizer can change event '{event['event_id']}'")
     [stored] = await listed(backends)
@@ -357,8 +390,8 @@ async def test_update_moving_only_the_end_keeps_the_start(backends: Backends) ->
         ("update_event", {"clear": ["title"]}, "clear.0", "'location', 'description' or"),
         ("update_event", {"start_time": "2026-12-03 12:00"}, "start_time", "has no UTC offset"),
         ("update_event", {"availability_deadline": "tomorrow"}, "availability_deadline", "not an ISO 8601"),
-        ("invite_to_event", {"user_ids": []}, "", "give the ids of other people to invite"),
-        ("invite_to_event", {"user_ids": ["jeff"]}, "", "give the ids of other people to invite"),
+        ("invite_to_event", {"invitee_user_ids": []}, "", "give the ids of other people to invite"),
+        ("invite_to_event", {"invitee_user_ids": ["jeff"]}, "", "give the ids of other people to invite"),
     ],
 )
 async def test_bad_change_arguments_ask_for_a_fix(

@@ -16,14 +16,14 @@ models.ALLOW_MODEL_REQUESTS = False
 @pytest.mark.parametrize(
     ("args", "field", "message"),
     [
-        ({"user_id": "mina", "request": "  "}, "request", "String should have at least 1 character"),
-        ({"user_id": "mina", "request": "x" * 1001}, "request", "String should have at most 1000 characters"),
+        ({"user_id": "mina", "message": "  "}, "message", "String should have at least 1 character"),
+        ({"user_id": "mina", "message": "x" * 1001}, "message", "String should have at most 1000 characters"),
         (
-            {"user_id": " ", "request": "lunch moved to 1pm"},
+            {"user_id": " ", "message": "lunch moved to 1pm"},
             "user_id",
             "String should have at least 1 character",
         ),
-        ({"request": "lunch moved to 1pm"}, "user_id", "Field required"),
+        ({"message": "lunch moved to 1pm"}, "user_id", "Field required"),
     ],
 )
 async def test_bad_arguments_ask_for_a_fix(args: dict[str, Any], field: str, message: str) -> None:

@@ -155,19 +155,25 @@ def test_the_schema_says_what_an_argument_is_in_few_characters() -> None:
         assert noise not in sent, noise
     assert param("get_day_of_week", "date") == {"format": "date", "type": "string"}
     assert "required" not in schemas["get_events"]["parameters"]
-    limit = param("search_users", "limit")
-    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 50, 10)
-    for tool, name in (
-        ("create_event", "start_time"),
-        ("get_events", "end_date"),
-        ("update_event", "end_time"),
-    ):
+    # A limit's bounds and default, an event id's pattern: checked when the call comes back.
+    for noise in ('"minimum"', '"maximum"', '"default"', '"pattern"'):
+        assert noise not in sent, noise
+    assert param("search_users", "limit") == {"type": "integer"}
+    assert param("invite_to_event", "event_id") == {"type": "string"}
+    for tool, name in (("create_event", "start_time"), ("update_event", "end_time")):
         assert param(tool, name)["format"] == "date-time", (tool, name)
-    assert param("invite_to_event", "event_id")["pattern"] == "^evt_[0-9a-f]{12}$"
-    assert param("update_guest_availability", "available_dates")["items"] == {
-        "format": "date",
-        "type": "string",
-    }
+    # A range takes a date (a whole day) or a date-time; its tool says so, once.
+    for tool in ("get_events", "get_calendar_events"):
+        assert param(tool, "start_date") == param(tool, "end_date") == {"type": "string"}
+        assert "overlapping" in schemas[tool]["description"]
+    assert "YYYY-MM-DD for whole days" in schemas["get_calendar_events"]["description"]
+    assert "as get_calendar_events" in schemas["get_events"]["description"]
+    for tool in ("update_guest_availability", "update_availability"):
+        dates = schemas[tool]["parameters"]["properties"]
+        assert {"available_dates", "add_dates", "remove_dates"} <= set(dates), tool
+        assert dates["add_dates"]["items"] == {"format": "date", "type": "string"}
+    for tool in ("get_calendar_events", "confirm_interaction", "get_permission_status"):
+        assert param(tool, "notification_message")["description"], tool
     # update_event adds and removes people, and names the fields it removes
     assert schemas["update_event"]["parameters"]["required"] == ["event_id"]
     assert list(schemas["update_event"]["parameters"]["properties"]) == [

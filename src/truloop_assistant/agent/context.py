@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -43,14 +43,17 @@ VOICES_HEADER = (
 
 
 def turn_instructions(zone: ZoneInfo, user_id: str, *, now: datetime, name: str | None = None) -> str:
-    """Instructions for one run: who the person is, their zone and the time there now."""
+    """Instructions for one run: who the person is (``name``: as the chat shows them), their zone, the
+    time there now and the next 14 days with their weekdays ("next Friday" needs no arithmetic)."""
     local = now.astimezone(zone)
     offset = local.strftime("%z")
     who = f"{_one_line(name)} (user id {_one_line(user_id)})" if name else f"user id {_one_line(user_id)}"
+    days = ", ".join(f"{day:%a %Y-%m-%d}" for day in (local.date() + timedelta(days=n) for n in range(1, 15)))
     return (
         f'The user is {who}; "me" and "my" in their messages mean them. '
         f"The user's time zone is {zone.key}. "
-        f"Now it is {local:%A %Y-%m-%d %H:%M} there (UTC{offset[:3]}:{offset[3:]})."
+        f"Now it is {local:%A %Y-%m-%d %H:%M} there (UTC{offset[:3]}:{offset[3:]}). "
+        f"The next 14 days: {days}."
     )
 
 

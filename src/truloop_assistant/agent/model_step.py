@@ -189,7 +189,7 @@ class ModelStep:
                     voices,
                     prompt=prompt,
                     results=results,
-                    name=profile.name if profile else None,
+                    name=turn.name or (profile.name if profile else None),
                     reach=reach,
                 )
             finally:

@@ -24,7 +24,7 @@ from .agents import MemberAgent, build_member_agent
 from .context import turn_instructions
 from .models import as_served
 
-MAX_TOOLS_CHARS = 10_000
+MAX_TOOLS_CHARS = 9_500
 """Most characters the member agent's tool definitions may take (compact JSON)."""
 MAX_INSTRUCTIONS_CHARS = 3_500
 """Most characters its instructions (system messages) may take."""

@@ -21,7 +21,7 @@ async def device_requests(paused: PausedTurn, context: ApprovalContext) -> list[
             dialog = await describe_approval(part, context, requests.metadata.get(ref.tool_call_id))
             params, notification = dialog.model_dump(exclude_none=True), dialog.title
         else:
-            params = device_params(part)
+            params = device_params(part, requests.metadata.get(ref.tool_call_id))
             notification = str(part.args_as_dict().get("notification_message") or "")
         out.append(
             RpcOut(

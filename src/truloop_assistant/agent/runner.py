@@ -163,6 +163,7 @@ class TurnRunner:
             message_ids=message_ids,
             files=said.files,
             refusals=said.refusals,
+            name=message.sender_name,
         )
         if not said.readable:  # only files it could not take: their short answers are the answer
             endings = self.model_step.endings
@@ -281,6 +282,7 @@ class TurnRunner:
             history_len,
             tuple(paused.message_ids),
             tuple(paused.files),
+            name=paused.name,
         )
         person = Person(await lookup.profile(), paused.agent)
         await self._run(turn, history, consumed, results=results, person=person, inputs=inputs())

@@ -65,6 +65,8 @@ class TurnStep:
     """The pictures, documents and voice notes of those messages (read again when it resumes)."""
     refusals: tuple[str, ...] = ()
     """Short answers for the files the step could not take, sent with what the step sends."""
+    name: str | None = None
+    """The name the chat shows for the person (None: it did not say; the directory's is used)."""
 
     def refusal_outs(self) -> list[TextOut]:
         """The refusals as messages of the step (each sent once, whatever retries the step)."""
@@ -271,6 +273,7 @@ class StepEndings:
             prompt=turn.prompt,
             message_ids=list(turn.message_ids),
             files=list(turn.files),
+            name=turn.name,
             agent=turn.agent,
             added=messages,
             history_len=turn.history_len,

@@ -24,6 +24,8 @@ class InboundMessage:
     text: str
     files: tuple[Attachment, ...] = ()
     """The pictures, documents and voice notes it carries (``text`` is then their caption, or empty)."""
+    sender_name: str | None = None
+    """The name the chat shows for its sender (a nickname), when the channel says."""
 
     @property
     def turn_id(self) -> str:

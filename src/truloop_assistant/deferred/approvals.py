@@ -266,7 +266,7 @@ async def _invite(args: dict[str, Any], ctx: ApprovalContext) -> ConfirmParams:
     title, when = await _event_title(str(args.get("event_id", "")), ctx)
     guests = await _names(args.get("guest_user_ids"), ctx)
     numbers = _numbers(args.get("guest_phone_numbers"))
-    who = ", ".join(n for n in (await _names(args.get("user_ids"), ctx), guests, numbers) if n)
+    who = ", ".join(n for n in (await _names(args.get("invitee_user_ids"), ctx), guests, numbers) if n)
     text = texts.INVITE(ctx.language, who=who, title=title, when=when)
     if guests:
         text += texts.GUESTS_INVITED(ctx.language, who=guests)
@@ -293,7 +293,7 @@ async def _relay(args: dict[str, Any], ctx: ApprovalContext, *, prepared: Mappin
         # An approval kept from before messages were written ahead: the tool then sends the request
         # as given, after the sender's name (``agent_deps.as_requested``).
         sender = await ctx.backends.users.get_profile(ctx.user_id) if ctx.backends else None
-        text = f"{sender.name if sender else ctx.user_id}: {args.get('request', '')}"
+        text = f"{sender.name if sender else ctx.user_id}: {args.get('message', '')}"
     return ConfirmParams(
         title=texts.RELAY_TITLE(ctx.language), message=texts.RELAY(ctx.language, who=who, about=isolate(text))
     )

@@ -38,8 +38,9 @@ class DeferredToolHandler(Protocol):
         """The ``result`` the device must answer with (its JSON Schema is published)."""
         ...
 
-    def create_params(self, call: ToolCallPart) -> dict[str, Any]:
-        """The JSON-RPC ``params`` for this call (``notification_message`` is never among them)."""
+    def create_params(self, call: ToolCallPart, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The JSON-RPC ``params`` for this call (``notification_message`` is never among them);
+        ``metadata``: what its tool deferred it with."""
         ...
 
     def validate_result(self, data: Any) -> BaseModel:
@@ -73,9 +74,9 @@ class DeviceToolHandler:
     def result_model(self) -> type[BaseModel]:
         return self.tool.result_model
 
-    def create_params(self, call: ToolCallPart) -> dict[str, Any]:
+    def create_params(self, call: ToolCallPart, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
         # An argument the model left empty (a blank label) is not sent: it would change the dialog.
-        return self.tool.params_of({k: v for k, v in call.args_as_dict().items() if not _empty(v)})
+        return self.tool.params_of({k: v for k, v in call.args_as_dict().items() if not _empty(v)}, metadata)
 
     def validate_result(self, data: Any) -> BaseModel:
         return self.result_model.model_validate(data)
@@ -107,10 +108,11 @@ def device_method(tool_name: str, declared: Mapping[str, DeclaredTool]) -> tuple
     return tool.method, tool.result_schema()
 
 
-def device_params(part: ToolCallPart) -> dict[str, Any]:
-    """The ``params`` a device call is sent: built-in tools map theirs; declared ones go as called."""
+def device_params(part: ToolCallPart, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``params`` a device call is sent: built-in tools map theirs (``metadata``: what the tool
+    deferred the call with); declared ones go as called."""
     if (handler := HANDLERS.get(part.tool_name)) is not None:
-        return handler.create_params(part)
+        return handler.create_params(part, metadata)
     return {k: v for k, v in part.args_as_dict().items() if k != NOTIFICATION}
 
 

@@ -37,6 +37,7 @@ def message_of(channel_url: str, event: MessageEvent) -> InboundMessage:
         user_id=event.user_id,
         text=event.text,
         files=tuple(event.files or ()),
+        sender_name=event.name,
     )
 
 
@@ -55,6 +56,7 @@ class Intake:
             user_id=message.user_id,
             text=message.text,
             files=list(message.files) or None,
+            name=message.sender_name,
             trace=current_traceparent(),
             undecided=undecided,
         )

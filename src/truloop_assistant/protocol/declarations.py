@@ -47,10 +47,12 @@ METHOD_PATTERN = r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$"
 NOTIFICATION = "notification_message"
 """The argument every device tool takes: what the phone shows while it works (never sent as a param)."""
 
+NOTIFICATION_DESCRIPTION = "Shown on the phone meanwhile (user's language)"
+"""What every device tool's ``notification_message`` is, as the model is told (built-in and declared)."""
 NOTIFICATION_SCHEMA: dict[str, Any] = {
     "type": "string",
     "maxLength": 200,
-    "description": "Short text shown to the user while their phone works on this, in the user's language",
+    "description": NOTIFICATION_DESCRIPTION,
 }
 
 Method = Annotated[str, StringConstraints(pattern=METHOD_PATTERN, max_length=128)]

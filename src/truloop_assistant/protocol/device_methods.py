@@ -31,6 +31,11 @@ from .methods import (
     PermissionStatusResult,
 )
 
+RESOLVED_ARGS = "args"
+"""The key of a deferred call's metadata holding the arguments as its tool resolved them (a plain date
+made the day's first and last moment in the user's zone): :meth:`DeviceMethod.params_of` reads them
+in place of the model's."""
+
 Answerer = Literal["phone", "person"]
 """Who answers a device call: the phone by itself (a calendar read) or the person (a dialog)."""
 
@@ -68,8 +73,12 @@ class DeviceMethod:
         """The tool's name (as :attr:`tool`)."""
         return self.tool
 
-    def params_of(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        """The JSON-RPC ``params`` of a call with ``args`` (checked with the params model)."""
+    def params_of(self, args: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The JSON-RPC ``params`` of a call with ``args`` (checked with the params model), the tool's
+        resolved arguments (``metadata`` of its deferral, :data:`RESOLVED_ARGS`) taking their place."""
+        resolved = (metadata or {}).get(RESOLVED_ARGS)
+        if isinstance(resolved, Mapping):
+            args = {**args, **resolved}
         mapped = {wire: args.get(argument) for argument, wire in self.params.items()}
         return self.params_model.model_validate(mapped).model_dump(exclude_none=True)
 

@@ -59,8 +59,17 @@ def _user_objects(value: Any) -> list[Any]:
 Users = Annotated[list[OnErrorOmit[User]], BeforeValidator(_user_objects)]
 
 
+def _name(value: Any) -> str | None:
+    """A name as the chat shows it: a non-blank string on one line, at most 80 characters; else none."""
+    if not isinstance(value, str) or not (name := " ".join(value.split())):
+        return None
+    return name[:80]
+
+
 class Sender(_Lenient):
     user_id: NonEmpty
+    nickname: Annotated[str | None, BeforeValidator(_name)] = None
+    """The name the chat shows for the sender (Sendbird's ``sender.nickname``); None when blank."""
 
 
 def _millis(value: Any) -> int | None:

@@ -74,6 +74,8 @@ class MessageEvent(_Event):
     files: list[Attachment] | None = None
     """The pictures, documents and voice notes the message carries; None (left out of the JSON) when
     it carries none: the inbox's scripts re-encode events, and an empty list would come back ``{}``."""
+    name: str | None = None
+    """The name the chat shows for the person (None, left out of the JSON, when it did not say)."""
     undecided: bool = False
     """The delivery did not say whom it is for: the worker looks the channel up before running it."""
 

@@ -45,6 +45,8 @@ class PausedTurn(BaseModel):
     files: list[MessageFile] = []
     """The pictures, documents and voice notes of its messages: a resume reads the pictures and
     documents again (the record keeps none of their bytes)."""
+    name: str | None = None
+    """The name the chat showed for the person when the turn began (None: it did not say)."""
     agent: Membership = "member"
     """Which agent runs the turn."""
     added: str = ""

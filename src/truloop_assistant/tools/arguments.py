@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StringConstraints
+from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StringConstraints, WithJsonSchema
 
 from ..i18n.display import describe, escaped, hidden_characters
 
@@ -96,6 +96,25 @@ def _iso_date_or_none(value: Any) -> Any:
     return _iso_date(value)
 
 
+def _day_or_moment(value: Any) -> Any:
+    """A plain date (YYYY-MM-DD: that whole day), or a date-time with a UTC offset."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and len(value.strip()) == 10:
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"{value!r} is not an ISO date; use YYYY-MM-DD, e.g. 2026-03-09") from None
+    return _with_offset(value)
+
+
+def _day_or_moment_or_none(value: Any) -> Any:
+    """Like :func:`_day_or_moment`; a blank string counts as not given."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return _day_or_moment(value)
+
+
 def _time_zone(name: str) -> str:
     """An IANA time zone name (blank is let through: it means 'not given')."""
     if name:
@@ -114,6 +133,20 @@ DateTimeWithOffset = Annotated[AwareDatetime, BeforeValidator(_with_offset)]
 
 OptionalDateTimeWithOffset = Annotated[AwareDatetime | None, BeforeValidator(_with_offset_or_none)]
 """A date-time with offset, or None (a blank string also means None)."""
+
+_DAY_OR_MOMENT_SCHEMA = {"type": "string"}  # what it takes is said once, in its tool's description
+DayOrMoment = Annotated[
+    date | AwareDatetime, BeforeValidator(_day_or_moment), WithJsonSchema(_DAY_OR_MOMENT_SCHEMA)
+]
+"""The edge of a date range: a plain date (that whole day, in the user's zone) or a date-time with
+offset (see :func:`..tools.validation.moment_range`)."""
+
+OptionalDayOrMoment = Annotated[
+    date | AwareDatetime | None,
+    BeforeValidator(_day_or_moment_or_none),
+    WithJsonSchema(_DAY_OR_MOMENT_SCHEMA),
+]
+"""A :data:`DayOrMoment`, or None (a blank string also means None)."""
 
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]
 """A calendar date, YYYY-MM-DD."""

@@ -48,7 +48,7 @@ async def get_current_datetime(
     ctx: RunContext[AgentDeps],
     timezone: Annotated[TimeZoneName | None, Field(description="IANA name, e.g. America/New_York")] = None,
 ) -> CurrentDateTime:
-    """The date and time now in a time zone (default: the user's)."""
+    """The time now in a time zone (default: the user's)."""
     zone = ZoneInfo(timezone) if timezone else ctx.deps.timezone
     now = ctx.deps.clock().astimezone(zone)
     offset = now.strftime("%z")

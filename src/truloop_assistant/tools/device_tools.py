@@ -6,7 +6,10 @@ answers, example, failure text) are declared in :mod:`..protocol.device_methods`
 it, and whether each call asks the user's yes first.
 
 Each raises ``CallDeferred``: the run pauses and the server sends the call to the device as a
-JSON-RPC request. ``notification_message`` is what the device shows the user meanwhile.
+JSON-RPC request. ``notification_message`` is what the device shows the user meanwhile. A tool that
+reads its arguments before they go (a plain date is a whole day in the user's zone) raises it with
+those it resolved as ``metadata["args"]`` (:data:`RESOLVED_ARGS`); they take the place of the model's
+in ``params``.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field, StringConstraints
 from pydantic_ai import CallDeferred, FunctionToolset, RunContext
 
-from ..protocol.device_methods import DEVICE_METHODS, DeviceMethod
+from ..protocol.declarations import NOTIFICATION_DESCRIPTION
+from ..protocol.device_methods import DEVICE_METHODS, RESOLVED_ARGS, DeviceMethod
 from ..protocol.methods import CalendarEventsResult, ConfirmResult, PermissionStatusResult
 from .agent_deps import AgentDeps
-from .arguments import DateTimeWithOffset
+from .arguments import DayOrMoment
 from .marks import DEVICE
-from .validation import date_range
+from .validation import moment_range
 
 AgentName = Literal["member", "guest", "notification"]
 """The agents that may offer a tool: members (people in the directory), invited guests, and the
@@ -82,9 +86,8 @@ def device_toolset(agent: AgentName) -> FunctionToolset[AgentDeps]:
     return toolset
 
 
-Notification = Annotated[str, StringConstraints(max_length=200)]
-"""What the phone shows while it works on a call (the instructions say how to write it, once for all
-device tools)."""
+Notification = Annotated[str, StringConstraints(max_length=200), Field(description=NOTIFICATION_DESCRIPTION)]
+"""What the phone shows while it works on a call."""
 Permission = Literal[
     "calendar.read",
     "calendar.write",
@@ -107,12 +110,15 @@ MEMBERS_AND_NOTIFICATIONS: frozenset[AgentName] = frozenset({"member", "notifica
 async def get_calendar_events(
     ctx: RunContext[AgentDeps],
     notification_message: Notification,
-    start_date: DateTimeWithOffset,
-    end_date: DateTimeWithOffset,
+    start_date: DayOrMoment,
+    end_date: DayOrMoment,
 ) -> CalendarEventsResult:
-    """Events in the user's phone calendar between two date-times."""
-    date_range(start_date, end_date)
-    raise CallDeferred()
+    """The user's phone calendar: events overlapping start_date..end_date (YYYY-MM-DD for whole
+    days, or ISO date-times; end exclusive)."""
+    start, end = moment_range(start_date, end_date, ctx.deps.timezone)
+    raise CallDeferred(
+        metadata={RESOLVED_ARGS: {"start_date": start.isoformat(), "end_date": end.isoformat()}}
+    )
 
 
 @device_tool("interaction.confirm", agents=MEMBERS_AND_NOTIFICATIONS)
@@ -133,7 +139,7 @@ async def confirm_interaction(
     cancel_label: ButtonLabel | None = None,
     permission: Annotated[Permission | None, Field(description="OS permission to request on yes")] = None,
 ) -> ConfirmResult:
-    """Ask the user a yes/no question in a phone dialog, when no other tool asks it."""
+    """Ask the user a yes/no question in a phone dialog."""
     raise CallDeferred()
 
 

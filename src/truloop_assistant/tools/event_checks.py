@@ -224,20 +224,20 @@ def _check_kept_deadline(deadline: datetime, start: datetime) -> None:
 async def check_invite(
     ctx: RunContext[AgentDeps],
     event_id: str,
-    user_ids: list[str] | None,
+    invitee_user_ids: list[str] | None,
     guest_user_ids: list[str] | None,
     guest_phone_numbers: list[str] | None = None,
 ) -> tuple[Event, list[str], list[str]]:
     """The event, the invitees and the guests to invite (every check of an invitation)."""
     event = await owned_event(ctx, event_id)
-    ids = await _invitees(ctx, user_ids or [], field="user_ids")
-    new_guests = await guests(ctx, guest_user_ids or [], invitees_field="user_ids")
+    ids = await _invitees(ctx, invitee_user_ids or [], field="invitee_user_ids")
+    new_guests = await guests(ctx, guest_user_ids or [], invitees_field="invitee_user_ids")
     by_phone = await phone_people(ctx, guest_phone_numbers or [], field="guest_phone_numbers")
     ids, new_guests = _unique([*ids, *by_phone.members]), _unique([*new_guests, *by_phone.guests])
     if not ids and not new_guests:
         raise ModelRetry(
             "the organizer is always part of the event; give the ids of other people to invite "
-            "(user_ids for directory users, guest_user_ids for chat users outside the directory, "
+            "(invitee_user_ids for directory users, guest_user_ids for chat users outside the directory, "
             "guest_phone_numbers for others)"
         )
     await check_new_people(
@@ -251,7 +251,9 @@ async def check_invite(
 
 async def validate_invite(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:
     phones = args.get("guest_phone_numbers")
-    await check_invite(ctx, args["event_id"], args.get("user_ids"), args.get("guest_user_ids"), phones)
+    await check_invite(
+        ctx, args["event_id"], args.get("invitee_user_ids"), args.get("guest_user_ids"), phones
+    )
 
 
 async def validate_cancel(ctx: RunContext[AgentDeps], /, *_: Any, **args: Any) -> None:

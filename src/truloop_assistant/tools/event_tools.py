@@ -16,7 +16,14 @@ from pydantic_ai import FunctionToolset, RunContext, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError
 from .agent_deps import AgentDeps
-from .arguments import DateTimeWithOffset, EventId, OptionalDateTimeWithOffset, PhoneNumbers, UserIds
+from .arguments import (
+    DateTimeWithOffset,
+    EventId,
+    OptionalDateTimeWithOffset,
+    OptionalDayOrMoment,
+    PhoneNumbers,
+    UserIds,
+)
 from .event_checks import (
     Clearable,
     check_create,
@@ -31,7 +38,7 @@ from .event_checks import (
 from .guest_tools import InvitedEventView, invited_view
 from .invitations import invite_languages, invite_people, note_invited, tell_cancelled, tell_changed
 from .marks import DESTRUCTIVE
-from .validation import date_range
+from .validation import first_moment, moment_range
 
 event_server_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
 
@@ -42,7 +49,6 @@ Reason = Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)
 Query = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
 
 _DEADLINE = "Dates due by then; not after the start"
-_GUESTS = "Chat users outside the directory"
 _INVITATIONS = (
     "Invitee or guest user id -> 'sent', 'queued: ...' (it goes out by itself later), "
     "or why their invitation was not delivered (they are invited anyway)"
@@ -94,15 +100,15 @@ LOOK_AHEAD = timedelta(days=335)
 @event_server_toolset.tool
 async def get_events(
     ctx: RunContext[AgentDeps],
-    start_date: OptionalDateTimeWithOffset = None,
-    end_date: OptionalDateTimeWithOffset = None,
-    query: Annotated[Query | None, Field(description="Words of the title")] = None,
+    start_date: OptionalDayOrMoment = None,
+    end_date: OptionalDayOrMoment = None,
+    query: Query | None = None,
 ) -> EventList:
-    """The app's events (not the phone calendar) the user organizes, with everyone's dates, or is
-    invited to. Without dates: 30 days ago to a year ahead."""
-    start = start_date or ctx.deps.now() - LOOK_BACK
-    end = end_date or start + LOOK_BACK + LOOK_AHEAD
-    date_range(start, end)
+    """Events made in this app (not the phone calendar) the user organizes or is invited to,
+    overlapping start_date..end_date (as get_calendar_events; default: 30 days ago to a year ahead)."""
+    zone = ctx.deps.timezone
+    start = first_moment(start_date or ctx.deps.now() - LOOK_BACK, zone)
+    start, end = moment_range(start, end_date or start + LOOK_BACK + LOOK_AHEAD, zone)
     events = ctx.deps.require_backends().events
     organized = await events.list_events(ctx.deps.user_id, start, end)
     invited = [e for e in await events.list_invited(ctx.deps.user_id) if e.overlaps(start, end)]
@@ -128,9 +134,9 @@ async def create_event(
     ],
     location: Location | None = None,
     description: Details | None = None,
-    invitee_user_ids: Annotated[UserIds | None, Field(description="Directory user ids")] = None,
+    invitee_user_ids: UserIds | None = None,
     availability_deadline: Annotated[OptionalDateTimeWithOffset, Field(description=_DEADLINE)] = None,
-    guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
+    guest_user_ids: UserIds | None = None,
     guest_phone_numbers: PhoneNumbers | None = None,
 ) -> ScheduledEvent:
     """Create an event the user organizes; everyone invited is asked for their dates."""
@@ -180,8 +186,7 @@ async def update_event(
     remove_guest_phone_numbers: PhoneNumbers | None = None,
     clear: Annotated[list[Clearable] | None, Field(description="Fields to remove")] = None,
 ) -> UpdatedEvent:
-    """Change an event the user organizes; only what is given changes. Everyone invited is told;
-    new people are invited."""
+    """Change an event the user organizes (only what is given); everyone invited is told."""
     event, changes = await planned_update(
         ctx,
         event_id,
@@ -224,12 +229,14 @@ async def update_event(
 async def invite_to_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    user_ids: Annotated[UserIds | None, Field(description="Directory user ids")] = None,
-    guest_user_ids: Annotated[UserIds | None, Field(description=_GUESTS)] = None,
+    invitee_user_ids: UserIds | None = None,
+    guest_user_ids: UserIds | None = None,
     guest_phone_numbers: PhoneNumbers | None = None,
 ) -> InviteResult:
     """Invite more people to an event the user organizes."""
-    event, ids, guests = await check_invite(ctx, event_id, user_ids, guest_user_ids, guest_phone_numbers)
+    event, ids, guests = await check_invite(
+        ctx, event_id, invitee_user_ids, guest_user_ids, guest_phone_numbers
+    )
     already = [i for i in ids if i in event.invitee_user_ids]
     added = [i for i in ids if i not in already]
     new_guests = [g for g in guests if g not in event.guest_user_ids]
@@ -258,7 +265,7 @@ async def invite_to_event(
 async def cancel_event(
     ctx: RunContext[AgentDeps],
     event_id: EventId,
-    reason: Annotated[Reason | None, Field(description="The user's reason")] = None,
+    reason: Reason | None = None,
 ) -> CancelResult:
     """Cancel an event the user organizes; everyone invited is told."""
     event = await owned_event(ctx, event_id, cancelled=True)  # a cancellation run again tells the rest

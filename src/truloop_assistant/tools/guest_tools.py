@@ -13,14 +13,14 @@ from datetime import date
 from typing import Annotated
 
 from pydantic import BaseModel, Field
-from pydantic_ai import FunctionToolset, RunContext, Tool, ToolFailed
+from pydantic_ai import FunctionToolset, ModelRetry, RunContext, Tool, ToolFailed
 
 from ..backends.events import Event, EventNotFoundError, EventTime
 from ..backends.users import UserDirectoryError
 from ..protocol.addresses import phone_of
 from .agent_deps import AgentDeps
 from .arguments import MAX_AVAILABLE_DATES, EventId, IsoDate
-from .marks import CHANGES
+from .marks import CHANGES, KEEPS_EMPTY
 from .validation import available_dates as checked_dates
 
 guest_toolset: FunctionToolset[AgentDeps] = FunctionToolset()
@@ -115,53 +115,69 @@ async def _invited_event(ctx: RunContext[AgentDeps], event_id: str, *, organizer
 
 @guest_toolset.tool
 async def list_invited_events(ctx: RunContext[AgentDeps]) -> InvitedEvents:
-    """The events the user is invited to."""
+    """Events others invited the user to, with deadlines and the dates they gave."""
     events = await ctx.deps.require_backends().events.list_invited(ctx.deps.user_id)
     return InvitedEvents(events=[await invited_view(ctx, e) for e in events])
 
 
 @guest_toolset.tool
 async def get_event_details(ctx: RunContext[AgentDeps], event_id: EventId) -> InvitedEventView:
-    """An event the user is invited to or organizes (its organizer also sees everyone's dates and
-    who has not answered)."""
+    """An event the user is invited to or organizes (its organizer sees everyone's dates)."""
     return await invited_view(ctx, await _invited_event(ctx, event_id, organizer=True))
 
 
-AvailableDates = Annotated[
-    list[IsoDate],
-    Field(
-        max_length=MAX_AVAILABLE_DATES,
-        description="Every date they can come, up to the deadline; replaces earlier answers; [] if none",
-    ),
-]
+Dates = Annotated[list[IsoDate], Field(max_length=MAX_AVAILABLE_DATES)]
+AvailableDates = Annotated[Dates | None, Field(description="Replaces the dates given before; [] for none")]
+AddedDates = Annotated[Dates | None, Field(description="Dates that work too")]
+RemovedDates = Annotated[Dates | None, Field(description="Dates that no longer work")]
+AVAILABILITY = {**CHANGES, KEEPS_EMPTY: ("available_dates",)}
+"""How the availability tools are marked: they change something, and ``available_dates: []`` says
+the person can come on none of the dates."""
 
 
-@guest_toolset.tool(metadata=CHANGES)
+@guest_toolset.tool(metadata=AVAILABILITY)
 async def update_guest_availability(
-    ctx: RunContext[AgentDeps], event_id: EventId, available_dates: AvailableDates
+    ctx: RunContext[AgentDeps],
+    event_id: EventId,
+    available_dates: AvailableDates = None,
+    add_dates: AddedDates = None,
+    remove_dates: RemovedDates = None,
 ) -> AvailabilitySaved:
     """Save the dates on which the current user, an invited guest, is available for an event."""
-    return await _save_availability(ctx, event_id, available_dates)
+    return await _save_availability(ctx, event_id, available_dates, add_dates, remove_dates)
 
 
 async def update_availability(
-    ctx: RunContext[AgentDeps], event_id: EventId, available_dates: AvailableDates
+    ctx: RunContext[AgentDeps],
+    event_id: EventId,
+    available_dates: AvailableDates = None,
+    add_dates: AddedDates = None,
+    remove_dates: RemovedDates = None,
 ) -> AvailabilitySaved:
-    """Save the dates the user can come to an event they are invited to."""
-    return await _save_availability(ctx, event_id, available_dates)
+    """The dates the user can come to an event they are invited to."""
+    return await _save_availability(ctx, event_id, available_dates, add_dates, remove_dates)
 
 
 invitee_toolset: FunctionToolset[AgentDeps] = FunctionToolset(
-    [list_invited_events, get_event_details, Tool(update_availability, metadata=CHANGES)]
+    [list_invited_events, get_event_details, Tool(update_availability, metadata=AVAILABILITY)]
 )
 """What members use of these tools: their invitations and their dates, and, as organizers, an
 event's details with everyone's dates."""
 
 
 async def _save_availability(
-    ctx: RunContext[AgentDeps], event_id: str, available_dates: list[date]
+    ctx: RunContext[AgentDeps],
+    event_id: str,
+    available_dates: list[date] | None,
+    add_dates: list[date] | None = None,
+    remove_dates: list[date] | None = None,
 ) -> AvailabilitySaved:
-    """Save the invited current user's dates (the same rules for invitees and guests)."""
+    """Save the invited current user's dates (the same rules for invitees and guests): all of them
+    (``available_dates``, ``[]`` alone for none), or those added to and taken from what they said."""
+    if available_dates is None and not add_dates and not remove_dates:
+        raise ModelRetry(
+            "say which dates: available_dates (all of them; [] if none), add_dates or remove_dates"
+        )
     event = await _invited_event(ctx, event_id)
     now = ctx.deps.now()
     today, last = now.date(), None
@@ -172,7 +188,15 @@ async def _save_availability(
                 f"the deadline for giving availability for {event.title!r} was "
                 f"{deadline.isoformat()}; it has passed, so the organizer has to be asked directly"
             )
-    dates = checked_dates(available_dates, today=today, last=last)
+    if available_dates or not (add_dates or remove_dates):  # [] beside added or removed dates says nothing
+        given = available_dates or []
+    else:
+        given = [date.fromisoformat(d) for d in event.guest_availability.get(ctx.deps.user_id, [])]
+        given = [d for d in given if d >= today and (last is None or d <= last)]  # only days still open
+    removed = set(remove_dates or [])
+    dates = checked_dates(
+        [d for d in [*given, *(add_dates or [])] if d not in removed], today=today, last=last
+    )
     try:
         saved = await ctx.deps.require_backends().events.set_availability(
             event.event_id, ctx.deps.user_id, [d.isoformat() for d in dates]

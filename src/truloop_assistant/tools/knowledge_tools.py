@@ -37,7 +37,7 @@ async def search_knowledge_base(
     ],
     limit: Annotated[int, Field(ge=1, le=10)] = 3,
 ) -> KnowledgeSearchResult:
-    """The company's documents (policies, expenses, vacation, how-tos, IT, onboarding), for how things
-    work there, not general knowledge. Answer from the passages; name their documents."""
+    """The company's documents (policies, expenses, vacation, IT, onboarding): how things work
+    there."""
     hits = await ctx.deps.require_backends().knowledge.search(query, limit=limit)
     return KnowledgeSearchResult(results=hits, note=None if hits else NOTHING_FOUND)

@@ -30,6 +30,10 @@ CONFIRMED_DECLARED: dict[str, Any] = {**DECLARED, "confirmed": True}
 DEVICE: dict[str, Any] = {"device": True}
 """A built-in device tool: it runs on the user's phone (the call is deferred)."""
 
+KEEPS_EMPTY = "keeps_empty"
+"""The key of a tool's metadata naming optional arguments for which an empty value says something
+(``available_dates: []``: none of the dates): they are not dropped as empty arguments are."""
+
 OWN_TIME_BOUND: dict[str, Any] = {"own_time_bound": True}
 """A tool that bounds its own time (a nested model run): the tool time limit (``time_limits.py``) does
 not apply."""

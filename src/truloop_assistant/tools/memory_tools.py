@@ -39,7 +39,7 @@ async def search_memories(
     ] = "",
     limit: Annotated[int, Field(ge=1, le=20)] = 5,
 ) -> MemorySearchResult:
-    """What the user asked you to remember: facts, preferences, where "home" or "the office" is."""
+    """What the user asked you to remember: facts, preferences, where home or the office is."""
     store = ctx.deps.require_backends().memory
     try:
         found = await store.search(ctx.deps.user_id, query, limit=limit)

@@ -38,14 +38,10 @@ async def search_places(
     query: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_PLACE_CHARS),
-        Field(description="e.g. '조용한 카페' or 'ramen'"),
     ],
     near: Annotated[
         _Where | None,
-        Field(
-            description="Neighbourhood, city or landmark; for 'the office' or 'home' look in "
-            "search_memories first, else ask"
-        ),
+        Field(description="Area or landmark; for 'home' or 'the office' see search_memories first"),
     ] = None,
     limit: Annotated[int, Field(ge=1, le=10)] = 5,
 ) -> PlacesResult:

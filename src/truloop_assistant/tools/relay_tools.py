@@ -60,13 +60,13 @@ def _approved(metadata: Any) -> Relayed | None:
 async def send_message_to_user(
     ctx: RunContext[AgentDeps],
     user_id: UserId,
-    request: Annotated[
+    message: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
-        Field(description="What to tell them, e.g. 'the meeting moved to 3pm'"),
+        Field(description="What to tell them, as the user put it"),
     ],
 ) -> RelayResult:
-    """Send another person a chat message on the user's behalf."""
+    """Send another person (never the user) a chat message from the user."""
     recipient = await _recipient(ctx, user_id)
     writer = ctx.deps.relay_writer
     assert writer is not None  # checked by _recipient
@@ -74,7 +74,7 @@ async def send_message_to_user(
     sender_name = sender.name if sender else ctx.deps.user_id
     if not ctx.tool_call_approved:
         relayed = await writer.write(
-            sender_name=sender_name, recipient=recipient, request=request, deps=ctx.deps, usage=ctx.usage
+            sender_name=sender_name, recipient=recipient, request=message, deps=ctx.deps, usage=ctx.usage
         )
         # The person allows messages to this recipient for good: it goes now.
         if not ctx.deps.allows_always("send_message_to_user", {"user_id": recipient.user_id}):
@@ -82,7 +82,7 @@ async def send_message_to_user(
         ctx.deps.note_standing(ctx.tool_call_id)
     else:
         # An approval kept from before messages were written ahead has no text: send the request as given.
-        relayed = _approved(ctx.tool_call_metadata) or as_requested(sender_name, request)
+        relayed = _approved(ctx.tool_call_metadata) or as_requested(sender_name, message)
     try:
         await writer.send(
             sender_id=ctx.deps.user_id,

@@ -4,9 +4,12 @@ pydantic writes an optional argument (``x: T | None = None``) as ``anyOf [T, nul
 ``"default": null``, and closes every object with ``additionalProperties: false``. To a model the
 first says no more than leaving the argument out of ``required`` does (and an empty value is taken
 as not given: :mod:`.empty_arguments`); the second only binds in strict mode, whose transformers
-add it themselves. Bounds on sizes (a title's 200 characters, a list's 100 ids) are far from what a
-request needs, and a call past one comes back to the model naming it. All of these go from what is
-sent; the arguments are still validated by the full schema.
+add it themselves. Bounds on sizes (a title's 200 characters, a list's 100 ids) and numbers (a
+limit's 1 to 50) are far from what a request needs, and a call past one comes back to the model
+naming it. A ``pattern`` (an event id's ``evt_`` and 12 hex digits) describes a value the model
+copies from a tool's result, and a default says no more than leaving the argument out of
+``required`` does. All of these go from what is sent;
+the arguments are still validated by the full schema.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from typing import Any
 
 JsonSchema = dict[str, Any]
 _NULL = {"type": "null"}
-_SIZES = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
+_LEFT_OUT = frozenset(
+    {"minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum", "pattern", "default"}
+)
 
 
 def sent_schema(schema: JsonSchema) -> JsonSchema:
-    """``schema`` without ``null`` alternatives, ``null`` defaults, ``additionalProperties: false`` and
+    """``schema`` without ``null`` alternatives, defaults, ``additionalProperties: false``, patterns and
     bounds on sizes (a new schema; the one given is not changed)."""
     return _node(schema)
 
@@ -33,7 +38,7 @@ def _node(node: Any) -> Any:
     for key, value in node.items():
         if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
             out[key] = {name: _node(schema) for name, schema in value.items()}  # names, not keywords
-        elif (key == "additionalProperties" and value is False) or key in _SIZES:
+        elif (key == "additionalProperties" and value is False) or key in _LEFT_OUT:
             continue
         else:
             out[key] = _node(value)
@@ -45,6 +50,4 @@ def _node(node: Any) -> Any:
             out = {**rest[0], **out}
         elif rest:
             out["anyOf"] = rest
-        if "default" in out and out["default"] is None:
-            del out["default"]
     return out

@@ -25,6 +25,7 @@ from pydantic_ai.toolsets import ToolsetTool
 
 from .agent_deps import AgentDeps
 from .empty_arguments import EmptyOptionalsDropped
+from .marks import KEEPS_EMPTY
 from .sent_schema import sent_schema
 
 
@@ -50,7 +51,8 @@ class ServerToolset(FunctionToolset[AgentDeps]):
 def offered(tool: ToolsetTool[AgentDeps]) -> ToolsetTool[AgentDeps]:
     """The tool as it is offered: its definition as the model gets it, empty optional arguments dropped."""
     parameters = tool.tool_def.parameters_json_schema
-    optional = set(parameters.get("properties", {})) - set(parameters.get("required", []))
+    kept = set((tool.tool_def.metadata or {}).get(KEEPS_EMPTY, ()))
+    optional = set(parameters.get("properties", {})) - set(parameters.get("required", [])) - kept
     return replace(
         tool,
         tool_def=as_sent(tool.tool_def),

@@ -101,8 +101,7 @@ def _visibility(ctx: RunContext[AgentDeps]) -> ContactVisibility:
 
 @user_toolset.tool
 async def get_user_profile(ctx: RunContext[AgentDeps], user_id: UserId | None = None) -> Person:
-    """One person's profile (contacts, groups, title, time zone) by user id; without one, the user's
-    own."""
+    """A profile (contacts, groups, title, time zone) by user id; without one, the user's own."""
     target = user_id if user_id is not None else ctx.deps.user_id
     profile = await directory_call(ctx.deps.require_backends().users.get_profile(target))
     if profile is None:
@@ -118,8 +117,8 @@ async def search_users(
     by: Annotated[SearchField | None, Field(description="Only this field; contact: e-mail or phone")] = None,
     limit: Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT)] = 10,
 ) -> UserSearchResult:
-    """Find people by name, username, group, e-mail or phone (partial match), best first, with their
-    user ids, how many are listed (count) and whether more match (more)."""
+    """Directory people by name, username, group, e-mail or phone (partial match), best first, with
+    user ids; count: how many are listed; more: if more match."""
     # One more than asked for tells whether there are more.
     users = await directory_call(ctx.deps.require_backends().users.search(query, by=by, limit=limit + 1))
     visibility = _visibility(ctx)
@@ -143,8 +142,8 @@ async def get_user_eids(
     ctx: RunContext[AgentDeps],
     user_ids: Annotated[UserIds, Field(min_length=1)],
 ) -> UserEids:
-    """EIDs: employee ids in the company's HR systems, not user ids. Only when the user asks for
-    someone's EID or employee number."""
+    """Employee ids (EIDs) in HR systems, not user ids: only when the user asks for an EID or
+    employee number."""
     eids = await directory_call(ctx.deps.require_backends().users.get_eids(user_ids))
     unknown = [i for i in user_ids if i not in eids]
     if len(unknown) == len(user_ids):

@@ -6,11 +6,29 @@ these run every value is well-formed.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from pydantic_ai import ModelRetry
 
 from ..protocol.event_times import deadline_problem, span_problem
+
+
+def moment_range(start: date | datetime, end: date | datetime, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    """A date range as two moments, the end exclusive: a plain start date is that day's midnight in
+    ``zone``, a plain end date the next day's (so ``2026-12-04`` .. ``2026-12-04`` is that whole day);
+    date-times stay as given. Checked as :func:`date_range` checks."""
+    first = first_moment(start, zone)
+    last = end if isinstance(end, datetime) else first_moment(end + timedelta(days=1), zone)
+    if last <= first and not isinstance(end, datetime):  # a whole end day before the start
+        raise ModelRetry(f"end_date {end.isoformat()} is before start_date {start.isoformat()}; swap them")
+    date_range(first, last)
+    return first, last
+
+
+def first_moment(start: date | datetime, zone: ZoneInfo) -> datetime:
+    """A range's start as a moment: a plain date is that day's midnight in ``zone``."""
+    return start if isinstance(start, datetime) else datetime.combine(start, time(), tzinfo=zone)
 
 
 def date_range(start: datetime, end: datetime, *, max_days: int = 366) -> None:

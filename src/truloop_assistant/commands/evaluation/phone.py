@@ -62,17 +62,22 @@ def _at(day: date, at: time, zone: ZoneInfo) -> datetime:
 
 
 def device_answer(
-    ref: CallRef, part: ToolCallPart, zone: ZoneInfo, decision: Mapping[str, Any] | None = None
+    ref: CallRef,
+    part: ToolCallPart,
+    zone: ZoneInfo,
+    decision: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> Answer:
     """What the phone answers one call (sent as ``ref``): a result, or -32601 for a method it lacks.
 
-    ``decision``: how the person answers the confirmation gate's dialogs (a yes by default)."""
+    ``decision``: how the person answers the confirmation gate's dialogs (a yes by default);
+    ``metadata``: what the tool deferred the call with."""
     if ref.bucket == "approval" and decision is not None:
         return DeviceResult(result=_decided(decision, part, zone))
     if ref.bucket == "approval":
         return DeviceResult(result=CONFIRMED)
     if ref.method == CALENDAR_METHOD:
-        params = device_params(part)
+        params = device_params(part, metadata)
         return DeviceResult(result=sample_calendar(params["startDate"], params["endDate"], zone))
     if (tool := device_method_for(ref.method)) is not None:
         return DeviceResult(result=dict(tool.example))
@@ -139,5 +144,7 @@ class Phone:
         parts = {part.tool_call_id: part for part in [*requests.calls, *requests.approvals]}
         answers: dict[str, Answer] = dict(failed)
         for ref in paused.sent_calls:
-            answers[ref.call_id] = device_answer(ref, parts[ref.tool_call_id], self.zone, decision)
+            answers[ref.call_id] = device_answer(
+                ref, parts[ref.tool_call_id], self.zone, decision, requests.metadata.get(ref.tool_call_id)
+            )
         return deferred_results(paused, answers, missing=EXPIRED_TEXT)
