@@ -449,3 +449,13 @@ async def test_events_are_found_without_a_range_by_their_title_with_the_invitati
     assert (mine["event_id"], mine["organizer_name"]) == (invited["event_id"], "박민아")
     assert mine["availability"] is None and mine["invitee_user_ids"] is None  # the organizer's only
     assert content(await ask(backends, "get_events", query="점심"))["invited"][0]["title"] == "디자인 점심"
+
+
+async def test_a_misnamed_argument_is_refused_by_name_never_dropped(backends: Backends) -> None:
+    event = await create(backends)
+    answer = await ask(backends, "invite_to_event", event_id=event["event_id"], invitees=["mina"])
+    assert "Extra inputs are not permitted" in retried(answer)["invitees"]
+    alone = await ask(backends, "invite_to_event", event_id=event["event_id"])
+    assert "give the ids of other people to invite (invitee_user_ids" in retried(alone)[""]
+    [stored] = await listed(backends)
+    assert stored["invitee_user_ids"] == []  # nobody was invited by either call

@@ -12,7 +12,7 @@ from tests.tools.support import content, fixed, retried, run_tool
 from truloop_assistant.backends import Backends
 from truloop_assistant.backends.events import Event, RedisEventStore
 from truloop_assistant.backends.users import SAMPLE_USERS_FILE, RedisUserDirectory, load_users_file
-from truloop_assistant.tools.guest_tools import guest_toolset
+from truloop_assistant.tools.guest_tools import guest_toolset, invitee_toolset
 
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -231,3 +231,47 @@ async def test_a_cancelled_event_takes_no_answers(
         answer == "failed: '연말 디너' was cancelled by its organizer (장소 사정); it no longer takes answers"
     )
     assert content(await ask(backends, "list_invited_events")) == {"events": []}
+
+
+async def test_dates_are_added_and_taken_away_without_repeating_the_rest(
+    backends: Backends, store: RedisEventStore, dinner: Event
+) -> None:
+    async def saved(**args: Any) -> list[str]:
+        answer = await ask(backends, "update_guest_availability", event_id=dinner.event_id, **args)
+        return content(answer)["available_dates"]
+
+    assert await saved(available_dates=["2026-12-01", "2026-12-03"]) == ["2026-12-01", "2026-12-03"]
+    assert await saved(add_dates=["2026-12-05"]) == ["2026-12-01", "2026-12-03", "2026-12-05"]  # "Friday too"
+    assert await saved(remove_dates=["2026-12-03"]) == ["2026-12-01", "2026-12-05"]
+    # A model that fills every argument sends the replacing list empty: it says nothing beside the others.
+    assert await saved(available_dates=[], add_dates=["2026-12-08"], remove_dates=[]) == [
+        "2026-12-01",
+        "2026-12-05",
+        "2026-12-08",
+    ]
+    assert await saved(available_dates=["2026-12-09"]) == ["2026-12-09"]  # the whole list still replaces
+    stored = await store.get(dinner.event_id)
+    assert stored is not None and stored.guest_availability["mina"] == ["2026-12-01", "2026-12-02"]
+
+
+async def test_none_of_the_dates_is_an_answer_and_no_dates_at_all_asks_which(
+    backends: Backends, store: RedisEventStore, dinner: Event
+) -> None:
+    nothing = await ask(backends, "update_guest_availability", event_id=dinner.event_id)
+    assert "say which dates" in retried(nothing)[""]
+    none = await ask(backends, "update_guest_availability", event_id=dinner.event_id, available_dates=[])
+    assert content(none)["available_dates"] == []
+    details = content(await ask(backends, "get_event_details", user="jeff", event_id=dinner.event_id))
+    assert details["availability"][GUEST] == [] and GUEST not in details["not_answered"]  # they answered
+
+
+async def test_an_invitee_adds_a_date_to_what_they_said_before(backends: Backends, dinner: Event) -> None:
+    answer = await run_tool(
+        invitee_toolset,
+        backends,
+        "update_availability",
+        user="mina",
+        event_id=dinner.event_id,
+        add_dates=["2026-12-04"],
+    )
+    assert content(answer)["available_dates"] == ["2026-12-01", "2026-12-02", "2026-12-04"]

@@ -242,7 +242,7 @@ def to_message(event: UserMessageEvent, *, bot_user_id: str) -> InboundMessage |
         channel_url=event.channel.channel_url,
         user_id=event.sender.user_id,
         text=text,
-        sender_name=event.sender.nickname,
+        sender_name=event.sender.shown_name,
     )
 
 
@@ -260,5 +260,5 @@ def file_message(event: FileMessageEvent, *, bot_user_id: str) -> InboundMessage
         user_id=sender.user_id,
         text=payload.message.strip(),
         files=tuple(payload.files),
-        sender_name=sender.nickname,
+        sender_name=sender.shown_name,
     )

@@ -71,6 +71,12 @@ class Sender(_Lenient):
     nickname: Annotated[str | None, BeforeValidator(_name)] = None
     """The name the chat shows for the sender (Sendbird's ``sender.nickname``); None when blank."""
 
+    @property
+    def shown_name(self) -> str | None:
+        """The sender's nickname when it is a name: not blank, and not just their user id (as apps
+        that set no nickname often leave it)."""
+        return self.nickname if self.nickname and self.nickname != self.user_id else None
+
 
 def _millis(value: Any) -> int | None:
     """A time in milliseconds since the epoch; anything else (a string, a bool, 0) says nothing."""
