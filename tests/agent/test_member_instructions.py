@@ -15,7 +15,10 @@ def test_the_tools_said_to_ask_first_are_the_member_tools_that_do() -> None:
     assert listed is not None
     said = set(listed.group(1).split(", "))
     asking = {
-        name for toolset in all_toolsets for name, tool in toolset.tools.items() if is_destructive(tool.tool_def)
+        name
+        for toolset in all_toolsets
+        for name, tool in toolset.tools.items()
+        if is_destructive(tool.tool_def)
     }
     assert said == asking
 
@@ -23,5 +26,11 @@ def test_the_tools_said_to_ask_first_are_the_member_tools_that_do() -> None:
 def test_every_tool_the_instructions_name_is_a_member_tool() -> None:
     offered = {name for toolset in all_toolsets for name in toolset.tools}
     named = set(re.findall(r"\b[a-z]+(?:_[a-z]+)+\b", MEMBER_INSTRUCTIONS))
-    arguments = {"notification_message", "invitee_user_ids", "guest_user_ids", "guest_phone_numbers", "user_id"}
+    arguments = {
+        "notification_message",
+        "invitee_user_ids",
+        "guest_user_ids",
+        "guest_phone_numbers",
+        "user_id",
+    }
     assert named - arguments <= offered, named - arguments - offered

@@ -520,6 +520,12 @@ async def test_a_guest_answering_about_the_event_in_view_needs_no_new_look_up(
     )
     calls = [p.tool_name for m in turn.history[before:] for p in m.parts if p.part_kind == "tool-call"]
     assert calls == ["update_guest_availability"]
+    # "Saturday works too": a date added to the Friday said before, not put in its place.
+    before = len(turn.history)
+    said = await turn.say("토요일도 괜찮아요")
+    assert said.startswith("“연말 디너”에 가능한 날짜를 저장했어요: 11월 27일 (금), 11월 28일 (토)")
+    saved = await store.get(dinner.event_id)
+    assert saved is not None and saved.guest_availability == {GUEST: ["2026-11-27", "2026-11-28"]}
 
 
 async def test_dates_after_the_deadline_are_explained(
@@ -584,5 +590,7 @@ async def test_a_member_asks_what_they_are_invited_to_and_gives_their_dates(
     stored = await store.get(dinner.event_id)
     assert stored is not None and stored.guest_availability == {"mina": ["2026-12-01", "2026-12-02"]}
     # In one message, without looking first, in Korean.
-    again = await Turn(member, mina).say("다음 주 목요일도 괜찮아요")
-    assert again.startswith("“연말 디너”에 가능한 날짜를 저장했어요: 12월 3일 (목)")
+    again = await Turn(member, mina).say("다음 주 목요일도 괜찮아요")  # Thursday too: added to the rest
+    assert again.startswith(
+        "“연말 디너”에 가능한 날짜를 저장했어요: 12월 1일 (화), 12월 2일 (수), 12월 3일 (목)"
+    )

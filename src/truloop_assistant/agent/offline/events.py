@@ -258,8 +258,14 @@ def availability_tool(tools: set[str]) -> str | None:
     return next((t for t in AVAILABILITY_TOOLS if t in tools), None)
 
 
-def save_dates(event: Event, dates: list[str], tool: str) -> ToolCallPart:
-    return ToolCallPart(tool, {"event_id": event["event_id"], "available_dates": dates})
+_TOO = re.compile(r"\S도\s*(?:괜찮|가능|돼|되|좋)|\b(?:too|also|as well)\b", re.IGNORECASE)
+"""A date given beside those said before ("모레도 괜찮아요", "Friday works too")."""
+
+
+def save_dates(event: Event, dates: list[str], tool: str, text: str = "") -> ToolCallPart:
+    """The person's dates saved: added to what they said before when they say "too", else all of them."""
+    given = "add_dates" if _TOO.search(text) else "available_dates"
+    return ToolCallPart(tool, {"event_id": event["event_id"], given: dates})
 
 
 def which_invitation(events: Sequence[Event], lang: Language, now: datetime) -> TextPart:
@@ -297,7 +303,7 @@ def follow_up(
         if not events:
             return TextPart(say.NOT_INVITED_TO_ANSWER(lang))
         meant = invitation_meant(events, events, text)
-        return save_dates(meant, dates, tool) if meant else which_invitation(events, lang, now)
+        return save_dates(meant, dates, tool, text) if meant else which_invitation(events, lang, now)
     return None
 
 

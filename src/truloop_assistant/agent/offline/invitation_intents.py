@@ -52,7 +52,7 @@ def guest_dates(
     if (tool := availability_tool(tools)) is None or not (dates := available_dates(text, now)):
         return None
     if meant := invitation_meant(known, latest, text):
-        return save_dates(meant, dates, tool)
+        return save_dates(meant, dates, tool, text)
     if known:
         return which_invitation(latest or known, lang, now)
     return ToolCallPart("list_invited_events", {}) if "list_invited_events" in tools else None
