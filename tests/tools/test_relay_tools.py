@@ -30,3 +30,11 @@ async def test_bad_arguments_ask_for_a_fix(args: dict[str, Any], field: str, mes
     # Without backends the tool body would fail; a retry shows it never ran.
     problems = retried(await run_tool(relay_toolset, None, "send_message_to_user", user="jeff", **args))
     assert list(problems) == [field] and message in problems[field]
+
+
+async def test_a_call_written_with_the_arguments_former_name_is_still_read() -> None:
+    # A call kept from before the argument was named ``message`` (waiting for its yes over an upgrade).
+    # Its arguments are valid, so the tool body runs (and, with no backends here, fails): no retry.
+    args = {"user_id": "mina", "request": "lunch moved to 1pm"}
+    answer = await run_tool(relay_toolset, None, "send_message_to_user", user="jeff", **args)
+    assert answer.startswith("failed"), answer

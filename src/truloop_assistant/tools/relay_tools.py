@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import AliasChoices, BaseModel, Field, StringConstraints
 from pydantic_ai import ApprovalRequired, FunctionToolset, RunContext, ToolFailed
 
 from ..backends.users import UserProfile
@@ -63,7 +63,11 @@ async def send_message_to_user(
     message: Annotated[
         str,
         StringConstraints(strip_whitespace=True, min_length=1, max_length=1000),
-        Field(description="What to tell them, as the user put it"),
+        # ``request``: its name in calls made before it was ``message`` (one approved after an upgrade)
+        Field(
+            description="What to tell them, as the user put it",
+            validation_alias=AliasChoices("message", "request"),
+        ),
     ],
 ) -> RelayResult:
     """Send another person (never the user) a chat message from the user."""
