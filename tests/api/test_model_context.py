@@ -84,18 +84,3 @@ async def test_the_context_names_the_person_as_the_chat_shows_them_and_lists_the
     assert [date.fromisoformat(d) for _, d in days] == [first_day + timedelta(days=n) for n in range(14)]
     assert all(weekday == date.fromisoformat(d).strftime("%a") for weekday, d in days)
 
-
-async def test_a_nickname_that_is_only_the_user_id_gives_way_to_the_directory_name(
-    start_server: Any, directory: Any
-) -> None:
-    told: list[str] = []
-
-    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        told.append(info.instructions or "")
-        return ModelResponse(parts=[TextPart("ok")])
-
-    async with start_server(model=FunctionModel(answer)) as h:
-        await h.user_says("hi", user="sarah", channel="sarah-1")  # the test chat's nickname is the user id
-        await h.replies(1, channel="sarah-1")
-    [instructions] = told
-    assert "The user is Sarah Johnson (user id sarah)" in instructions

@@ -56,5 +56,6 @@ async def test_every_run_is_told_who_the_user_is_and_the_time_where_they_are(
     moment = datetime.fromisoformat(f"{day}T{at}:00{offset}")
     assert abs((moment - now).total_seconds()) < 120 and weekday == moment.strftime("%A")
     assert offset in ("-08:00", "-07:00")  # Los Angeles, standard or summer time
+    # The test chat's nickname is the user id: no name, so the directory's is told.
     assert "The user is Sarah Johnson (user id sarah)" in instructions
     assert "The user's time zone is America/Los_Angeles." in instructions
