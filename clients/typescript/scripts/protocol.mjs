@@ -161,6 +161,9 @@ export function generate(document, overlay) {
   if (!isObject(document) || !isObject(document.methods) || !isObject(document.errors)) {
     throw new Error("not a protocol document: it has no methods and errors");
   }
+  if (typeof document.protocol_version !== "string") {
+    throw new Error("the protocol document names no protocol_version: refresh it from a newer server");
+  }
   const generator = new Generator(overlay);
   const methods = [];
   for (const [method, spec] of Object.entries(document.methods)) {
@@ -206,6 +209,7 @@ export function generate(document, overlay) {
       .map(({ method }) => JSON.stringify(method))
       .join(", ")}] as const;\n`,
     `/** The device errors' codes, by message. */\nexport const DEVICE_ERROR_CODES = {\n${codes.join("")}} as const;\n`,
+    `/**\n * The protocol version this package speaks (the document's \`protocol_version\`): sent as the\n * \`X-Truloop-Protocol\` header and as the declaration's \`protocol\`, so the assistant never sends it a\n * method of a later version.\n */\nexport const PROTOCOL_VERSION = ${JSON.stringify(document.protocol_version)};\n`,
     `/** The \`custom_type\` of a chat message that carries a request for the phone. */\nexport const PROTOCOL_CUSTOM_TYPE = ${JSON.stringify(
       document.custom_type ?? "agent-rpc",
     )};\n`,

@@ -8,7 +8,7 @@ import { readApproval, type StandingApproval } from "./approvals.js";
 import { type CallInfo, type PendingRequest, pendingRequest, readCall } from "./calls.js";
 import { AssistantApiError } from "./errors.js";
 import { type ApiResponse, type Transport, apiError, errorOf } from "./http.js";
-import type { ClientToolsDeclaration, JsonRpcId, JsonRpcResponse } from "./protocol.js";
+import { type ClientToolsDeclaration, type JsonRpcId, type JsonRpcResponse, PROTOCOL_VERSION } from "./protocol.js";
 
 /** What the server made of an answer. None of these needs more from the app. */
 export type ToolMessageOutcome =
@@ -95,7 +95,8 @@ export class Endpoints {
   }
 
   async declareTools(declaration: ClientToolsDeclaration): Promise<DeclareToolsResult> {
-    const sent = this.deviceId === undefined ? declaration : { ...declaration, device_id: this.deviceId };
+    const versioned = { ...declaration, protocol: declaration.protocol ?? PROTOCOL_VERSION };
+    const sent = this.deviceId === undefined ? versioned : { ...versioned, device_id: this.deviceId };
     const answer = await this.transport.send("PUT", CLIENT_TOOLS_PATH, sent);
     const body = answer.body as { status?: unknown; tools?: unknown } | undefined;
     if (answer.status === 200 && body?.status === "ok" && typeof body.tools === "number") {

@@ -7,6 +7,7 @@ import {
   UnavailableError,
   UnprocessableError,
 } from "./errors.js";
+import { PROTOCOL_HEADER, PROTOCOL_VERSION } from "./protocol.js";
 
 /** The part of a `fetch` response this package reads. */
 export interface FetchResponseLike {
@@ -217,7 +218,11 @@ export class Transport {
       controller.abort();
     }, this.options.retry.attemptTimeoutMs);
     try {
-      const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: "application/json" };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${token}`,
+        accept: "application/json",
+        [PROTOCOL_HEADER.toLowerCase()]: PROTOCOL_VERSION,
+      };
       if (payload !== undefined) headers["content-type"] = "application/json";
       const init = { method, headers, signal: controller.signal, ...(payload === undefined ? {} : { body: payload }) };
       const response = await this.options.fetch(url, init);

@@ -5,29 +5,24 @@
  * The built-in methods' params, results and error data are generated (into generated/protocol.ts)
  * from protocol.json, a snapshot of the schemas the server validates answers with
  * (`GET /api/v1/agent/protocol`); the tests fail when the server's document and the snapshot differ.
+ * Every type generated there is exported as it is, so a method added to the protocol brings its
+ * `...Params` and `...Result` types with it.
  */
 
 import {
   DEVICE_ERROR_CODES,
   PROTOCOL_CUSTOM_TYPE,
   PROTOCOL_METHODS,
+  PROTOCOL_VERSION,
   type PermissionsGetStatusResult,
   type ProtocolMethods,
 } from "./generated/protocol.js";
 
-export type {
-  AlwaysOffer,
-  CalendarEvent,
-  CalendarEventTime,
-  CalendarGetEventsParams,
-  CalendarGetEventsResult,
-  EditableField,
-  InteractionConfirmParams,
-  InteractionConfirmResult,
-  PermissionRequiredData,
-  PermissionsGetStatusParams,
-  PermissionsGetStatusResult,
-} from "./generated/protocol.js";
+export type * from "./generated/protocol.js";
+export { PROTOCOL_VERSION };
+
+/** The request header that names the protocol version the app speaks (sent on every request). */
+export const PROTOCOL_HEADER = "X-Truloop-Protocol";
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -152,8 +147,13 @@ export interface ClientToolsDeclaration {
    */
   tools: ClientToolDeclaration[];
   /**
-   * The built-in methods this app version supports; absent: all of them. Names the server does not
-   * know are ignored (an app may be newer than the server).
+   * The built-in methods this app version supports; absent: those of its `protocol` version. Names
+   * the server does not know are ignored (an app may be newer than the server).
    */
   builtin?: (BuiltinMethod | (string & {}))[];
+  /**
+   * The protocol version the app speaks, `YYYY-MM-DD`: the assistant never sends it a method of a
+   * later version. `declareTools` sends {@link PROTOCOL_VERSION}, this package's, unless given.
+   */
+  protocol?: string;
 }

@@ -11,6 +11,7 @@ import {
   ErrorCodes,
   type FetchLike,
   type JsonRpcFailure,
+  PROTOCOL_VERSION,
   type SettledCall,
   isErrorOf,
 } from "@truloop/assistant-client";
@@ -195,8 +196,12 @@ describe("several devices of one user", { concurrency: true }, () => {
     try {
       await phone.declareTools({ tools: [LOCATION_TOOL] });
       await tablet.declareTools({ tools: [STEPS_TOOL], builtin: ["calendar.getEvents"] });
-      assert.deepEqual(await phone.getTools(), { tools: [LOCATION_TOOL] });
-      assert.deepEqual(await tablet.getTools(), { tools: [STEPS_TOOL], builtin: ["calendar.getEvents"] });
+      assert.deepEqual(await phone.getTools(), { tools: [LOCATION_TOOL], protocol: PROTOCOL_VERSION });
+      assert.deepEqual(await tablet.getTools(), {
+        tools: [STEPS_TOOL],
+        builtin: ["calendar.getEvents"],
+        protocol: PROTOCOL_VERSION,
+      });
       assert.deepEqual(await anyDevice.getTools(), { tools: [] });
 
       // the tablet's declaration does not hide the phone's tool from the assistant
@@ -209,7 +214,7 @@ describe("several devices of one user", { concurrency: true }, () => {
 
       await tablet.clearTools(); // only the tablet's
       assert.deepEqual(await tablet.getTools(), { tools: [] });
-      assert.deepEqual(await phone.getTools(), { tools: [LOCATION_TOOL] });
+      assert.deepEqual(await phone.getTools(), { tools: [LOCATION_TOOL], protocol: PROTOCOL_VERSION });
     } finally {
       await phone.clearTools();
       await tablet.clearTools();

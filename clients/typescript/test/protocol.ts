@@ -2,8 +2,16 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { BUILTIN_METHODS, ErrorCodes } from "@truloop/assistant-client";
-import { dev } from "./support/context.js";
+import {
+  AssistantApiError,
+  BUILTIN_METHODS,
+  ErrorCodes,
+  type FetchLike,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  isErrorOf,
+} from "@truloop/assistant-client";
+import { clientFor, dev } from "./support/context.js";
 import { PACKAGE_ROOT } from "./support/devserver.js";
 
 const REFRESH = "npm run protocol:refresh (in clients/typescript), then commit protocol.json and src/generated/protocol.ts";
@@ -47,12 +55,48 @@ describe("the protocol document", () => {
 
   test("the generated types' constants follow the snapshot", () => {
     const snapshot = JSON.parse(readFileSync(join(PACKAGE_ROOT, "protocol.json"), "utf8")) as {
+      protocol_version: string;
       methods: Record<string, unknown>;
       errors: Record<string, { message: string }>;
     };
+    assert.equal(PROTOCOL_VERSION, snapshot.protocol_version);
+    assert.match(PROTOCOL_VERSION, /^\d{4}-\d{2}-\d{2}$/);
     assert.deepEqual([...BUILTIN_METHODS], Object.keys(snapshot.methods));
     for (const [code, { message }] of Object.entries(snapshot.errors)) {
       assert.equal(ErrorCodes[message as keyof typeof ErrorCodes], Number(code), message);
+    }
+  });
+
+  test("the client names its protocol version: in a header on every request, and in its declaration", async () => {
+    const sent: { method: string; version: string | undefined; body: string | undefined }[] = [];
+    const recording: FetchLike = (url, init) => {
+      const version = Object.entries(init.headers).find(([name]) => name.toLowerCase() === PROTOCOL_HEADER.toLowerCase());
+      sent.push({ method: init.method, version: version?.[1], body: init.body });
+      return fetch(url, init);
+    };
+    const client = clientFor("yuna", { fetch: recording, deviceId: "yuna-phone" });
+    try {
+      await client.declareTools({ tools: [] });
+      assert.deepEqual(await client.getTools(), { tools: [], protocol: PROTOCOL_VERSION });
+      await client.pending();
+      assert.deepEqual(
+        sent.map(({ method, version }) => `${method} ${version}`),
+        ["PUT", "GET", "GET"].map((method) => `${method} ${PROTOCOL_VERSION}`),
+      );
+      assert.equal(JSON.parse(sent[0]?.body ?? "{}").protocol, PROTOCOL_VERSION);
+
+      // An app that speaks an older version says so; a version that is no date is refused.
+      await client.declareTools({ tools: [], protocol: "2026-12-01" });
+      assert.equal((await client.getTools()).protocol, "2026-12-01");
+      const refused = await client.declareTools({ tools: [], protocol: "december" }).then(
+        () => assert.fail("a version that is no date was taken"),
+        (e: unknown) => e,
+      );
+      assert.ok(isErrorOf(refused, AssistantApiError) && refused.status === 400, String(refused));
+      assert.equal(refused.code, "invalid_protocol");
+      assert.match(refused.message, /YYYY-MM-DD/);
+    } finally {
+      await client.clearTools();
     }
   });
 

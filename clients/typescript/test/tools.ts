@@ -6,6 +6,7 @@ import {
   type ClientToolDeclaration,
   ConflictError,
   type MethodSpec,
+  PROTOCOL_VERSION,
   UnprocessableError,
   isErrorOf,
 } from "@truloop/assistant-client";
@@ -50,10 +51,11 @@ describe("declaring the app's own tools", () => {
     assert.deepEqual(await client.getTools(), {
       tools: [LOCATION_TOOL, STEPS_TOOL],
       builtin: ["calendar.getEvents", "interaction.confirm"],
+      protocol: PROTOCOL_VERSION, // the package's, sent with every declaration
     });
 
     assert.deepEqual(await client.declareTools({ tools: [STEPS_TOOL] }), { status: "ok", tools: 1 });
-    assert.deepEqual(await client.getTools(), { tools: [STEPS_TOOL] });
+    assert.deepEqual(await client.getTools(), { tools: [STEPS_TOOL], protocol: PROTOCOL_VERSION });
 
     await client.clearTools();
     assert.deepEqual(await client.getTools(), { tools: [] });
@@ -84,7 +86,7 @@ describe("declaring the app's own tools", () => {
       (e: unknown) => isErrorOf(e, AssistantApiError) && e.status === 400,
     );
 
-    assert.deepEqual(await client.getTools(), { tools: [STEPS_TOOL] });
+    assert.deepEqual(await client.getTools(), { tools: [STEPS_TOOL], protocol: PROTOCOL_VERSION });
     await client.clearTools();
   });
 

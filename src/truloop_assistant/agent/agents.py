@@ -17,7 +17,8 @@ from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 
 from ..deferred.approvals import CONFIRM_METHOD
-from ..deferred.handlers import HANDLERS
+from ..protocol.declarations import Declaration
+from ..protocol.device_methods import DEVICE_METHODS
 from ..tools import all_toolsets, guest_toolsets, notification_safe_toolsets, tool_names
 from ..tools.agent_deps import AgentDeps
 from ..tools.call_records import CallRecordToolset
@@ -68,17 +69,20 @@ def gated(toolset: AbstractToolset[AgentDeps], *, timeout_s: float) -> AbstractT
     return FilteredToolset(recorded, filter_func=app_can_serve)
 
 
+UNDECLARED = Declaration(tools=[])
+"""What an app that declared nothing serves: the baseline version's built-in methods."""
+
+
 def app_can_serve(ctx: RunContext[AgentDeps], tool_def: ToolDefinition) -> bool:
-    """False for a tool the user's app version cannot serve: a built-in device method it did not list,
-    or a tool that needs the confirmation dialog when it did not list ``interaction.confirm``; in a
+    """False for a tool the user's app version cannot serve: a built-in device method it did not list
+    or, listing none, that is newer than its protocol version (an app that declared nothing speaks
+    the baseline), or a tool that needs the confirmation dialog when it cannot show one; in a
     conversation no app answers in (SMS, a guest page), every device tool and every tool that asks first."""
     if not ctx.deps.devices:  # no app answers here: no device request, and no dialog to ask first
-        return not (tool_def.name in HANDLERS or is_declared(tool_def) or asks_first(tool_def))
-    declaration = ctx.deps.declaration
-    if declaration is None or declaration.builtin is None:
-        return True
-    handler = HANDLERS.get(tool_def.name)
-    if handler is not None and not declaration.supports(handler.method):
+        return not (tool_def.name in DEVICE_METHODS or is_declared(tool_def) or asks_first(tool_def))
+    declaration = ctx.deps.declaration or UNDECLARED
+    method = DEVICE_METHODS.get(tool_def.name)
+    if method is not None and not declaration.supports(method.method):
         return False
     return not (asks_first(tool_def) and not declaration.supports(CONFIRM_METHOD))
 

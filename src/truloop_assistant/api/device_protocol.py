@@ -15,6 +15,7 @@ _DOCUMENT = protocol_document()
 
 @router.get("/api/v1/agent/protocol")
 async def protocol(response: Response) -> dict[str, Any]:
-    """Each built-in device method's ``params``, ``result`` and error schemas, as the server checks them."""
+    """The protocol's version (``protocol_version``); each built-in device method's version (``since``),
+    ``params``, ``result`` and error schemas, as the server checks them."""
     response.headers["Cache-Control"] = "public, max-age=300"
     return _DOCUMENT

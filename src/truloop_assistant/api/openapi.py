@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from ..protocol.declarations import Declaration
 from ..protocol.jsonrpc import JsonRpcError
+from ..protocol.versions import BASELINE, HEADER
 from ..protocol.webhook_payload import UserMessageEvent
 
 
@@ -170,9 +171,11 @@ CLIENT_TOOLS_REQUEST: dict[str, Any] = {
         description=(
             "the app's device tools for its user on this device (replaces this device's previous "
             "declaration; kept 30 days). device_id: each device keeps its own, and the user's turns "
-            "are offered what any of their devices declared. builtin: the built-in methods this app "
-            "version supports (absent: all of them); the assistant is never offered a tool whose "
-            "method none of the user's devices can serve"
+            "are offered what any of their devices declared. protocol: the device protocol version the "
+            f"app speaks, YYYY-MM-DD (or the {HEADER} header; absent: the baseline, {BASELINE}; "
+            "one newer than the server's is taken as the server's); builtin: the built-in methods this "
+            "app version supports (absent: those of its protocol version); the assistant is never "
+            "offered a tool whose method none of the user's devices can serve"
         ),
     ),
     **BEARER,
@@ -180,7 +183,9 @@ CLIENT_TOOLS_REQUEST: dict[str, Any] = {
 CLIENT_TOOLS_PUT_ERRORS: dict[int | str, Any] = {
     400: _error(
         "not JSON, or a declaration of the wrong shape: over 32 tools, a schema over 16 KiB, a name "
-        "not matching ^[a-z][a-z0-9_]{0,63}$, a method not like ns.method, a name twice (fix the app)"
+        "not matching ^[a-z][a-z0-9_]{0,63}$, a method not like ns.method, a name twice "
+        f"(invalid_declaration); a protocol (or {HEADER}) that is not a date YYYY-MM-DD "
+        "(invalid_protocol); fix the app"
     ),
     409: _error("a tool name or method is the server's own (rename it)"),
     413: _error("over 1 MiB"),

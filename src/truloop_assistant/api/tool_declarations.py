@@ -6,13 +6,14 @@ import logging
 from functools import cache
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from ..deferred.approvals import CONFIRM_METHOD
 from ..deferred.handlers import HANDLERS_BY_METHOD
-from ..errors import Conflict
+from ..errors import BadRequest, Conflict
 from ..protocol.declarations import Declaration, parse_declaration
+from ..protocol.versions import HEADER, checked_version
 from ..ratelimit import RateDecision
 from . import openapi
 from .body import read_body
@@ -53,8 +54,28 @@ async def _body(request: Request) -> bytes:
     return await read_body(request, MAX_DECLARATION_BYTES)
 
 
-async def _declaration(body: Annotated[bytes, Depends(_body)]) -> Declaration:
-    return parse_declaration(body)
+ProtocolHeader = Annotated[
+    str | None,
+    Header(
+        alias=HEADER,
+        description='the protocol version the app speaks, YYYY-MM-DD (the body\'s "protocol" wins)',
+    ),
+]
+
+
+async def _declaration(
+    body: Annotated[bytes, Depends(_body)], protocol: ProtocolHeader = None
+) -> Declaration:
+    """The declaration, with the version the request's header names when its body names none."""
+    if protocol is not None:
+        try:
+            checked_version(protocol)
+        except ValueError as exc:
+            raise BadRequest(f"the {HEADER} header: {exc}", code="invalid_protocol") from None
+    declaration = parse_declaration(body)
+    if declaration.protocol is None and protocol is not None:
+        return declaration.model_copy(update={"protocol": protocol})
+    return declaration
 
 
 _RATE = Depends(RateLimit(SCOPE))
@@ -82,12 +103,13 @@ async def declare(
     async with redis_budget():
         await client_tools.put(principal.user_id, declaration)
     log.info(
-        "%s%s declared %d device tools: %s (built-in methods: %s)",
+        "%s%s declared %d device tools: %s (built-in methods: %s; protocol %s)",
         principal.user_id,
         "" if declaration.device_id is None else f" (device {declaration.device_id})",
         len(declaration.tools),
         [t.name for t in declaration.tools],
-        "all" if declaration.builtin is None else declaration.builtin,
+        "of its protocol" if declaration.builtin is None else declaration.builtin,
+        declaration.protocol or "not named: the baseline",
     )
     return Declared(status="ok", tools=len(declaration.tools))
 

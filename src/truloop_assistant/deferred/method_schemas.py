@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol import versions
 from ..protocol.device_methods import DEVICE_METHODS
 from ..protocol.jsonrpc import ErrorCode
 from ..protocol.methods import PermissionRequiredData
@@ -20,10 +21,12 @@ CUSTOM_TYPE = "agent-rpc"
 
 
 def protocol_document() -> dict[str, Any]:
-    """Every built-in method with its tool, ``params`` and ``result`` schemas; the error codes."""
+    """The protocol's version; every built-in method with its tool, the version it appeared in, its
+    ``params`` and ``result`` schemas; the error codes."""
     methods = {
         tool.method: {
             "tool": tool.name,
+            "since": tool.since,
             "answered_by": tool.answered_by,
             "params": tool.params_model.model_json_schema(),
             "result": tool.result_model.model_json_schema(),
@@ -44,6 +47,7 @@ def protocol_document() -> dict[str, Any]:
         for code, (name, meaning) in DEVICE_ERRORS.items()
     }
     return {
+        "protocol_version": versions.PROTOCOL_VERSION,
         "jsonrpc": "2.0",
         "custom_type": CUSTOM_TYPE,
         "methods": methods,
@@ -54,6 +58,8 @@ def protocol_document() -> dict[str, Any]:
             "'id': <the request's id>, 'result': <fits the method's result schema>} or {'jsonrpc': "
             "'2.0', 'id': ..., 'error': {'code': <int>, 'message': <text>, 'data': <optional>}}. "
             "Results may carry more fields than the schema names. An app may declare its own device "
-            "tools, and the built-in methods it supports, with PUT /api/v1/agent/client-tools."
+            "tools, the built-in methods it supports and the protocol version it speaks (a method goes "
+            "only to apps whose version is at least its since, or whose builtin names it) with PUT "
+            "/api/v1/agent/client-tools."
         ),
     }

@@ -7,7 +7,11 @@ writes, under ROOT (the repository, the current directory by default):
 - ``clients/typescript/protocol.json``: the document ``GET /api/v1/agent/protocol`` serves;
 - ``clients/typescript/src/generated/protocol.ts``: the client's wire types, by the client's own
   generator (``node clients/typescript/scripts/protocol.mjs generate``; skipped without node);
-- the method table of ``docs/protocol.md`` (between its ``generated`` markers).
+- the method table of ``docs/protocol.md`` (between its ``generated`` markers);
+- ``src/truloop_assistant/data/protocol/<protocol_version>.json``: the current version's document as
+  published so far. It is written when the version is new, and then only grows: a change an app of
+  that version could trip on (:mod:`.protocol_changes`) is refused, naming it, until the change goes
+  in a new version (``PROTOCOL_VERSIONS`` in ``protocol/versions.py``).
 
 ``--check`` writes nothing and fails, naming the stale files, when one differs from what it would write.
 """
@@ -21,8 +25,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..protocol.device_methods import DEVICE_METHODS, DeviceMethod
+from ..protocol import versions
 from .method_schemas import protocol_document
+from .method_table import method_table
+from .protocol_changes import breaking_changes
 
 SNAPSHOT = Path("clients/typescript/protocol.json")
 GENERATED_TYPES = Path("clients/typescript/src/generated/protocol.ts")
@@ -30,27 +36,18 @@ TYPES_SCRIPT = Path("clients/typescript/scripts/protocol.mjs")
 DOCS = Path("docs/protocol.md")
 BEGIN = "<!-- generated from the device tools' declarations: python -m truloop_assistant.deferred.publish -->"
 END = "<!-- end of generated -->"
-ANSWERERS = {"phone": "the app, at once", "person": "the user, in a dialog"}
+VERSIONS = Path("src/truloop_assistant/data/protocol")
+"""Each protocol version's published document, ``<version>.json``."""
+
+
+def version_file(version: str | None = None) -> Path:
+    """Where the document of ``version`` (the current one by default) is kept."""
+    return VERSIONS / f"{version or versions.PROTOCOL_VERSION}.json"
 
 
 def snapshot_text() -> str:
     """``protocol.json`` as it is committed: the served document, indented by two."""
     return json.dumps(protocol_document(), indent=2, ensure_ascii=False) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def _row(tool: DeviceMethod) -> str:
-    cells = [f"`{tool.method}`", tool.params_summary, tool.result_summary, ANSWERERS[tool.answered_by]]
-    return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
-
-
-def method_table() -> str:
-    """The method table of docs/protocol.md, one row per built-in device tool."""
-    rows = [_row(tool) for tool in DEVICE_METHODS.values()]
-    return "\n".join(["| method | params | result | answered by |", "|---|---|---|---|", *rows])
 
 
 def docs_text(current: str) -> str:
@@ -78,22 +75,35 @@ def _types(root: Path, *, check: bool) -> str | None:
 
 
 def publish(root: Path, *, check: bool = False) -> list[str]:
-    """Write (or with ``check``, compare) the generated files; the stale ones, when checking."""
+    """Write (or with ``check``, compare) the generated files; the stale ones, when checking, and the
+    changes the current version's document refuses."""
     stale: list[str] = []
+    document = snapshot_text()
     docs = (root / DOCS).read_text(encoding="utf-8")
+    published = root / version_file()
+    refused = [] if not published.exists() else _refused(published)
     for path, current, wanted in (
-        (SNAPSHOT, (root / SNAPSHOT).read_text(encoding="utf-8"), snapshot_text()),
+        (SNAPSHOT, (root / SNAPSHOT).read_text(encoding="utf-8"), document),
         (DOCS, docs, docs_text(docs)),
+        (version_file(), published.read_text(encoding="utf-8") if published.exists() else "", document),
     ):
-        if current == wanted:
+        if current == wanted or (path == version_file() and refused):
             continue
         if check:
             stale.append(str(path))
         else:
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_text(wanted, encoding="utf-8")
     if (problem := _types(root, check=check)) is not None:
         stale.append(problem)
-    return stale
+    return stale + refused
+
+
+def _refused(published: Path) -> list[str]:
+    """What the current document changes in the version's published one that its apps could trip on."""
+    changes = breaking_changes(json.loads(published.read_text(encoding="utf-8")), protocol_document())
+    fix = f"undo it, or make it in a version after {versions.PROTOCOL_VERSION} (PROTOCOL_VERSIONS)"
+    return [f"refused by {version_file()}: {change}: {fix}" for change in changes]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stale = publish(args.root, check=args.check)
     for line in stale:
-        print(f"stale: {line}", file=sys.stderr)
+        print(line if ": " in line else f"stale: {line}", file=sys.stderr)
     return 1 if stale else 0
 
 

@@ -26,9 +26,11 @@ from pydantic import (
 )
 
 from ..errors import BadRequest, Unprocessable, first_problem, repeated
+from .device_methods import DEVICE_METHODS, device_method_for
 from .jsonrpc import load_json
 from .schema_checks import compiled
 from .schema_limits import SchemaBounds, SchemaTooCostly, schema_bounds
+from .versions import ProtocolVersion, speaks
 
 MAX_TOOLS = 32
 MAX_SCHEMA_BYTES = 16 * 1024
@@ -123,7 +125,11 @@ class Declaration(BaseModel):
     builtin: list[Annotated[str, StringConstraints(max_length=128)]] | None = Field(
         default=None, max_length=MAX_BUILTIN
     )
-    """The built-in methods this app version supports; None: all of them."""
+    """The built-in methods this app version supports; None: those of its protocol version."""
+    protocol: ProtocolVersion | None = Field(
+        default=None, description="the protocol version the app speaks, YYYY-MM-DD; absent: the baseline"
+    )
+    """The protocol version the app speaks (a date); None: the baseline."""
     device_id: DeviceId | None = None
     """The device that declared it: each of a user's devices keeps its own declaration."""
 
@@ -135,8 +141,16 @@ class Declaration(BaseModel):
         return tools
 
     def supports(self, method: str) -> bool:
-        """Whether the app can run this built-in method (apps that list none support all)."""
-        return self.builtin is None or method in self.builtin
+        """Whether the app can run this built-in method: one its ``builtin`` names, or when it lists
+        none, one of its protocol version (an app that names no version speaks the baseline)."""
+        if self.builtin is not None:
+            return method in self.builtin
+        declared = device_method_for(method)
+        return declared is None or speaks(self.protocol, declared.since)
+
+    def spoken_methods(self) -> list[str]:
+        """The built-in methods the app can run, as :meth:`supports` says."""
+        return [d.method for d in DEVICE_METHODS.values() if self.supports(d.method)]
 
     def by_name(self) -> dict[str, DeclaredTool]:
         return {t.name: t for t in self.tools}
@@ -146,6 +160,8 @@ class Declaration(BaseModel):
         public: dict[str, Any] = {"tools": [t.model_dump(mode="json", exclude_none=True) for t in self.tools]}
         if self.builtin is not None:
             public["builtin"] = list(self.builtin)
+        if self.protocol is not None:
+            public["protocol"] = self.protocol
         if self.device_id is not None:
             public["device_id"] = self.device_id
         return public
@@ -153,7 +169,9 @@ class Declaration(BaseModel):
 
 def merged(declarations: Sequence[Declaration]) -> Declaration | None:
     """What a user's turns are offered: every tool any of their devices declared (on a name two
-    devices declared, the later declaration's), and every built-in method any of them supports.
+    devices declared, the later declaration's), and every built-in method any of them supports
+    (through its ``builtin`` or its protocol version: a device that cannot run a call answers -32601,
+    and the call waits for another of the user's devices).
 
     ``declarations`` oldest first; None when there are none. Tools past ``MAX_OFFERED_TOOLS`` or
     ``MAX_OFFERED_BYTES`` (kept before those bounds were checked) are left out, older devices' first.
@@ -169,11 +187,12 @@ def merged(declarations: Sequence[Declaration]) -> Declaration | None:
         if len(tools) < MAX_OFFERED_TOOLS and size + tool.offered_bytes <= MAX_OFFERED_BYTES:
             tools.append(tool)
             size += tool.offered_bytes
-    lists = [d.builtin for d in declarations]
-    builtin = (
-        None if any(b is None for b in lists) else list(dict.fromkeys(m for b in lists for m in b or ()))
-    )
-    return Declaration.model_construct(tools=tools, builtin=builtin, device_id=None)
+    protocol = max((d.protocol for d in declarations if d.protocol is not None), default=None)
+    builtin = None
+    if any(d.builtin is not None for d in declarations):  # each device's methods, named
+        named = (m for d in declarations for m in (d.spoken_methods() if d.builtin is None else d.builtin))
+        builtin = list(dict.fromkeys(named))
+    return Declaration.model_construct(tools=tools, builtin=builtin, protocol=protocol, device_id=None)
 
 
 def check_offered(declarations: Sequence[Declaration]) -> None:
@@ -222,9 +241,9 @@ def parse_declaration(body: bytes) -> Declaration:
     try:
         declaration = Declaration.model_validate(data)
     except ValidationError as exc:
-        raise BadRequest(
-            f"the declaration is not valid: {first_problem(exc.errors())}", code="invalid_declaration"
-        ) from None
+        problems = exc.errors()
+        code = "invalid_protocol" if problems[0]["loc"][:1] == ("protocol",) else "invalid_declaration"
+        raise BadRequest(f"the declaration is not valid: {first_problem(problems)}", code=code) from None
     schemas: list[tuple[dict[str, Any], str]] = []
     patterns = 0
     for i, tool in enumerate(declaration.tools):

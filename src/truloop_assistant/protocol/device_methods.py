@@ -1,11 +1,11 @@
 """The built-in device methods as the protocol declares them: one declaration per method.
 
 Each :class:`DeviceMethod` says what travels on the wire for one built-in device tool: its JSON-RPC
-method, how the tool's arguments become ``params``, the ``result`` the device answers with, whether
-the phone answers by itself or a person must, an example answer and what the user is told when it
-fails. The tool the model calls (its arguments and description, which agents offer it, whether it
-asks the user's yes first) is declared beside its function in :mod:`..tools.device_tools`, which
-names its method here.
+method, the protocol version it appeared in, how the tool's arguments become ``params``, the
+``result`` the device answers with, whether the phone answers by itself or a person must, an example
+answer and what the user is told when it fails. The tool the model calls (its arguments and
+description, which agents offer it, whether it asks the user's yes first) is declared beside its
+function in :mod:`..tools.device_tools`, which names its method here.
 
 This module is the API's: it imports no agent framework, so ``serve`` publishes the protocol and
 checks the phone's answers without loading the worker's code. The handlers
@@ -30,6 +30,7 @@ from .methods import (
     PermissionParams,
     PermissionStatusResult,
 )
+from .versions import BASELINE, PROTOCOL_VERSIONS
 
 RESOLVED_ARGS = "args"
 """The key of a deferred call's metadata holding the arguments as its tool resolved them (a plain date
@@ -48,6 +49,9 @@ class DeviceMethod:
     """The name of the tool the model calls (:mod:`..tools.device_tools` defines it)."""
     method: str
     """The JSON-RPC method the call is sent as."""
+    since: str
+    """The protocol version it appeared in (one of :data:`~.versions.PROTOCOL_VERSIONS`): it goes only
+    to apps that speak that version or a later one, or that list it among their ``builtin``."""
     params_model: type[BaseModel]
     """The ``params`` the device is sent (their JSON Schema is published)."""
     result_model: type[BaseModel]
@@ -61,10 +65,11 @@ class DeviceMethod:
     """A ``result`` a phone may answer with: the evaluation's phone answers it, the docs show it."""
     failure: Text
     """What could not be done when the call fails, in the user's words (the offline model says it)."""
-    params_summary: str
-    """The ``params`` in a few words, for the method table of docs/protocol.md."""
-    result_summary: str
-    """The ``result`` in a few words, for the same table."""
+    params_note: str = ""
+    """What the method table of docs/protocol.md says after the ``params`` fields (which it names
+    from :attr:`params_model`), e.g. their format."""
+    result_note: str = ""
+    """What the same table says after the ``result``'s shape (drawn from :attr:`result_model`)."""
     model_omits: frozenset[str] = field(default_factory=frozenset)
     """Result fields the model is not shown (they mean something only to the server's own dialogs)."""
 
@@ -94,19 +99,19 @@ _DECLARED = (
     DeviceMethod(
         tool="get_calendar_events",
         method="calendar.getEvents",
+        since=BASELINE,
         params_model=CalendarParams,
         result_model=CalendarEventsResult,
         params={"start_date": "startDate", "end_date": "endDate"},
         answered_by="phone",
         example={"events": [SAMPLE_EVENT]},
         failure=Text(ko="캘린더를 확인하지 못했어요", en="I couldn't check your calendar"),
-        params_summary="`startDate`, `endDate`: ISO 8601 with offset",
-        result_summary='`{"events": [{"id", "title", "start": {"dateTime"}, "end": {"dateTime"}}]}` '
-        "(at most 1000)",
+        params_note=": ISO 8601 with offset",
     ),
     DeviceMethod(
         tool="confirm_interaction",
         method="interaction.confirm",
+        since=BASELINE,
         params_model=ConfirmParams,
         result_model=ApprovalResult,
         model_omits=frozenset({"reason", "edited", "remember"}),
@@ -120,23 +125,20 @@ _DECLARED = (
         answered_by="person",
         example={"confirmed": True},
         failure=Text(ko="확인을 받지 못했어요", en="I couldn't ask you to confirm"),
-        params_summary="`title`, `message`, optional `confirmLabel`, `cancelLabel`, `permission`, "
-        "`editable`, `always`",
-        result_summary='`{"confirmed": true | false}`, optional `reason`, `edited`, `remember` (see below)',
+        result_note=" (see below)",
     ),
     DeviceMethod(
         tool="get_permission_status",
         method="permissions.getStatus",
+        since=BASELINE,
         params_model=PermissionParams,
         result_model=PermissionStatusResult,
         params={"permission": "permission"},
         answered_by="phone",
         example={"status": "granted", "canPromptAgain": False},
         failure=Text(ko="권한을 확인하지 못했어요", en="I couldn't check the permission"),
-        params_summary="`permission` (`calendar.read`, `calendar.write`, `contacts.read`, `location`, "
-        "`notifications`, `camera`, `photos`, `microphone`; see below)",
-        result_summary='`{"status": "granted" | "denied" | "notDetermined" | "restricted", '
-        '"canPromptAgain": bool}`',
+        params_note=" (`calendar.read`, `calendar.write`, `contacts.read`, `location`, `notifications`, "
+        "`camera`, `photos`, `microphone`; see below)",
     ),
 )
 
@@ -146,6 +148,8 @@ if len({declared.method for declared in _DECLARED}) != len(DEVICE_METHODS) or le
     _DECLARED
 ):
     raise ValueError("a built-in device tool or method is declared twice")
+if unpublished := [d.method for d in _DECLARED if d.since not in PROTOCOL_VERSIONS]:
+    raise ValueError(f"declared since a version not in PROTOCOL_VERSIONS: {', '.join(unpublished)}")
 
 
 def device_method_for(method: str) -> DeviceMethod | None:

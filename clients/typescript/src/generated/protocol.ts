@@ -155,5 +155,12 @@ export const DEVICE_ERROR_CODES = {
   UserCanceled: -32002,
 } as const;
 
+/**
+ * The protocol version this package speaks (the document's `protocol_version`): sent as the
+ * `X-Truloop-Protocol` header and as the declaration's `protocol`, so the assistant never sends it a
+ * method of a later version.
+ */
+export const PROTOCOL_VERSION = "2026-12-01";
+
 /** The `custom_type` of a chat message that carries a request for the phone. */
 export const PROTOCOL_CUSTOM_TYPE = "agent-rpc";
