@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -32,7 +32,11 @@ from pydantic_ai.profiles import JsonSchemaTransformer, ModelProfile
 from pydantic_ai.settings import ModelSettings
 
 from ..metrics import MODEL_REQUEST_SECONDS, MODEL_TOKENS
+from .answering import ModelChain
 from .offline import build_offline_model
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 PROVIDER_TROUBLE = (
     ModelRateLimitError,
@@ -52,6 +56,18 @@ def resolve_model(name: str, *, timezone: ZoneInfo, fallbacks: Sequence[str] = (
     return FallbackModel(
         primary, *(_one_model(fallback, timezone) for fallback in fallbacks), fallback_on=falls_back
     )
+
+
+def chosen_model(
+    settings: Settings, given: Model | str | None = None
+) -> tuple[Model | str, ModelChain | None]:
+    """The model turns run: ``given`` (tests, embedding), else ``TRULOOP_MODEL`` with its fallbacks; and
+    the names the ledger and the metrics give the model that answers (None: ``given``'s own)."""
+    if given is not None:
+        return given, None
+    zone, fallbacks = ZoneInfo(settings.timezone), settings.fallback_models
+    model = resolve_model(settings.model, timezone=zone, fallbacks=fallbacks)
+    return model, ModelChain.configured(settings.model, fallbacks)
 
 
 def falls_back(exc: Exception) -> bool:
