@@ -139,6 +139,10 @@ def _opened(node: Any) -> Any:
     }
 
 
+# pydantic-ai's internals, written against pydantic-ai-slim 2.68.x, which pyproject pins: a model keeps
+# its profile in a cached property (``Model.profile``, its value in the instance's ``__dict__``), and a
+# JsonSchemaTransformer's __init__ sets ``schema``, ``strict`` and ``is_strict_compatible``, all that
+# pydantic-ai reads of it besides ``walk()`` (``_kept`` sets only those). Re-read both before a bump.
 def _transformer(model: Model) -> type[JsonSchemaTransformer] | None:
     """The model's schema transformer, when its profile is kept on the model (and can be replaced)."""
     if not isinstance(inspect.getattr_static(type(model), "profile", None), cached_property):
@@ -222,7 +226,13 @@ def with_plain_bodies(model: Model) -> Model:
 
 class _PlainBodies(AsyncCompletions):
     """Chat Completions whose ``messages`` and ``tools`` skip the SDK's transform, and whose body is
-    encoded by orjson (see :func:`encode_body`)."""
+    encoded by orjson (see :func:`encode_body`).
+
+    The OpenAI SDK's internals, written against openai 3.57.x, which pyproject pins: ``AsyncChat``
+    keeps ``completions`` in a cached property; a resource posts through ``self._post`` (its client's
+    ``post``, set in ``AsyncAPIResource.__init__``); ``create()`` passes ``extra_body`` on as
+    ``options["extra_json"]``, which ``_build_request`` merges into the body. Re-read them before a bump.
+    """
 
     def __init__(self, client: AsyncOpenAI) -> None:
         super().__init__(client)
