@@ -50,6 +50,12 @@ TOOL_CALL_SECONDS = Histogram(
     buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600),
 )
 MODEL_TOKENS = Counter("truloop_model_tokens_total", "Model tokens used", ["direction"])
+MODEL_REQUESTS = Counter(
+    "truloop_model_requests_total",
+    "Model requests answered, by the model that answered (its configured name) and its role: the "
+    "primary (TRULOOP_MODEL) or a fallback (TRULOOP_FALLBACK_MODELS)",
+    ["model", "role"],
+)
 MODEL_REQUEST_SECONDS = Histogram(
     "truloop_model_request_seconds",
     "One model request's time, by outcome (ok or error)",

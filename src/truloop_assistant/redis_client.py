@@ -8,6 +8,9 @@ only what works on both: every multi-key script and transaction stays in one has
 
 Every command Redis answers tells :func:`~truloop_assistant.redis_outage.redis_answered`, so the
 logs say when Redis is back after an outage.
+
+Written against redis-py 8.1.x, which pyproject pins: :class:`_PromptWrites` and :class:`_Transaction`
+use its internals (each names what it relies on); re-read them before a bump.
 """
 
 from __future__ import annotations
@@ -94,6 +97,11 @@ class _PromptWrites(AbstractConnection):
     command alone, ``benchmarks.redis_client``), for a write that almost always goes out in full
     without waiting. A write that does wait, a connection not yet open, or a health check due takes
     redis-py's own way, timeout and all.
+
+    redis-py 8.1's internals (pinned; re-read before a bump): the connection's ``_writer`` (an
+    ``asyncio.StreamWriter``), ``next_health_check``, ``disconnect(nowait=True)``, and the errors its
+    own ``send_packed_command`` raises; the client's ``connection_kwargs["connection_class"]`` and each
+    node's ``connection_class`` (see :func:`connect`).
     """
 
     async def send_packed_command(
@@ -234,6 +242,11 @@ class _Transaction(TransactionStrategy):
     of 15 commands started 15 threads. The slot of a command whose keys are plain (``_ONE_KEY``,
     ``DEL``'s, a script's declared keys) is found here; any other command, a client not yet
     connected, or a WATCH takes redis-py's way.
+
+    redis-py 8.1's internals (pinned; re-read before a bump): a transaction pipeline runs its
+    ``_execution_strategy``; the strategy's ``_pipe``, ``_watching`` and ``_pipeline_slots`` (the
+    slots its commands touch, one allowed); the client's ``_initialize`` (not yet connected); and
+    ``AbstractStrategy.execute_command`` queueing a command without a slot lookup.
     """
 
     def execute_command(self, *args: Any, **kwargs: Any) -> Any:

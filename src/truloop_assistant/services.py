@@ -190,7 +190,7 @@ class Services:
         """The turn runner; ``model``/``agent`` replace the configured ones (tests, embedding)."""
         from .agent.agents import Agents, build_guest_agent, build_member_agent, build_notification_agent
         from .agent.file_setup import turn_files_for
-        from .agent.models import resolve_model
+        from .agent.models import chosen_model
         from .agent.notifier import Notifier
         from .agent.private_requests import PrivateRequests
         from .agent.runner import TurnRunner
@@ -199,11 +199,7 @@ class Services:
 
         settings = self.settings
         zone = ZoneInfo(settings.timezone)
-        chosen: Model | str = (
-            model
-            or (agent.model if agent is not None else None)
-            or resolve_model(settings.model, timezone=zone, fallbacks=settings.fallback_models)
-        )
+        chosen, models = chosen_model(settings, model or (agent.model if agent is not None else None))
         timeout = settings.tool_timeout_s
         servers = self.mcp_servers
         agents = Agents(
@@ -223,6 +219,7 @@ class Services:
             timeout_s=settings.model_timeout_s,
             turn_request_limit=settings.max_model_requests,
             transcript=self.transcript,
+            models=models,
         )
         return TurnRunner(
             agents=agents,
@@ -244,6 +241,7 @@ class Services:
             capabilities=self.channel.capabilities,
             phone_invites=self.phone_invites(),
             files=turn_files_for(settings, self.redis, self._stack, agents.member.model or chosen),
+            models=models,
             private=PrivateRequests(
                 members=self.members,
                 relay=self.relay,

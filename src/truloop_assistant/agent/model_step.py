@@ -45,6 +45,7 @@ from ..tools.agent_deps import AgentDeps, Inviter, PhoneInvites, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from ..tools.event_messages import zone_of
 from .agents import Agents, MemberAgent
+from .answering import AnsweredBy, ModelChain, noting_answers
 from .context import QuotedVoices, channel_voices, reach_instructions, turn_instructions
 from .ledger_calls import invalid_calls, server_calls, without_result
 from .people import Person, profile_of
@@ -96,8 +97,11 @@ class ModelStep:
         capabilities: Callable[[str], Capabilities] = lambda channel_url: CHAT,
         phone_invites: PhoneInvites | None = None,
         stops: TurnStops | None = None,
+        models: ModelChain | None = None,
     ) -> None:
         self.agents = agents
+        self.answered_by = AnsweredBy(models)
+        """Counts each model request by the model that answered it, and notes it for the step's record."""
         self.stops = stops
         """Where a step marks itself running and reads whether the person stopped it (None: no stop)."""
         self.phone_invites = phone_invites
@@ -175,10 +179,13 @@ class ModelStep:
         agent = self.agents.guest if turn.agent == "guest" else self.agents.member
         usage = replace(turn.used)  # counts on from the turn's earlier steps
         began, started = time.time(), time.perf_counter()
-        with log_context(channel=turn.channel_url, turn_id=turn.turn_id, user=turn.user_id):
+        with (
+            log_context(channel=turn.channel_url, turn_id=turn.turn_id, user=turn.user_id),
+            noting_answers() as answers,
+        ):
             try:
                 return await self._step(
-                    turn,
+                    replace(turn, answers=answers),
                     agent,
                     history,
                     consumed,
@@ -238,7 +245,7 @@ class ModelStep:
                         deferred_tool_results=results,
                         instructions=turn_instructions(deps.timezone, turn.user_id, now=deps.now(), name=name)
                         + reach_instructions(reach),
-                        capabilities=[QuotedVoices(voices)] if voices else None,
+                        capabilities=[self.answered_by, *([QuotedVoices(voices)] if voices else [])],
                         deps=deps,
                         usage=usage,
                         usage_limits=self.usage_limits,

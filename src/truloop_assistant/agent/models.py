@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -32,7 +32,11 @@ from pydantic_ai.profiles import JsonSchemaTransformer, ModelProfile
 from pydantic_ai.settings import ModelSettings
 
 from ..metrics import MODEL_REQUEST_SECONDS, MODEL_TOKENS
+from .answering import ModelChain
 from .offline import build_offline_model
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 PROVIDER_TROUBLE = (
     ModelRateLimitError,
@@ -52,6 +56,18 @@ def resolve_model(name: str, *, timezone: ZoneInfo, fallbacks: Sequence[str] = (
     return FallbackModel(
         primary, *(_one_model(fallback, timezone) for fallback in fallbacks), fallback_on=falls_back
     )
+
+
+def chosen_model(
+    settings: Settings, given: Model | str | None = None
+) -> tuple[Model | str, ModelChain | None]:
+    """The model turns run: ``given`` (tests, embedding), else ``TRULOOP_MODEL`` with its fallbacks; and
+    the names the ledger and the metrics give the model that answers (None: ``given``'s own)."""
+    if given is not None:
+        return given, None
+    zone, fallbacks = ZoneInfo(settings.timezone), settings.fallback_models
+    model = resolve_model(settings.model, timezone=zone, fallbacks=fallbacks)
+    return model, ModelChain.configured(settings.model, fallbacks)
 
 
 def falls_back(exc: Exception) -> bool:
@@ -123,6 +139,10 @@ def _opened(node: Any) -> Any:
     }
 
 
+# pydantic-ai's internals, written against pydantic-ai-slim 2.68.x, which pyproject pins: a model keeps
+# its profile in a cached property (``Model.profile``, its value in the instance's ``__dict__``), and a
+# JsonSchemaTransformer's __init__ sets ``schema``, ``strict`` and ``is_strict_compatible``, all that
+# pydantic-ai reads of it besides ``walk()`` (``_kept`` sets only those). Re-read both before a bump.
 def _transformer(model: Model) -> type[JsonSchemaTransformer] | None:
     """The model's schema transformer, when its profile is kept on the model (and can be replaced)."""
     if not isinstance(inspect.getattr_static(type(model), "profile", None), cached_property):
@@ -206,7 +226,13 @@ def with_plain_bodies(model: Model) -> Model:
 
 class _PlainBodies(AsyncCompletions):
     """Chat Completions whose ``messages`` and ``tools`` skip the SDK's transform, and whose body is
-    encoded by orjson (see :func:`encode_body`)."""
+    encoded by orjson (see :func:`encode_body`).
+
+    The OpenAI SDK's internals, written against openai 3.57.x, which pyproject pins: ``AsyncChat``
+    keeps ``completions`` in a cached property; a resource posts through ``self._post`` (its client's
+    ``post``, set in ``AsyncAPIResource.__init__``); ``create()`` passes ``extra_body`` on as
+    ``options["extra_json"]``, which ``_build_request`` merges into the body. Re-read them before a bump.
+    """
 
     def __init__(self, client: AsyncOpenAI) -> None:
         super().__init__(client)

@@ -20,6 +20,7 @@ from ..channels.pacing import background
 from ..channels.relay import Relay
 from ..store.transcript import ASSISTANT, Line, Transcript
 from ..tools.agent_deps import AgentDeps, Relayed, as_requested
+from .answering import AnsweredBy, ModelChain
 
 if TYPE_CHECKING:
     from ..backends.users import UserProfile
@@ -43,8 +44,11 @@ class Notifier:
         timeout_s: float,
         turn_request_limit: int,
         transcript: Transcript | None = None,
+        models: ModelChain | None = None,
     ) -> None:
         self.agent = agent
+        self.answered_by = AnsweredBy(models)
+        """Counts the writer's requests, in the step of the turn whose tool call runs it."""
         self.transcript = transcript
         self.relay = relay
         self.channel = channel
@@ -73,7 +77,11 @@ class Notifier:
         try:
             async with asyncio.timeout(self.timeout_s):
                 result = await self.agent.run(
-                    prompt, deps=replace(deps), usage=usage, usage_limits=UsageLimits(request_limit=limit)
+                    prompt,
+                    deps=replace(deps),
+                    usage=usage,
+                    usage_limits=UsageLimits(request_limit=limit),
+                    capabilities=[self.answered_by],
                 )
         except (TimeoutError, UsageLimitExceeded) as exc:
             reason = f"no answer within {self.timeout_s:g} s" if isinstance(exc, TimeoutError) else str(exc)

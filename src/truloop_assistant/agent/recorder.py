@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic_ai import RunUsage
 
@@ -21,6 +21,7 @@ from ..store.reads import Batch, Write
 from ..store.records import PausedTurn
 from ..tools import tool_names
 from ..tools.callbacks import ToolCallbacks, ToolEvent
+from .answering import Answers
 from .ledger_calls import settled_calls
 
 log = logging.getLogger("truloop_assistant.ledger")
@@ -39,6 +40,8 @@ class StepRecord:
     calls: list[LedgerCall]
     message_ids: tuple[str, ...] = ()
     """The messages the turn answers (empty: the record keeps those it noted)."""
+    answers: Answers = field(default_factory=Answers)
+    """Which models answered the step's model requests (the turn's earlier steps are in its record)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,9 @@ class LedgerWriter:
                     "model_requests": step.usage.requests,
                     "input_tokens": step.usage.input_tokens,
                     "output_tokens": step.usage.output_tokens,
+                    # A step is recorded once: its write goes in the transaction that ends it.
+                    "model": step.answers.last or record.model,
+                    "fallback_requests": record.fallback_requests + step.answers.fallbacks,
                     "message_ids": list(step.message_ids) or record.message_ids,
                 }
             )

@@ -37,6 +37,7 @@ from ..store.turns import TurnStore
 from ..tools.agent_deps import Inviter, PhoneInvites, RelayWriter
 from ..tools.callbacks import ToolCallbacks
 from .agents import Agents
+from .answering import ModelChain
 from .model_step import ModelStep, StepInputs
 from .people import Person, PersonLookup
 from .private_requests import PrivateRequests
@@ -76,6 +77,7 @@ class TurnRunner:
         capabilities: Callable[[str], Capabilities] = lambda channel_url: CHAT,
         phone_invites: PhoneInvites | None = None,
         files: TurnFiles | None = None,
+        models: ModelChain | None = None,
     ) -> None:
         self.store = store
         self.files = files or TurnFiles(None)
@@ -110,6 +112,7 @@ class TurnRunner:
             capabilities=capabilities,
             phone_invites=phone_invites,
             stops=TurnStops(store.redis),  # the person may stop a running step (POST .../turns/stop)
+            models=models,  # the configured names of the model and its fallbacks (None: the model's own)
         )
         self.calls_settled: Callable[[str], None] = lambda channel_url: None
         """Told (with the channel) when a step ended calls before its own end: their requests'

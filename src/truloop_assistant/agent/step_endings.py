@@ -30,6 +30,7 @@ from ..store.outbox import RpcOut, StreamOut, TextOut
 from ..store.reads import Write
 from ..store.records import Membership, PausedTurn
 from ..store.turns import TurnStore
+from .answering import Answers
 from .ledger_calls import sent_calls
 from .paused_calls import call_refs, failed_locally
 from .private_requests import PrivateRequests
@@ -67,6 +68,8 @@ class TurnStep:
     """Short answers for the files the step could not take, sent with what the step sends."""
     name: str | None = None
     """The name the chat shows for the person (None: it did not say; the directory's is used)."""
+    answers: Answers = field(default_factory=Answers)
+    """Which models answered this step's model requests (noted as its run goes)."""
 
     def refusal_outs(self) -> list[TextOut]:
         """The refusals as messages of the step (each sent once, whatever retries the step)."""
@@ -114,7 +117,15 @@ class StepEndings:
         """The step's calls and usage for the ledger; ``ended``: the turn answered or gave up. Returns
         the record's write, which goes in the step's own transaction (:meth:`answer`, :meth:`give_up`)."""
         step = StepRecord(
-            turn.turn_id, turn.channel_url, turn.user_id, began, state, usage, calls, turn.message_ids
+            turn.turn_id,
+            turn.channel_url,
+            turn.user_id,
+            began,
+            state,
+            usage,
+            calls,
+            turn.message_ids,
+            turn.answers,
         )
         log.info(
             "step %d of turn %s: %s after %.0f ms; %d tool calls, %d model requests in the turn",

@@ -197,9 +197,12 @@ def as_text(report: ConversationReport) -> str:
     lines.append(f"turns, newest first: {len(report.turns)}")
     for turn in report.turns:
         took = "" if turn.ended_at is None else f" → {iso(turn.ended_at)}"
+        fallback = f" ({turn.fallback_requests} by a fallback)" if turn.fallback_requests else ""
+        model = f", last by {turn.model}" if turn.model else ""
         lines.append(
             f"  {turn.turn_id}  {turn.user_id}  {turn.state}  {iso(turn.started_at)}{took}  "
-            f"{turn.model_requests} model requests, {turn.input_tokens} in / {turn.output_tokens} out tokens"
+            f"{turn.model_requests} model requests{fallback}{model}, "
+            f"{turn.input_tokens} in / {turn.output_tokens} out tokens"
         )
         if len(turn.message_ids) > 1:  # several messages in a row, answered as one turn
             lines.append(f"    answers {len(turn.message_ids)} messages: {', '.join(turn.message_ids)}")

@@ -84,6 +84,11 @@ class LedgerTurn(BaseModel):
     model_requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    model: str | None = None
+    """The model that answered the turn's latest model request, by its configured name (the primary's
+    ``TRULOOP_MODEL`` or one of ``TRULOOP_FALLBACK_MODELS``); None while none has answered."""
+    fallback_requests: int = 0
+    """How many of the turn's model requests a fallback model answered (the primary failed)."""
     calls: list[LedgerCall] = Field(default_factory=list)
     message_ids: list[str] = Field(default_factory=list)
     """The ids of the messages the turn answers, in order: several when a person wrote several in a

@@ -107,5 +107,7 @@ def _plain(toolset: FunctionToolset[Any]) -> bool:
         toolset.max_retries is None
         and toolset.timeout is None
         and toolset.id is None
-        and not toolset._instructions  # what its get_instructions reads
+        # pydantic-ai's private ``_instructions`` (what its get_instructions reads), as pydantic-ai-slim
+        # 2.68.x has it, which pyproject pins: re-read it before a bump.
+        and not toolset._instructions
     )
