@@ -83,4 +83,3 @@ async def test_the_context_names_the_person_as_the_chat_shows_them_and_lists_the
     assert first_day in (tomorrow, tomorrow + timedelta(days=1))  # (the clock may pass midnight meanwhile)
     assert [date.fromisoformat(d) for _, d in days] == [first_day + timedelta(days=n) for n in range(14)]
     assert all(weekday == date.fromisoformat(d).strftime("%a") for weekday, d in days)
-
