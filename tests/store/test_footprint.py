@@ -43,7 +43,9 @@ async def test_a_finished_turn_keeps_its_state_not_a_copy_of_the_history(start_s
             if key.decode() != keys.history(tag, "jeff"):
                 others += int(await h.redis.memory_usage(key) or 0)
         assert history > 3 * 20_000  # the three answers, once, in the conversation's history
-        assert others < 8 * 1024, others  # before: each finished turn kept its own copy of the history
+        # Before, each finished turn kept its own copy of the history (20,000 bytes and more); what stays
+        # is the three turns' ledger (which model answered each, too), transcript and marks.
+        assert others < 12 * 1024, others
         for turn in range(3):
             assert await h.redis.hgetall(keys.turn(tag, f"m{1000 + turn}")) == {b"state": b"done"}
 
