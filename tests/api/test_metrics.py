@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -114,3 +115,23 @@ def test_the_tool_label_keeps_the_names_the_server_knows() -> None:
     assert labels(call("scan_receipt", "device")) == "declared"  # an app's own device tool
     assert labels(call("scan_receipt", "device", "invalid")) == "unknown"
     assert labels(call("made_up_tool", "server", "invalid")) == "unknown"
+
+
+async def test_a_streamed_answer_counts_its_time_and_tokens(start_server: Any) -> None:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        for piece in ("Your week ", "is free ", "on Thursday."):
+            yield piece
+
+    def whole(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise AssertionError("a streaming server asks for the stream")
+
+    async with start_server(model=FunctionModel(whole, stream_function=stream), stream=True) as h:
+        before = await scrape(h)
+        await h.user_says("how is my week?")
+        shown = lambda _: any("on Thursday." in m["message"] for m in h.sendbird.shown_in("ch-1"))  # noqa: E731
+        await h.sendbird.wait_for(shown, timeout=10)
+        await h.idle()
+        after = await scrape(h)
+    assert delta(after, before, "truloop_model_request_seconds_count", outcome="ok") == 1
+    assert delta(after, before, "truloop_model_tokens_total", direction="input") > 0
+    assert delta(after, before, "truloop_model_tokens_total", direction="output") > 0

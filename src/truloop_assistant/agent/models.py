@@ -5,7 +5,8 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ import orjson
 from openai import AsyncOpenAI, Omit
 from openai.resources.chat.completions import AsyncCompletions
 from pydantic import BaseModel
+from pydantic_ai import RunContext
 from pydantic_ai.exceptions import (
     ModelConnectionError,
     ModelHTTPError,
@@ -24,12 +26,13 @@ from pydantic_ai.exceptions import (
     ModelUnavailableError,
 )
 from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import Model, ModelRequestParameters, infer_model
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse, infer_model
 from pydantic_ai.models.fallback import FallbackModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.profiles import JsonSchemaTransformer, ModelProfile
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import RequestUsage
 
 from ..metrics import MODEL_REQUEST_SECONDS, MODEL_TOKENS
 from .answering import ModelChain
@@ -307,9 +310,35 @@ class TimedModel(WrapperModel):
             outcome = "ok"
         finally:
             MODEL_REQUEST_SECONDS.labels(outcome).observe(time.perf_counter() - started)
-        MODEL_TOKENS.labels("input").inc(response.usage.input_tokens)
-        MODEL_TOKENS.labels("output").inc(response.usage.output_tokens)
+        _count_tokens(response.usage)
         return response
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        """A streamed request, measured from its start to the end of its stream (an answer stopped
+        midway counts what it used until then)."""
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            async with super().request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            ) as stream:
+                yield stream
+            outcome = "ok"
+        finally:
+            MODEL_REQUEST_SECONDS.labels(outcome).observe(time.perf_counter() - started)
+        _count_tokens(stream.usage)
+
+
+def _count_tokens(usage: RequestUsage) -> None:
+    MODEL_TOKENS.labels("input").inc(usage.input_tokens)
+    MODEL_TOKENS.labels("output").inc(usage.output_tokens)
 
 
 def timed(model: Model | str) -> Model | str:
