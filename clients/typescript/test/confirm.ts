@@ -63,7 +63,7 @@ describe("standing approvals", () => {
     await client.endApproval("create_event"); // from an earlier run of this server
     assert.deepEqual(await client.approvals(), []);
 
-    const alwaysTapped = Date.now();
+    const beforeAsking = Date.now();
     const asked = await dev().post(channel, "sarah", "내일 오후 3시에 팀 회의 잡아줘");
     const rpc = await dev().nextRpc(channel, asked);
     assert.equal((await client.handleMessage(rpc)).status, "resuming");
@@ -74,9 +74,9 @@ describe("standing approvals", () => {
     assert.equal(approval?.tool, "create_event");
     assert.deepEqual(approval.scope, { invitees: [], description: null }, "no one invited, no description");
     assert.equal(approval.until!.getTime() - approval.since.getTime(), 30 * 24 * 3600 * 1000);
-    // The approval starts no earlier than the "always" was tapped (a second allowed for rounding).
-    const start = approval.since;
-    assert.ok(start instanceof Date && start.getTime() >= alwaysTapped - 1000, `the approval starts ${start}`);
+    // The standing approval holds from the person's answer on, not from before it (a second for rounding).
+    const since = approval.since;
+    assert.ok(since instanceof Date && since.getTime() >= beforeAsking - 1000, `approved since ${since}`);
 
     const again = await dev().post(channel, "sarah", "schedule a design review tomorrow at 10:30 am");
     const unasked = await nextFromAssistant(channel, again);
