@@ -10,6 +10,7 @@ need stored data stay in the tool bodies and :mod:`.validation`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -70,11 +71,15 @@ def _in_range(moment: datetime) -> datetime:
     return moment
 
 
-def _with_offset_or_none(value: Any) -> Any:
-    """Like :func:`_with_offset`; a blank string counts as not given."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return _with_offset(value)
+def _blank_is_none(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``parse``, for which None or a blank string is not given (None)."""
+
+    def parsed(value: Any) -> Any:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        return parse(value)
+
+    return parsed
 
 
 def _iso_date(value: Any) -> Any:
@@ -89,30 +94,12 @@ def _iso_date(value: Any) -> Any:
     raise ValueError(f"{value!r} is not an ISO date; use YYYY-MM-DD, e.g. 2026-03-09")
 
 
-def _iso_date_or_none(value: Any) -> Any:
-    """Like :func:`_iso_date`; a blank string counts as not given."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return _iso_date(value)
-
-
 def _day_or_moment(value: Any) -> Any:
     """A plain date (YYYY-MM-DD: that whole day), or a date-time with a UTC offset."""
-    if isinstance(value, date) and not isinstance(value, datetime):
-        return value
-    if isinstance(value, str) and len(value.strip()) == 10:
-        try:
-            return date.fromisoformat(value.strip())
-        except ValueError:
-            raise ValueError(f"{value!r} is not an ISO date; use YYYY-MM-DD, e.g. 2026-03-09") from None
+    plain = isinstance(value, str) and len(value.strip()) == 10
+    if plain or (isinstance(value, date) and not isinstance(value, datetime)):
+        return _iso_date(value)
     return _with_offset(value)
-
-
-def _day_or_moment_or_none(value: Any) -> Any:
-    """Like :func:`_day_or_moment`; a blank string counts as not given."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return _day_or_moment(value)
 
 
 def _time_zone(name: str) -> str:
@@ -131,7 +118,7 @@ def _time_zone(name: str) -> str:
 DateTimeWithOffset = Annotated[AwareDatetime, BeforeValidator(_with_offset)]
 """An ISO 8601 date-time that carries a UTC offset."""
 
-OptionalDateTimeWithOffset = Annotated[AwareDatetime | None, BeforeValidator(_with_offset_or_none)]
+OptionalDateTimeWithOffset = Annotated[AwareDatetime | None, BeforeValidator(_blank_is_none(_with_offset))]
 """A date-time with offset, or None (a blank string also means None)."""
 
 _DAY_OR_MOMENT_SCHEMA = {"type": "string"}  # what it takes is said once, in its tool's description
@@ -143,7 +130,7 @@ offset (see :func:`..tools.validation.moment_range`)."""
 
 OptionalDayOrMoment = Annotated[
     date | AwareDatetime | None,
-    BeforeValidator(_day_or_moment_or_none),
+    BeforeValidator(_blank_is_none(_day_or_moment)),
     WithJsonSchema(_DAY_OR_MOMENT_SCHEMA),
 ]
 """A :data:`DayOrMoment`, or None (a blank string also means None)."""
@@ -151,7 +138,7 @@ OptionalDayOrMoment = Annotated[
 IsoDate = Annotated[date, BeforeValidator(_iso_date)]
 """A calendar date, YYYY-MM-DD."""
 
-OptionalIsoDate = Annotated[date | None, BeforeValidator(_iso_date_or_none)]
+OptionalIsoDate = Annotated[date | None, BeforeValidator(_blank_is_none(_iso_date))]
 """A date, or None (a blank string also means None)."""
 
 TimeZoneName = Annotated[
